@@ -1,0 +1,292 @@
+"""Public Hamming / SNP-distance API: matrices, pairs within a distance, k nearest neighbours."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..encoding import ALPHABETS, CodeSpace, encode_categorical, encode_sequences, pack_planes
+from ..engine import ThreadExecutor, default_threads, default_tile_size, plan_tiles, run_tiles
+from ..errors import InputError
+from ..io.fasta import Alignment, read_alignment
+from ..sinks import KnnSink, MatrixSink, PairsSink
+
+METHODS = ("auto", "vector", "matrix", "tiled", "bitpack")
+METHOD_DESCRIPTIONS = {
+    "vector": "Algorithm 1: every pair compared site by site (the oracle)",
+    "matrix": "Algorithm 2: one-hot masks and one BLAS GEMM per code over the whole matrix",
+    "tiled": "Algorithm 2 on lower-triangle tiles, masks built per tile, tiles in parallel",
+    "bitpack": "bit planes + popcount (Numba, AVX-512 VPOPCNTQ where available), tiles in parallel",
+}
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """Inputs after encoding: left codes, optional right codes, and their shared code space."""
+
+    left: np.ndarray
+    right: np.ndarray | None
+    space: CodeSpace
+
+    @property
+    def n_sites(self) -> int:
+        return self.left.shape[1]
+
+
+def _as_matrix(data, role: str):
+    """Classify one input: ``("sequences", uint8 bytes)`` or ``("values", array)``."""
+    if isinstance(data, (str, os.PathLike)):
+        data = read_alignment(data)
+    if isinstance(data, Alignment):
+        return "sequences", data.sequences
+    if isinstance(data, (list, tuple)) and data and all(isinstance(s, (str, bytes)) for s in data):
+        rows = [s.encode("latin-1") if isinstance(s, str) else s for s in data]
+        lengths = {len(r) for r in rows}
+        if len(lengths) > 1:
+            first = len(rows[0])
+            bad = next(k for k, r in enumerate(rows) if len(r) != first)
+            raise InputError(
+                f"{role}: sequence #{bad + 1} has length {len(rows[bad])} but sequence #1 has length {first}"
+            )
+        matrix = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), lengths.pop())
+        return "sequences", matrix
+    array = np.asarray(data)
+    if array.dtype.kind in "SU" and array.ndim == 2 and array.dtype.itemsize in (1, 4):
+        if array.dtype.kind == "U":
+            array = np.char.encode(array, "latin-1")
+        return "sequences", np.ascontiguousarray(array).view(np.uint8).reshape(array.shape)
+    if array.dtype.kind in "SU" and array.ndim == 1:
+        return _as_matrix([str(s) if array.dtype.kind == "U" else bytes(s) for s in array], role)
+    if array.ndim != 2:
+        raise InputError(f"{role}: expected a 2-D array (items x sites) or a list of sequences, got shape {array.shape}")
+    return "values", array
+
+
+def encode_inputs(X, Y=None, *, alphabet="acgt", keep_case=False, missing=None) -> Encoded:
+    """Encode ``X`` (and ``Y``) into site codes of one shared code space.
+
+    Sequences (an :class:`~seqcompare.io.fasta.Alignment`, a FASTA path, a list of equal-length strings, or
+    a 2-D character array) use the sequence ``alphabet``; any other 2-D array is categorical data in which
+    every distinct value is a category.
+    """
+    if alphabet not in ALPHABETS:
+        raise ValueError(f"alphabet must be one of {', '.join(ALPHABETS)}; got {alphabet!r}")
+    kind_x, mx = _as_matrix(X, "X")
+    parts = [mx]
+    if Y is not None:
+        kind_y, my = _as_matrix(Y, "Y")
+        if kind_x != kind_y:
+            raise InputError("X and Y must both be sequences or both be value arrays")
+        if my.shape[1] != mx.shape[1]:
+            raise InputError(f"X has {mx.shape[1]} sites but Y has {my.shape[1]}; they must be equally long")
+        parts.append(my)
+    if kind_x == "sequences":
+        if missing is None:
+            missing = ""
+        elif not isinstance(missing, (str, bytes)):
+            missing = "".join(missing)
+        codes, space = encode_sequences(parts, alphabet, keep_case=keep_case, missing=missing)
+    else:
+        codes, space = encode_categorical(parts, missing=missing)
+    return Encoded(codes[0], codes[1] if Y is not None else None, space)
+
+
+def resolve_method(method: str, encoded: Encoded | None = None, device: str = "cpu") -> str:
+    """The method ``auto`` stands for: ``bitpack`` on the CPU, the fastest there on every shape measured
+    (bench/RESULTS.md), because it moves 3 bits per DNA site instead of one float per code and site."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if device not in ("cpu", "auto"):
+        raise ValueError(f"device {device!r} is not available for Hamming distances yet; use 'cpu'")
+    return "bitpack" if method == "auto" else method
+
+
+def _make_kernel(method: str, encoded: Encoded, cap: int):
+    from . import matrix as matrix_module
+    from .reference import vector_tile
+
+    left = encoded.left
+    right = encoded.left if encoded.right is None else encoded.right
+    if method == "vector":
+        table = encoded.space.difference_table()
+        return lambda tile: vector_tile(left, right, table, tile, cap)
+    if method in ("tiled", "matrix"):
+        return lambda tile: matrix_module.tiled_tile(left, right, encoded.space, tile, cap)
+    if method == "bitpack":
+        from ._bitpack import bitpack_tile
+
+        left_planes = pack_planes(left, encoded.space)
+        right_planes = left_planes if encoded.right is None else pack_planes(right, encoded.space)
+        disjoint = encoded.space.relation == "disjoint"
+        dtype = _distance_dtype(encoded.n_sites)
+
+        def kernel(tile):
+            block = np.empty((tile.n_rows, tile.n_cols), dtype=dtype)
+            bitpack_tile(
+                left_planes, right_planes, tile.row_start, tile.row_stop, tile.col_start, tile.col_stop,
+                tile.diagonal, disjoint, cap, block,
+            )  # fmt: skip
+            return block
+
+        return kernel
+    raise ValueError(f"unknown method {method!r}")
+
+
+def _distance_dtype(n_sites: int):
+    return np.int32 if n_sites < 2**31 else np.int64
+
+
+def _progress_bar(total: int, enabled: bool):
+    if not enabled:
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="pair", unit_scale=True, file=sys.stderr, desc="pairs", leave=False)
+    return bar, bar.update
+
+
+def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None, tile_size=None,
+                progress=False, device="cpu"):  # fmt: skip
+    """Run the tile engine on encoded inputs and return what ``sink`` finishes with.
+
+    This is the layer every public function and the CLI share; ``cap`` limits every distance to
+    ``min(distance, cap)`` and lets kernels stop counting a pair early.
+    """
+    method = resolve_method(method, encoded, device)
+    threads = threads or default_threads()
+    n_left = encoded.left.shape[0]
+    n_right = None if encoded.right is None else encoded.right.shape[0]
+    full_cap = encoded.n_sites + 1
+    cap = full_cap if cap is None else int(min(cap, full_cap))
+    if method == "matrix":
+        # Algorithm 2 as published: the whole matrix in one go (no tiling, no symmetry saving).
+        from ..engine import Tile
+
+        tiles = [Tile(0, n_left, 0, n_left if n_right is None else n_right, n_right is None)]
+        executor = ThreadExecutor(1)
+    else:
+        size = tile_size or default_tile_size(max(n_left, n_right or 0), threads)
+        tiles = plan_tiles(n_left, n_right, size)
+        executor = ThreadExecutor(threads)
+    tiles = [t for t in tiles if t.n_rows and t.n_cols]
+    kernel = _make_kernel(method, encoded, cap)
+    total = sum(t.n_pairs for t in tiles)
+    bar, update = _progress_bar(total, progress)
+    try:
+        return run_tiles(kernel, tiles, executor, sink, update)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missing=None, max_count=None,
+            threads=None, tile_size=None, out=None, progress=False, device="cpu"):  # fmt: skip
+    """All-pairs Hamming / SNP distances.
+
+    Parameters
+    ----------
+    X : Alignment, path, list of str, or array_like, shape (n, m)
+        Sequences (FASTA path, :class:`~seqcompare.io.fasta.Alignment`, equal-length strings, 2-D character
+        array) or any 2-D array of categorical values (integers, floats, strings per cell).
+    Y : same kinds as X, shape (p, m), optional
+        Right-hand items; the result is then the rectangular ``X`` x ``Y`` matrix.
+    method : {"auto", "vector", "matrix", "tiled", "bitpack"}
+        Algorithm; all give identical results. ``auto`` picks the fastest for the device.
+    alphabet : {"acgt", "all", "iupac"}
+        Sequence semantics (ignored for value arrays). ``"acgt"`` is snp-dists': a site counts only when
+        both characters are A, C, G or T (case-insensitive) and differ. ``"all"`` counts every differing
+        character. ``"iupac"`` treats ambiguity codes as base sets (A vs R = 0, A vs Y = 1).
+    keep_case : bool
+        Compare case-sensitively (snp-dists ``-k``).
+    missing : str or sequence, optional
+        Characters (sequences) or values (arrays) treated as missing: sites holding them never count.
+        Float NaN is always missing.
+    max_count : int, optional
+        Report ``min(distance, max_count)``; kernels stop counting a pair once it reaches the cap.
+    threads : int, optional
+        Worker threads (default: all available cores).
+    tile_size : int, optional
+        Tile edge; the result does not depend on it.
+    out : str or path-like, optional
+        Write the matrix to this ``.npy`` file tile by tile (never held in memory) and return a read-only
+        memmap of it.
+    progress : bool
+        Show a progress bar on stderr.
+    device : {"cpu", "auto"}
+        Where to compute.
+
+    Returns
+    -------
+    ndarray of int32, shape (n, n) or (n, p)
+        Symmetric with a zero diagonal when ``Y`` is None.
+
+    Examples
+    --------
+    >>> import seqcompare
+    >>> seqcompare.hamming(["ACGTN", "ACCTA", "TCGT-"])
+    array([[0, 1, 1],
+           [1, 0, 2],
+           [1, 2, 0]], dtype=int32)
+    """
+    encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
+    n_left = encoded.left.shape[0]
+    shape = (n_left, n_left if encoded.right is None else encoded.right.shape[0])
+    sink = MatrixSink(shape, encoded.right is None, _distance_dtype(encoded.n_sites), path=out)
+    try:
+        return run_hamming(encoded, sink, method=method, cap=max_count, threads=threads,
+                           tile_size=tile_size, progress=progress, device=device)  # fmt: skip
+    except BaseException:
+        if out is not None:
+            sink.abort()
+        raise
+
+
+def hamming_pairs(X, Y=None, *, max_dist, method="auto", alphabet="acgt", keep_case=False, missing=None,
+                  threads=None, tile_size=None, progress=False, device="cpu"):  # fmt: skip
+    """Pairs within a distance, without ever building the full matrix.
+
+    Parameters
+    ----------
+    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device
+        As for :func:`hamming`.
+    max_dist : int
+        Report pairs at distance ``<= max_dist``. Kernels stop counting a pair past it.
+
+    Returns
+    -------
+    i, j, d : ndarray of int64
+        Pair indices and distances, sorted by ``(i, j)``. Without ``Y`` each unordered pair appears once,
+        with ``i < j``; with ``Y``, ``i`` indexes ``X`` and ``j`` indexes ``Y``.
+    """
+    if max_dist < 0:
+        raise ValueError(f"max_dist must be non-negative, got {max_dist}")
+    encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
+    sink = PairsSink(max_dist, encoded.right is None)
+    return run_hamming(encoded, sink, method=method, cap=max_dist + 1, threads=threads,
+                       tile_size=tile_size, progress=progress, device=device)  # fmt: skip
+
+
+def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False, missing=None,
+                threads=None, tile_size=None, progress=False, device="cpu"):  # fmt: skip
+    """The ``k`` nearest neighbours of every item of ``X`` (among ``X`` itself, or among ``Y``).
+
+    Parameters
+    ----------
+    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device
+        As for :func:`hamming`.
+    k : int
+        Neighbours per item; fewer when there are fewer candidates.
+
+    Returns
+    -------
+    indices, distances : ndarray of int64, shape (n, min(k, candidates))
+        Sorted by distance, ties by the smaller index; an item is never its own neighbour.
+    """
+    encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
+    n_right = None if encoded.right is None else encoded.right.shape[0]
+    sink = KnnSink(k, encoded.left.shape[0], n_right)
+    return run_hamming(encoded, sink, method=method, threads=threads, tile_size=tile_size,
+                       progress=progress, device=device)  # fmt: skip

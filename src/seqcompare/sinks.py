@@ -1,0 +1,146 @@
+"""Output sinks of the tile engine: each keeps only what its output needs.
+
+Every sink has ``add(tile, block)`` (tiles arrive in any order, each once) and ``finish()``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+from .engine import Tile
+
+
+class MatrixSink:
+    """The full ``(n_rows, n_cols)`` matrix, in memory or in an ``.npy`` file on disk.
+
+    For a symmetric problem each off-diagonal tile is written twice (as itself and transposed), so the
+    result is the whole square although only the lower triangle was computed.
+
+    Parameters
+    ----------
+    shape : tuple of int
+    symmetric : bool
+    dtype : dtype
+    path : str, optional
+        Write an ``.npy`` memmap here: built in a temporary file beside it and renamed on
+        :meth:`finish`, so a failed run leaves nothing behind (call :meth:`abort`).
+    """
+
+    def __init__(self, shape, symmetric: bool, dtype=np.int32, path: str | os.PathLike | None = None):
+        self.symmetric = symmetric
+        self.path = None if path is None else os.fspath(path)
+        self._temp = None
+        if self.path is None:
+            self.matrix = np.zeros(shape, dtype=dtype)
+        else:
+            directory = os.path.dirname(os.path.abspath(self.path))
+            handle, self._temp = tempfile.mkstemp(prefix=".seqcompare-", suffix=".npy", dir=directory)
+            os.close(handle)
+            self.matrix = np.lib.format.open_memmap(self._temp, mode="w+", dtype=dtype, shape=shape)
+
+    def add(self, tile: Tile, block: np.ndarray) -> None:
+        self.matrix[tile.row_start : tile.row_stop, tile.col_start : tile.col_stop] = block
+        if self.symmetric and not tile.diagonal:
+            self.matrix[tile.col_start : tile.col_stop, tile.row_start : tile.row_stop] = block.T
+
+    def finish(self) -> np.ndarray:
+        if self._temp is None:
+            return self.matrix
+        self.matrix.flush()
+        del self.matrix
+        os.replace(self._temp, self.path)
+        self._temp = None
+        return np.load(self.path, mmap_mode="r")
+
+    def abort(self) -> None:
+        """Remove the partial file of an interrupted run."""
+        if self._temp is not None:
+            self.matrix = None
+            try:
+                os.unlink(self._temp)
+            except FileNotFoundError:
+                pass
+            self._temp = None
+
+
+class PairsSink:
+    """Pairs at distance ``<= max_dist``, as ``(i, j, d)`` arrays sorted by ``(i, j)``.
+
+    Symmetric problems report each unordered pair once with ``i < j``; rectangular ones report
+    (left index, right index).
+    """
+
+    def __init__(self, max_dist: int, symmetric: bool):
+        self.max_dist = max_dist
+        self.symmetric = symmetric
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, tile: Tile, block: np.ndarray) -> None:
+        hit = block <= self.max_dist
+        if tile.diagonal:
+            hit &= np.tri(tile.n_rows, k=-1, dtype=bool)
+        rows, cols = np.nonzero(hit)
+        if rows.size == 0:
+            return
+        values = block[rows, cols]
+        rows = rows + tile.row_start
+        cols = cols + tile.col_start
+        if self.symmetric:  # lower-triangle tiles: row > col; report (col, row)
+            rows, cols = cols, rows
+        self._parts.append((rows.astype(np.int64), cols.astype(np.int64), values.astype(np.int64)))
+
+    def finish(self):
+        if not self._parts:
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty.copy(), empty.copy()
+        rows, cols, values = (np.concatenate(part) for part in zip(*self._parts))
+        order = np.lexsort((cols, rows))
+        return rows[order], cols[order], values[order]
+
+
+class KnnSink:
+    """The ``k`` nearest neighbours of every left item (itself excluded in symmetric problems).
+
+    Ties are broken by the smaller neighbour index, so the result does not depend on tile order or size.
+    ``finish`` returns ``(indices, distances)``, both ``(n_rows, k')`` with ``k' = min(k, candidates)``.
+    """
+
+    def __init__(self, k: int, n_rows: int, n_cols: int | None):
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        self.symmetric = n_cols is None
+        candidates = (n_rows - 1) if self.symmetric else n_cols
+        self.k = min(k, max(candidates, 0))
+        big = np.iinfo(np.int64).max
+        self.best_d = np.full((n_rows, self.k), big, dtype=np.int64)
+        self.best_i = np.full((n_rows, self.k), big, dtype=np.int64)
+
+    def _merge(self, rows: slice, cand_d: np.ndarray, cand_i: np.ndarray) -> None:
+        d = np.concatenate([self.best_d[rows], cand_d], axis=1)
+        i = np.concatenate([self.best_i[rows], cand_i], axis=1)
+        order = np.lexsort((i, d), axis=1)[:, : self.k]
+        self.best_d[rows] = np.take_along_axis(d, order, axis=1)
+        self.best_i[rows] = np.take_along_axis(i, order, axis=1)
+
+    def add(self, tile: Tile, block: np.ndarray) -> None:
+        if self.k == 0:
+            return
+        block = block.astype(np.int64)
+        rows = slice(tile.row_start, tile.row_stop)
+        cols = slice(tile.col_start, tile.col_stop)
+        col_ids = np.broadcast_to(np.arange(tile.col_start, tile.col_stop), block.shape)
+        if tile.diagonal:
+            block = block.copy()
+            np.fill_diagonal(block, np.iinfo(np.int64).max)
+            col_ids = col_ids.copy()
+            np.fill_diagonal(col_ids, np.iinfo(np.int64).max)
+        self._merge(rows, block, col_ids)
+        if self.symmetric and not tile.diagonal:
+            row_ids = np.broadcast_to(np.arange(tile.row_start, tile.row_stop), block.T.shape)
+            self._merge(cols, block.T, row_ids)
+
+    def finish(self):
+        return self.best_i, self.best_d
