@@ -10,9 +10,9 @@ import importlib
 __version__ = "0.1.0"
 
 _LAZY = {
-    "hamming": ("seqcompare.hamming.api", "hamming"),
-    "hamming_pairs": ("seqcompare.hamming.api", "hamming_pairs"),
-    "hamming_knn": ("seqcompare.hamming.api", "hamming_knn"),
+    "hamming": ("seqcompare.metrics.hamming.api", "hamming"),
+    "hamming_pairs": ("seqcompare.metrics.hamming.api", "hamming_pairs"),
+    "hamming_knn": ("seqcompare.metrics.hamming.api", "hamming_knn"),
     "read_alignment": ("seqcompare.io.fasta", "read_alignment"),
     "Alignment": ("seqcompare.io.fasta", "Alignment"),
     "InputError": ("seqcompare.errors", "InputError"),

@@ -29,8 +29,8 @@ def jit(function=None, **options):
 
 @intrinsic
 def popcount64(typingctx, word):
-    """Population count of a 64-bit word; lowers to LLVM ``ctpop`` (VPOPCNTQ where the CPU has it)."""
-    signature = types.uint64(types.uint64)
+    """Population count of a 64-bit word as int64 (so sums stay integer); lowers to LLVM ``ctpop``."""
+    signature = types.int64(types.uint64)
 
     def codegen(context, builder, sig, args):
         return builder.ctpop(args[0])

@@ -57,9 +57,18 @@ class CodeSpace:
     labels: tuple = ()
 
     @property
+    def plane_offset(self) -> int:
+        """What is subtracted from a present code before its bits go into planes.
+
+        Under ``"equal"`` present codes ``1..K`` are stored as ``0..K-1`` (validity has its own plane), so
+        A, C, G, T take two planes; ``"disjoint"`` codes are bit sets and are stored as they are.
+        """
+        return 1 if self.relation == "equal" else 0
+
+    @property
     def n_value_planes(self) -> int:
-        """Bit planes needed to hold any code (the validity plane comes on top)."""
-        return max(1, int(self.n_codes - 1).bit_length())
+        """Bit planes needed to hold any present code (the validity plane comes on top)."""
+        return max(1, int(self.n_codes - 1 - self.plane_offset).bit_length())
 
     def difference_table(self) -> np.ndarray:
         """``table[a, b]`` is True when codes ``a`` and ``b`` count as a difference (the oracle's rule)."""
@@ -134,26 +143,27 @@ def sequence_code_table(
     return table, space
 
 
-def encode_sequences(
+def sequence_encoding(
     matrices: list[np.ndarray],
     alphabet: str = "acgt",
     *,
     keep_case: bool = False,
     missing: str | bytes = "",
-) -> tuple[list[np.ndarray], CodeSpace]:
-    """Encode byte matrices (one per alignment, same code space for all) into site codes.
+) -> tuple[np.ndarray, CodeSpace]:
+    """The byte-to-code table and code space for byte matrices that share one code space.
 
     Parameters
     ----------
     matrices : list of ndarray of uint8, each shape (n_i, m)
-        Raw sequence bytes, e.g. :attr:`seqcompare.io.fasta.Alignment.sequences`.
+        Raw sequence bytes, e.g. :attr:`seqcompare.io.fasta.Alignment.sequences`; only ``"all"`` reads
+        them (to number the characters present).
     alphabet, keep_case, missing
         See :func:`sequence_code_table`.
 
     Returns
     -------
-    codes : list of ndarray of uint8
-        One code matrix per input, 0 where a site is missing.
+    table : ndarray of uint8, shape (256,)
+        Apply with :func:`apply_code_table`, or hand to :func:`pack_planes`.
     space : CodeSpace
     """
     present = None
@@ -161,8 +171,17 @@ def encode_sequences(
         present = np.zeros(256, dtype=bool)
         for matrix in matrices:
             present |= np.bincount(matrix.ravel(), minlength=256).astype(bool)
-    table, space = sequence_code_table(alphabet, keep_case=keep_case, missing=missing, present_bytes=present)
-    return [np.take(table, matrix) for matrix in matrices], space
+    return sequence_code_table(alphabet, keep_case=keep_case, missing=missing, present_bytes=present)
+
+
+def apply_code_table(table: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``table[matrix]`` for a uint8 matrix, without widening the indices."""
+    from ._pack import apply_table
+
+    out = np.empty(matrix.shape, dtype=table.dtype)
+    if matrix.size:
+        apply_table(table, np.ascontiguousarray(matrix), out)
+    return out
 
 
 def encode_categorical(
@@ -205,18 +224,39 @@ def encode_categorical(
     return codes, CodeSpace("equal", n_codes, ("missing", *present_values.tolist()))
 
 
-def pack_planes(codes: np.ndarray, space: CodeSpace) -> np.ndarray:
-    """Pack codes into bit planes: ``(n, P + 1, W)`` uint64, plane ``p < P`` = bit ``p`` of the code,
-    plane ``P`` = validity (code != 0), ``W = ceil(m / 64)``, site ``s`` at bit ``s % 64`` of word ``s // 64``.
+def plane_patterns(space: CodeSpace, table: np.ndarray | None = None) -> np.ndarray:
+    """For each input value (a byte through ``table``, or a code when ``table`` is None), the bits it sets
+    in the planes of :func:`pack_planes`: the value bits, then the validity bit."""
+    codes = np.arange(space.n_codes, dtype=np.int64) if table is None else table.astype(np.int64)
+    present = codes != 0
+    values = np.where(present, codes - space.plane_offset, 0)
+    return (values | (present.astype(np.int64) << space.n_value_planes)).astype(np.uint32)
 
-    Padding bits beyond ``m`` are zero in every plane, so they never count.
+
+def pack_planes(matrix: np.ndarray, space: CodeSpace, table: np.ndarray | None = None,
+                threads: int = 1) -> np.ndarray:  # fmt: skip
+    """Pack a matrix into bit planes ``(n, P + 1, W)`` uint64, ``W = ceil(m / 64)``.
+
+    Plane ``p < P`` holds bit ``p`` of ``code - space.plane_offset`` at present sites, plane ``P`` the
+    validity (code != 0); site ``s`` is bit ``s % 64`` of word ``s // 64``, and padding bits are zero in
+    every plane, so they never count. ``matrix`` holds codes, or raw bytes when ``table`` (byte to code)
+    is given, in which case the codes are never materialised.
     """
-    from ._pack import pack_code_planes
+    from concurrent.futures import ThreadPoolExecutor
 
-    n, m = codes.shape
+    from ._pack import pack_rows
+
+    n, m = matrix.shape
     n_planes = space.n_value_planes
-    words = (m + 63) // 64
-    out = np.zeros((n, n_planes + 1, words), dtype=np.uint64)
-    if n and m:
-        pack_code_planes(np.ascontiguousarray(codes), n_planes, out)
+    out = np.zeros((n, n_planes + 1, (m + 63) // 64), dtype=np.uint64)
+    if n == 0 or m == 0:
+        return out
+    patterns = plane_patterns(space, table)
+    matrix = np.ascontiguousarray(matrix)
+    bounds = np.linspace(0, n, max(1, min(threads, n)) + 1).astype(int)
+    with ThreadPoolExecutor(len(bounds) - 1) as pool:
+        jobs = [pool.submit(pack_rows, matrix, patterns, n_planes + 1, lo, hi, out)
+                for lo, hi in zip(bounds[:-1], bounds[1:])]  # fmt: skip
+        for job in jobs:
+            job.result()
     return out

@@ -62,7 +62,7 @@ def default_tile_size(n_rows: int, threads: int) -> int:
     if n_rows <= 64:
         return max(1, n_rows)
     target = int(np.sqrt(n_rows * n_rows / (2 * 8 * max(1, threads))))
-    return int(min(256, max(32, (target // 16) * 16 or 16)))
+    return int(min(128, max(32, (target // 16) * 16 or 16)))
 
 
 def plan_tiles(n_rows: int, n_cols: int | None = None, tile_size: int = 256) -> list[Tile]:

@@ -144,3 +144,35 @@ class KnnSink:
 
     def finish(self):
         return self.best_i, self.best_d
+
+
+class LowerTriangleSink:
+    """Streams the lower triangle (diagonal included) of a symmetric matrix, one block row at a time.
+
+    A block row is written as soon as its last tile arrives, so memory holds one block row of tiles,
+    whatever ``n``. ``write_block(row_start, rows)`` receives the finished rows (``rows`` is
+    ``k x row_stop``; row ``i`` uses its first ``i + 1`` values).
+    """
+
+    def __init__(self, n: int, write_block, dtype=np.int32):
+        self.n = n
+        self.write_block = write_block
+        self.dtype = dtype
+        self._pending: dict[int, list] = {}
+
+    def add(self, tile: Tile, block: np.ndarray) -> None:
+        entry = self._pending.get(tile.row_start)
+        if entry is None:
+            rows = np.zeros((tile.n_rows, tile.row_stop), dtype=self.dtype)
+            # Tiles of this block row: one per column block up to and including the diagonal one.
+            entry = self._pending[tile.row_start] = [rows, 0]
+        rows = entry[0]
+        rows[:, tile.col_start : tile.col_stop] = block
+        entry[1] += tile.n_cols
+        if entry[1] == tile.row_stop:
+            self.write_block(tile.row_start, rows)
+            del self._pending[tile.row_start]
+
+    def finish(self) -> None:
+        if self._pending:
+            raise RuntimeError("lower-triangle output is missing tiles")

@@ -7,6 +7,7 @@ alignment parses at memory speed; the file image and the matrix are the only lar
 from __future__ import annotations
 
 import gzip
+import mmap
 import os
 import sys
 import zlib
@@ -58,8 +59,10 @@ class Alignment:
         return self.sequences.shape[1]
 
 
-def read_bytes(path: str | os.PathLike) -> bytes:
-    """Return the contents of ``path`` (``"-"`` for stdin), gunzipped if it is gzip data.
+def read_bytes(path: str | os.PathLike):
+    """Return the contents of ``path`` (``"-"`` for stdin) as a byte buffer, gunzipped if it is gzip data.
+
+    Plain files are memory-mapped read-only rather than copied: the kernels read the page cache directly.
 
     Raises
     ------
@@ -72,7 +75,14 @@ def read_bytes(path: str | os.PathLike) -> bytes:
             raw = sys.stdin.buffer.read()
         else:
             with open(path, "rb") as handle:
-                raw = handle.read()
+                head = handle.read(2)
+                if head == _GZIP_MAGIC:
+                    raw = head + handle.read()
+                else:
+                    size = os.fstat(handle.fileno()).st_size
+                    if size == 0:
+                        return b""
+                    return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -87,74 +97,126 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     return raw
 
 
-@jit
-def _scan_alignment(buf, allowed, whitespace):
-    """Index and copy every record of a FASTA image into an (n, m) matrix in one pass.
+def _line_ends(image: np.ndarray) -> np.ndarray:
+    """Positions of every newline, plus ``image.size`` when the last line has none."""
+    chunk = 1 << 24
+    parts = [np.flatnonzero(image[lo : lo + chunk] == 10) + lo for lo in range(0, image.size, chunk)]
+    if image.size and image[-1] != 10:
+        parts.append(np.array([image.size]))
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
+
+@jit
+def _line_is_clean(buf, start, stop):
+    """True when every byte of ``buf[start:stop]`` is a letter or one of ``-.*?`` (branch-free, vectorised)."""
+    bad = 0
+    for q in range(start, stop):
+        c = buf[np.uint64(q)]
+        letter = np.uint8((c | 32) - 97) < 26
+        mark = (c == 45) | (c == 46) | (c == 42) | (c == 63)
+        bad |= not (letter | mark)
+    return bad == 0
+
+
+@jit
+def _sequence_line(buf, start, stop, row, filled, length, allowed, whitespace):
+    """Append one sequence line to ``row`` (up to ``length`` bytes) and return the new fill.
+
+    Returns ``-1 - offset`` for an illegal byte at ``offset`` characters into the record's sequence.
+    A clean line (the usual case) is one slice copy; lines with embedded whitespace take the byte loop.
+    """
+    if _line_is_clean(buf, start, stop):
+        room = max(0, min(stop - start, length - filled))
+        row[filled : filled + room] = buf[start : start + room]
+        return filled + (stop - start)
+    for q in range(start, stop):
+        c = buf[q]
+        if whitespace[c] == 1:
+            continue
+        if allowed[c] == 0:
+            return -1 - filled
+        if filled < length:
+            row[filled] = c
+        filled += 1
+    return filled
+
+
+@jit
+def _scan_alignment(buf, line_ends, allowed, whitespace):
+    """Index and copy every record of a FASTA image into an (n, m) matrix.
+
+    ``line_ends`` holds the position of every newline (plus ``buf.size`` if the last line has none).
     Returns (status, out, header_starts, header_ends, detail_record, detail_a, detail_b).
     """
-    size = buf.size
+    n_lines = line_ends.size
     n_records = 0
-    for p in range(size):
-        if buf[p] == 62 and (p == 0 or buf[p - 1] == 10):
+    start = 0
+    for k in range(n_lines):
+        if line_ends[k] > start and buf[start] == 62:
             n_records += 1
+        start = line_ends[k] + 1
     header_starts = np.empty(n_records, np.int64)
     header_ends = np.empty(n_records, np.int64)
+    empty_row = np.empty(0, np.uint8)
     out = np.empty((0, 0), np.uint8)
-    if n_records == 0:
-        # Anything but whitespace means content that is not FASTA; nothing at all means empty input.
-        for p in range(size):
-            if whitespace[buf[p]] == 0:
-                return _NOT_FASTA, out, header_starts, header_ends, -1, p, 0
-        return _OK, out, header_starts, header_ends, 0, 0, 0
 
-    p = 0
-    while p < size and whitespace[buf[p]] == 1:
-        p += 1
-    if buf[p] != 62 or (p > 0 and buf[p - 1] != 10):
-        return _NOT_FASTA, out, header_starts, header_ends, -1, p, 0
-
+    # Length of the first record, to size the matrix before the single copying pass.
     length = -1
     record = -1
-    first_sequence_start = 0
-    while p < size:
-        # Header line.
-        record += 1
-        header_starts[record] = p + 1
-        while p < size and buf[p] != 10:
-            p += 1
-        header_ends[record] = p
-        p += 1
-        sequence_start = p
-        filled = 0
-        # Sequence lines, up to the next '>' at a line start.
-        while p < size:
-            c = buf[p]
-            if c == 62 and buf[p - 1] == 10:
+    start = 0
+    for k in range(n_lines):
+        stop = line_ends[k]
+        if stop > start and buf[stop - 1] == 13:
+            stop -= 1
+        if stop > start and buf[start] == 62:
+            if record == 0:
                 break
-            if whitespace[c] == 0:
-                if allowed[c] == 0:
-                    return _ILLEGAL, out, header_starts, header_ends, record, filled, c
-                if record > 0 and filled < length:
-                    out[record, filled] = c
-                filled += 1
-            p += 1
-        if record == 0:
+            record = 0
+            length = 0
+        elif record == 0:
+            filled = _sequence_line(buf, start, stop, empty_row, length, 0, allowed, whitespace)
+            if filled < 0:
+                return _ILLEGAL, out, header_starts, header_ends, 0, -1 - filled, 0
             length = filled
-            out = np.empty((n_records, length), np.uint8)
-            first_sequence_start = sequence_start
-        elif filled != length:
-            return _UNEQUAL, out, header_starts, header_ends, record, filled, length
-    # The first record's length was unknown while it was read; copy it now.
-    q = first_sequence_start
+        start = line_ends[k] + 1
+    if n_records > 0:
+        out = np.empty((n_records, length), np.uint8)
+
+    record = -1
     filled = 0
-    while filled < length:
-        c = buf[q]
-        if whitespace[c] == 0:
-            out[0, filled] = c
-            filled += 1
-        q += 1
+    start = 0
+    for k in range(n_lines):
+        stop = line_ends[k]
+        if stop > start and buf[stop - 1] == 13:
+            stop -= 1
+        if stop > start and buf[start] == 62:
+            if record >= 0 and filled != length:
+                return _UNEQUAL, out, header_starts, header_ends, record, filled, length
+            record += 1
+            header_starts[record] = start + 1
+            header_ends[record] = stop
+            filled = 0
+        elif record < 0:
+            for q in range(start, stop):
+                if whitespace[buf[q]] == 0:
+                    return _NOT_FASTA, out, header_starts, header_ends, -1, q, 0
+        elif stop > start:
+            filled = _sequence_line(buf, start, stop, out[record], filled, length, allowed, whitespace)
+            if filled < 0:
+                position = -1 - filled
+                return _ILLEGAL, out, header_starts, header_ends, record, position, 0
+        start = line_ends[k] + 1
+    if record >= 0 and filled != length:
+        return _UNEQUAL, out, header_starts, header_ends, record, filled, length
     return _OK, out, header_starts, header_ends, 0, 0, 0
+
+
+def _illegal_byte(image, starts, ends, record, offset) -> int:
+    """The byte at sequence offset ``offset`` of ``record`` (only called to word an error message)."""
+    stop = starts[record + 1] - 1 if record + 1 < len(starts) else image.size
+    sequence = image[ends[record] : stop].tobytes()
+    kept = bytes(c for c in sequence if c not in b" \t\r\n\v\f")
+    return kept[offset]
 
 
 def _decode_name(header: bytes) -> str:
@@ -184,7 +246,8 @@ def read_alignment(path: str | os.PathLike) -> Alignment:
     """
     source = os.fspath(path)
     image = np.frombuffer(read_bytes(source), dtype=np.uint8)
-    status, out, starts, ends, record, a, b = _scan_alignment(image, _ALLOWED, _WHITESPACE)
+    line_ends = _line_ends(image)
+    status, out, starts, ends, record, a, b = _scan_alignment(image, line_ends, _ALLOWED, _WHITESPACE)
 
     def name_of(index: int) -> str:
         return _decode_name(image[starts[index] : ends[index]].tobytes())
@@ -192,6 +255,7 @@ def read_alignment(path: str | os.PathLike) -> Alignment:
     if status == _NOT_FASTA:
         raise InputError(f"{source}: not a FASTA file (byte {a + 1} is not part of a '>' record)")
     if status == _ILLEGAL:
+        b = _illegal_byte(image, starts, ends, record, a)
         shown = chr(b) if 32 < b < 127 else f"byte 0x{b:02x}"
         raise InputError(
             f"{source}: record #{record + 1} '{name_of(record)}' has an illegal character "

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encoding import CodeSpace
-from ..engine import Tile
+from ...encoding import CodeSpace
+from ...engine import Tile
 
 FLOAT32_EXACT_LIMIT = 2**24 - 1
 

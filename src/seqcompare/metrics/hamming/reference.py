@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import Tile
+from ...engine import Tile
 
 _ACGT = frozenset("ACGT")
 

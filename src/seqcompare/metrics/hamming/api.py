@@ -8,11 +8,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoding import ALPHABETS, CodeSpace, encode_categorical, encode_sequences, pack_planes
-from ..engine import ThreadExecutor, default_threads, default_tile_size, plan_tiles, run_tiles
-from ..errors import InputError
-from ..io.fasta import Alignment, read_alignment
-from ..sinks import KnnSink, MatrixSink, PairsSink
+from ...encoding import (
+    ALPHABETS,
+    CodeSpace,
+    apply_code_table,
+    encode_categorical,
+    pack_planes,
+    sequence_encoding,
+)
+from ...engine import ThreadExecutor, default_threads, default_tile_size, plan_tiles, run_tiles
+from ...errors import InputError
+from ...io.fasta import Alignment, read_alignment
+from ...sinks import KnnSink, MatrixSink, PairsSink
 
 METHODS = ("auto", "vector", "matrix", "tiled", "bitpack")
 METHOD_DESCRIPTIONS = {
@@ -23,17 +30,42 @@ METHOD_DESCRIPTIONS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass
 class Encoded:
-    """Inputs after encoding: left codes, optional right codes, and their shared code space."""
+    """Inputs ready for the kernels: left and optional right values, and their shared code space.
 
-    left: np.ndarray
-    right: np.ndarray | None
+    For sequences the values are the raw bytes and ``table`` maps bytes to codes; for value arrays the
+    values are already codes and ``table`` is None. Codes are materialised only for methods that need them.
+    """
+
+    left_values: np.ndarray
+    right_values: np.ndarray | None
     space: CodeSpace
+    table: np.ndarray | None = None
+
+    @property
+    def symmetric(self) -> bool:
+        return self.right_values is None
 
     @property
     def n_sites(self) -> int:
-        return self.left.shape[1]
+        return self.left_values.shape[1]
+
+    @property
+    def n_left(self) -> int:
+        return self.left_values.shape[0]
+
+    @property
+    def n_right(self) -> int | None:
+        return None if self.right_values is None else self.right_values.shape[0]
+
+    def codes(self, side: str = "left") -> np.ndarray:
+        values = self.left_values if side == "left" or self.symmetric else self.right_values
+        return values if self.table is None else apply_code_table(self.table, values)
+
+    def planes(self, side: str = "left", threads: int = 1) -> np.ndarray:
+        values = self.left_values if side == "left" or self.symmetric else self.right_values
+        return pack_planes(values, self.space, self.table, threads=threads)
 
 
 def _as_matrix(data, role: str):
@@ -88,9 +120,9 @@ def encode_inputs(X, Y=None, *, alphabet="acgt", keep_case=False, missing=None) 
             missing = ""
         elif not isinstance(missing, (str, bytes)):
             missing = "".join(missing)
-        codes, space = encode_sequences(parts, alphabet, keep_case=keep_case, missing=missing)
-    else:
-        codes, space = encode_categorical(parts, missing=missing)
+        table, space = sequence_encoding(parts, alphabet, keep_case=keep_case, missing=missing)
+        return Encoded(parts[0], parts[1] if Y is not None else None, space, table)
+    codes, space = encode_categorical(parts, missing=missing)
     return Encoded(codes[0], codes[1] if Y is not None else None, space)
 
 
@@ -104,22 +136,22 @@ def resolve_method(method: str, encoded: Encoded | None = None, device: str = "c
     return "bitpack" if method == "auto" else method
 
 
-def _make_kernel(method: str, encoded: Encoded, cap: int):
+def _make_kernel(method: str, encoded: Encoded, cap: int, threads: int):
     from . import matrix as matrix_module
     from .reference import vector_tile
 
-    left = encoded.left
-    right = encoded.left if encoded.right is None else encoded.right
-    if method == "vector":
-        table = encoded.space.difference_table()
-        return lambda tile: vector_tile(left, right, table, tile, cap)
-    if method in ("tiled", "matrix"):
+    if method in ("vector", "tiled", "matrix"):
+        left = encoded.codes("left")
+        right = left if encoded.symmetric else encoded.codes("right")
+        if method == "vector":
+            table = encoded.space.difference_table()
+            return lambda tile: vector_tile(left, right, table, tile, cap)
         return lambda tile: matrix_module.tiled_tile(left, right, encoded.space, tile, cap)
     if method == "bitpack":
         from ._bitpack import bitpack_tile
 
-        left_planes = pack_planes(left, encoded.space)
-        right_planes = left_planes if encoded.right is None else pack_planes(right, encoded.space)
+        left_planes = encoded.planes("left", threads)
+        right_planes = left_planes if encoded.symmetric else encoded.planes("right", threads)
         disjoint = encoded.space.relation == "disjoint"
         dtype = _distance_dtype(encoded.n_sites)
 
@@ -157,13 +189,12 @@ def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None
     """
     method = resolve_method(method, encoded, device)
     threads = threads or default_threads()
-    n_left = encoded.left.shape[0]
-    n_right = None if encoded.right is None else encoded.right.shape[0]
+    n_left, n_right = encoded.n_left, encoded.n_right
     full_cap = encoded.n_sites + 1
     cap = full_cap if cap is None else int(min(cap, full_cap))
     if method == "matrix":
         # Algorithm 2 as published: the whole matrix in one go (no tiling, no symmetry saving).
-        from ..engine import Tile
+        from ...engine import Tile
 
         tiles = [Tile(0, n_left, 0, n_left if n_right is None else n_right, n_right is None)]
         executor = ThreadExecutor(1)
@@ -172,7 +203,7 @@ def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None
         tiles = plan_tiles(n_left, n_right, size)
         executor = ThreadExecutor(threads)
     tiles = [t for t in tiles if t.n_rows and t.n_cols]
-    kernel = _make_kernel(method, encoded, cap)
+    kernel = _make_kernel(method, encoded, cap, threads)
     total = sum(t.n_pairs for t in tiles)
     bar, update = _progress_bar(total, progress)
     try:
@@ -232,9 +263,8 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
            [1, 2, 0]], dtype=int32)
     """
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
-    n_left = encoded.left.shape[0]
-    shape = (n_left, n_left if encoded.right is None else encoded.right.shape[0])
-    sink = MatrixSink(shape, encoded.right is None, _distance_dtype(encoded.n_sites), path=out)
+    shape = (encoded.n_left, encoded.n_left if encoded.symmetric else encoded.n_right)
+    sink = MatrixSink(shape, encoded.symmetric, _distance_dtype(encoded.n_sites), path=out)
     try:
         return run_hamming(encoded, sink, method=method, cap=max_count, threads=threads,
                            tile_size=tile_size, progress=progress, device=device)  # fmt: skip
@@ -264,7 +294,7 @@ def hamming_pairs(X, Y=None, *, max_dist, method="auto", alphabet="acgt", keep_c
     if max_dist < 0:
         raise ValueError(f"max_dist must be non-negative, got {max_dist}")
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
-    sink = PairsSink(max_dist, encoded.right is None)
+    sink = PairsSink(max_dist, encoded.symmetric)
     return run_hamming(encoded, sink, method=method, cap=max_dist + 1, threads=threads,
                        tile_size=tile_size, progress=progress, device=device)  # fmt: skip
 
@@ -286,7 +316,6 @@ def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False
         Sorted by distance, ties by the smaller index; an item is never its own neighbour.
     """
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
-    n_right = None if encoded.right is None else encoded.right.shape[0]
-    sink = KnnSink(k, encoded.left.shape[0], n_right)
+    sink = KnnSink(k, encoded.n_left, encoded.n_right)
     return run_hamming(encoded, sink, method=method, threads=threads, tile_size=tile_size,
                        progress=progress, device=device)  # fmt: skip

@@ -1,0 +1,296 @@
+"""The ``seqcompare`` command line: a thin layer over the Python API.
+
+Data goes to stdout or ``-o FILE``; logs and progress go to stderr (progress only on a terminal, never with
+``-q``). Bad input ends with one ``seqcompare: error: ...`` line and exit status 1; no partial output file
+is left behind (files are written under a temporary name and renamed on success).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+import time
+
+from . import __version__
+from .errors import InputError
+
+_IN_MEMORY_MATRIX_BYTES = 2 << 30
+
+
+class _Log:
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.started = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            elapsed = time.perf_counter() - self.started
+            print(f"[seqcompare {elapsed:7.2f}s] {message}", file=sys.stderr, flush=True)
+
+    def warn(self, message: str) -> None:
+        print(f"seqcompare: warning: {message}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | None):
+    """Yield a binary handle: stdout for None or ``-``, else a temporary file renamed to ``path`` on success."""
+    if path is None or path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise InputError(f"{path}: output directory {directory} does not exist")
+    handle, temp = tempfile.mkstemp(prefix=".seqcompare-", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            yield stream
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return value
+
+
+def _add_hamming_parser(subparsers) -> None:
+    from .metrics.hamming.api import METHOD_DESCRIPTIONS, METHODS
+
+    parser = subparsers.add_parser(
+        "hamming",
+        help="all-pairs Hamming / SNP distance matrix of a FASTA alignment",
+        description="Pairwise SNP distances of an alignment (snp-dists 0.8.2 semantics and output by "
+        "default), or query x reference distances with --ref.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="methods:\n" + "\n".join(f"  {k:8s} {v}" for k, v in METHOD_DESCRIPTIONS.items()),
+    )
+    parser.add_argument("alignment", help="FASTA alignment (plain or gzip; '-' for stdin)")
+    parser.add_argument("--ref", metavar="FASTA", help="reference alignment: output query x reference")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the table here instead of stdout")
+
+    semantics = parser.add_argument_group("what counts as a difference")
+    semantics.add_argument("-a", "--all-chars", action="store_true",
+                           help="count every differing character, not just A/C/G/T")  # fmt: skip
+    semantics.add_argument("-k", "--keep-case", action="store_true", help="do not upper-case sequences")
+    semantics.add_argument("--iupac", action="store_true",
+                           help="ambiguity codes are base sets: A vs R = 0, A vs Y = 1")  # fmt: skip
+    semantics.add_argument("--missing", metavar="CHARS", default="",
+                           help="characters treated as missing (never counted)")  # fmt: skip
+    semantics.add_argument("-x", "--max-count", type=_non_negative_int, metavar="X",
+                           help="stop counting at X: report min(distance, X)")  # fmt: skip
+
+    layout = parser.add_argument_group("output")
+    layout.add_argument("-c", "--csv", action="store_true", help="comma-separated instead of tab-separated")
+    layout.add_argument("-m", "--molten", action="store_true", help="long form: name1, name2, distance")
+    layout.add_argument("-b", "--blank-corner", action="store_true", help="empty top-left header cell")
+    layout.add_argument("--corner-label", default=None, metavar="TEXT",
+                        help="top-left header cell (default: 'snp-dists 0.8.2', for drop-in output)")  # fmt: skip
+    layout.add_argument("-L", "--lower-triangle", action="store_true",
+                        help="only the lower triangle, diagonal included (streamed)")  # fmt: skip
+    layout.add_argument("--max-dist", type=_non_negative_int, metavar="D",
+                        help="only pairs within distance D, long form (never builds the matrix)")  # fmt: skip
+    layout.add_argument("--knn", type=_positive_int, metavar="K",
+                        help="the K nearest neighbours of each sequence, long form")  # fmt: skip
+    layout.add_argument("--npy", metavar="FILE",
+                        help="write the matrix as .npy (names in FILE.names.tsv) instead of text")  # fmt: skip
+
+    run = parser.add_argument_group("execution")
+    run.add_argument("--method", choices=METHODS, default="auto", help="algorithm (default: auto)")
+    run.add_argument("--device", choices=("cpu", "auto"), default="cpu", help="where to compute")
+    run.add_argument("-j", "--threads", type=_positive_int, metavar="N", help="threads (default: all cores)")
+    run.add_argument("--tile-size", type=_positive_int, metavar="N", help="tile edge (default: automatic)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no log messages and no progress bar")
+    parser.set_defaults(handler=_run_hamming)
+
+
+def _check_hamming_options(args) -> None:
+    modes = [name for name, on in (("--molten", args.molten), ("--lower-triangle", args.lower_triangle),
+             ("--max-dist", args.max_dist is not None), ("--knn", args.knn is not None),
+             ("--npy", args.npy is not None)) if on]  # fmt: skip
+    if len(modes) > 1:
+        raise InputError(f"choose one output layout; got {' and '.join(modes)}")
+    if args.lower_triangle and args.ref:
+        raise InputError("--lower-triangle needs a square matrix; it cannot be combined with --ref")
+    if args.all_chars and args.iupac:
+        raise InputError("--all-chars and --iupac are different semantics; choose one")
+    if args.npy and args.output:
+        raise InputError("--npy writes its own file; do not combine it with -o")
+
+
+def _run_hamming(args) -> int:
+    import numpy as np
+
+    from .io.fasta import duplicated_names, read_alignment
+    from .io.tables import SNP_DISTS_CORNER, NameTable, write_header, write_long, write_rows
+    from .metrics.hamming.api import _distance_dtype, encode_inputs, resolve_method, run_hamming
+    from .sinks import KnnSink, LowerTriangleSink, MatrixSink, PairsSink
+
+    _check_hamming_options(args)
+    log = _Log(args.quiet)
+    query = read_alignment(args.alignment)
+    log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
+    reference = None
+    if args.ref:
+        reference = read_alignment(args.ref)
+        log(f"read {reference.n_sequences} reference sequences of length {reference.length} from {args.ref}")
+        if reference.length != query.length:
+            raise InputError(
+                f"{args.ref}: reference sequences have length {reference.length} but the query "
+                f"alignment {args.alignment} has length {query.length}"
+            )
+    for alignment in (query, reference):
+        if alignment is not None:
+            repeated = duplicated_names(alignment.names)
+            if repeated:
+                shown = ", ".join(repeated[:3]) + (" ..." if len(repeated) > 3 else "")
+                log.warn(f"{alignment.source}: {len(repeated)} duplicated name(s): {shown}")
+
+    alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
+    encoded = encode_inputs(query, reference, alphabet=alphabet, keep_case=args.keep_case,
+                            missing=args.missing)  # fmt: skip
+    method = resolve_method(args.method, encoded, args.device)
+    log(f"method {method}, {args.threads or 'all'} threads")
+    separator = "," if args.csv else "\t"
+    corner = None if args.blank_corner else (args.corner_label or SNP_DISTS_CORNER)
+    row_names = NameTable(query.names)
+    col_names = row_names if reference is None else NameTable(reference.names)
+    symmetric = reference is None
+    n_rows = query.n_sequences
+    n_cols = n_rows if symmetric else reference.n_sequences
+    dtype = _distance_dtype(encoded.n_sites)
+    common = dict(method=method, threads=args.threads, tile_size=args.tile_size,
+                  progress=not args.quiet and sys.stderr.isatty(), device=args.device)  # fmt: skip
+    cap = args.max_count
+
+    if args.max_dist is not None:
+        cap = args.max_dist + 1 if cap is None else min(cap, args.max_dist + 1)
+        rows, cols, values = run_hamming(encoded, PairsSink(args.max_dist, symmetric), cap=cap, **common)
+        with atomic_output(args.output) as out:
+            write_long(out, rows, cols, values, row_names, col_names, separator)
+        log(f"wrote {values.size} pairs within distance {args.max_dist}")
+        return 0
+    if args.knn is not None:
+        indices, distances = run_hamming(encoded, KnnSink(args.knn, n_rows, None if symmetric else n_cols),
+                                         cap=cap, **common)  # fmt: skip
+        rows = np.repeat(np.arange(n_rows), indices.shape[1])
+        with atomic_output(args.output) as out:
+            write_long(out, rows, indices.ravel(), distances.ravel(), row_names, col_names, separator)
+        log(f"wrote {indices.shape[1]} nearest neighbours of each of {n_rows} sequences")
+        return 0
+    if args.npy is not None:
+        sink = MatrixSink((n_rows, n_cols), symmetric, dtype, path=args.npy)
+        try:
+            with atomic_output(args.npy + ".names.tsv") as out:
+                lines = [f"row\t{i}\t{name}" for i, name in enumerate(query.names)]
+                if not symmetric:
+                    lines += [f"column\t{i}\t{name}" for i, name in enumerate(reference.names)]
+                out.write(("\n".join(["axis\tindex\tname", *lines]) + "\n").encode("utf-8", "surrogateescape"))
+                run_hamming(encoded, sink, cap=cap, **common)
+        except BaseException:
+            sink.abort()
+            raise
+        log(f"wrote {n_rows} x {n_cols} matrix to {args.npy}")
+        return 0
+    if args.lower_triangle:
+        with atomic_output(args.output) as out:
+            write_header(out, col_names, separator, corner)
+            sink = LowerTriangleSink(n_rows, lambda start, rows: write_rows(
+                out, rows, start, row_names, separator, lower_triangle=True), dtype)  # fmt: skip
+            run_hamming(encoded, sink, cap=cap, **common)
+        return 0
+
+    with contextlib.ExitStack() as stack:
+        path = None
+        if n_rows * n_cols * np.dtype(dtype).itemsize > _IN_MEMORY_MATRIX_BYTES:
+            path = os.path.join(stack.enter_context(tempfile.TemporaryDirectory()), "matrix.npy")
+        matrix = run_hamming(encoded, MatrixSink((n_rows, n_cols), symmetric, dtype, path=path), cap=cap, **common)
+        with atomic_output(args.output) as out:
+            if args.molten:
+                block = max(1, (1 << 22) // max(1, n_cols))
+                for lo in range(0, n_rows, block):
+                    hi = min(n_rows, lo + block)
+                    left = np.repeat(np.arange(lo, hi), n_cols)
+                    right = np.tile(np.arange(n_cols), hi - lo)
+                    write_long(out, left, right, matrix[lo:hi].ravel(), row_names, col_names, separator)
+            else:
+                write_header(out, col_names, separator, corner)
+                write_rows(out, matrix, 0, row_names, separator)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="seqcompare",
+        description="Exact all-pairs comparison of sequences and genotype vectors at hardware speed.",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"seqcompare {__version__}")
+    subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    _add_hamming_parser(subparsers)
+    _add_simulate_parser(subparsers)
+    return parser
+
+
+def _add_simulate_parser(subparsers) -> None:
+    parser = subparsers.add_parser("simulate", help="write seeded simulated inputs for benchmarks and tests")
+    kinds = parser.add_subparsers(title="what to simulate", dest="kind", metavar="KIND", required=True)
+    aln = kinds.add_parser("alignment", help="a DNA alignment of related sequences (outbreak-like)")
+    aln.add_argument("-n", "--sequences", type=_positive_int, required=True, help="number of sequences")
+    aln.add_argument("-l", "--length", type=_positive_int, required=True, help="alignment length")
+    aln.add_argument("--seed", type=int, default=0)
+    aln.add_argument("--substitution-rate", type=float, default=0.015)
+    aln.add_argument("--n-rate", type=float, default=0.005)
+    aln.add_argument("--gap-runs", type=_non_negative_int, default=3)
+    aln.add_argument("--width", type=_non_negative_int, default=0, help="wrap lines (0: one line per record)")
+    aln.add_argument("-o", "--output", metavar="FILE", help="FASTA output (default: stdout)")
+    aln.set_defaults(handler=_run_simulate_alignment)
+
+
+def _run_simulate_alignment(args) -> int:
+    from .simulate import format_fasta, simulate_alignment
+
+    names, sequences = simulate_alignment(
+        args.sequences, args.length, seed=args.seed, substitution_rate=args.substitution_rate,
+        n_rate=args.n_rate, gap_runs=args.gap_runs,
+    )  # fmt: skip
+    with atomic_output(args.output) as out:
+        for chunk in format_fasta(names, sequences, width=args.width):
+            out.write(chunk)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``seqcompare`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "handler", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.handler(args)
+    except InputError as exc:
+        print(f"seqcompare: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # Downstream closed the pipe (e.g. `| head`): not an error of ours.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")
+        return 0
+    except KeyboardInterrupt:
+        print("seqcompare: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,138 @@
+"""Text output of distance tables: snp-dists-compatible matrices, lower triangles and long form.
+
+Integers are formatted by a compiled kernel into one byte buffer per block of rows, so writing a
+10^8-cell matrix costs about as much as copying it, not one Python ``str()`` per cell.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import jit
+
+SNP_DISTS_CORNER = "snp-dists 0.8.2"
+_BLOCK_CELLS = 1 << 22
+
+
+class NameTable:
+    """Names as one byte blob plus offsets, the form the formatting kernels take."""
+
+    def __init__(self, names: list[str]):
+        encoded = [name.encode("utf-8", "surrogateescape") for name in names]
+        self.blob = np.frombuffer(b"".join(encoded), dtype=np.uint8) if encoded else np.empty(0, np.uint8)
+        self.offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=self.offsets[1:])
+        self.names = names
+
+    def max_length(self) -> int:
+        return int(np.max(np.diff(self.offsets))) if len(self.names) else 0
+
+
+@jit
+def _put_int(buffer, at, value):
+    if value == 0:
+        buffer[at] = 48
+        return at + 1
+    if value < 0:
+        buffer[at] = 45
+        at += 1
+        value = -value
+    digits = 0
+    probe = value
+    while probe > 0:
+        digits += 1
+        probe //= 10
+    for k in range(digits - 1, -1, -1):
+        buffer[at + k] = 48 + value % 10
+        value //= 10
+    return at + digits
+
+
+@jit
+def _put_name(buffer, at, blob, offsets, index):
+    for q in range(offsets[index], offsets[index + 1]):
+        buffer[at] = blob[q]
+        at += 1
+    return at
+
+
+@jit
+def _format_rows(values, row_ids, counts, blob, offsets, separator, buffer):
+    """``name<sep>v0<sep>v1...\\n`` for each row; row ``r`` prints its first ``counts[r]`` values."""
+    at = 0
+    for r in range(values.shape[0]):
+        at = _put_name(buffer, at, blob, offsets, row_ids[r])
+        for c in range(counts[r]):
+            buffer[at] = separator
+            at = _put_int(buffer, at + 1, values[r, c])
+        buffer[at] = 10
+        at += 1
+    return at
+
+
+@jit
+def _format_long(left, right, values, blob_left, offsets_left, blob_right, offsets_right, separator, buffer):
+    """``left_name<sep>right_name<sep>value\\n`` per entry."""
+    at = 0
+    for k in range(values.size):
+        at = _put_name(buffer, at, blob_left, offsets_left, left[k])
+        buffer[at] = separator
+        at = _put_name(buffer, at + 1, blob_right, offsets_right, right[k])
+        buffer[at] = separator
+        at = _put_int(buffer, at + 1, values[k])
+        buffer[at] = 10
+        at += 1
+    return at
+
+
+def _digits_bound(dtype) -> int:
+    return len(str(np.iinfo(dtype).min))
+
+
+def write_header(handle, column_names: NameTable, separator: str, corner: str | None) -> None:
+    """The header line: the corner cell (empty when ``corner`` is None), then every column name."""
+    cells = [corner or ""] + list(column_names.names)
+    handle.write(separator.join(cells).encode("utf-8", "surrogateescape") + b"\n")
+
+
+def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: str,
+               lower_triangle: bool = False) -> None:  # fmt: skip
+    """Write matrix rows (``matrix`` holds rows ``row_start...``), each preceded by its name.
+
+    With ``lower_triangle`` row ``i`` prints its first ``i + 1`` values (snp-dists ``-L``).
+    """
+    n_rows, n_cols = matrix.shape
+    if n_rows == 0:
+        return
+    sep = ord(separator)
+    rows_per_block = max(1, _BLOCK_CELLS // max(1, n_cols))
+    width = _digits_bound(matrix.dtype) + 1
+    for lo in range(0, n_rows, rows_per_block):
+        hi = min(n_rows, lo + rows_per_block)
+        row_ids = np.arange(row_start + lo, row_start + hi, dtype=np.int64)
+        if lower_triangle:
+            counts = np.minimum(row_ids + 1, n_cols)
+        else:
+            counts = np.full(hi - lo, n_cols, dtype=np.int64)
+        size = int(counts.sum()) * width + (hi - lo) * (row_names.max_length() + 1)
+        buffer = np.empty(size, dtype=np.uint8)
+        used = _format_rows(np.ascontiguousarray(matrix[lo:hi]), row_ids, counts, row_names.blob,
+                            row_names.offsets, sep, buffer)  # fmt: skip
+        handle.write(buffer[:used].tobytes())
+
+
+def write_long(handle, left, right, values, left_names: NameTable, right_names: NameTable,
+               separator: str) -> None:  # fmt: skip
+    """Write ``left_name<sep>right_name<sep>value`` lines for index arrays ``left``, ``right``."""
+    left = np.asarray(left, dtype=np.int64).ravel()
+    right = np.asarray(right, dtype=np.int64).ravel()
+    values = np.asarray(values).ravel()
+    sep = ord(separator)
+    width = _digits_bound(values.dtype) + 3 + left_names.max_length() + right_names.max_length()
+    step = max(1, _BLOCK_CELLS // 4)
+    for lo in range(0, values.size, step):
+        hi = min(values.size, lo + step)
+        buffer = np.empty((hi - lo) * width, dtype=np.uint8)
+        used = _format_long(left[lo:hi], right[lo:hi], values[lo:hi], left_names.blob, left_names.offsets,
+                            right_names.blob, right_names.offsets, sep, buffer)  # fmt: skip
+        handle.write(buffer[:used].tobytes())

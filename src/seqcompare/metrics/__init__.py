@@ -1,0 +1,1 @@
+"""All-pairs metrics, one subpackage per family, each on the shared tile engine."""
