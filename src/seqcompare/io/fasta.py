@@ -173,6 +173,8 @@ def _scan_alignment(buf, line_ends, allowed, whitespace):
                 break
             record = 0
             length = 0
+            header_starts[0] = start + 1
+            header_ends[0] = stop
         elif record == 0:
             filled = _sequence_line(buf, start, stop, empty_row, length, 0, allowed, whitespace)
             if filled < 0:

@@ -1,0 +1,89 @@
+import gzip
+
+import numpy as np
+import pytest
+
+from seqcompare.errors import InputError
+from seqcompare.io.fasta import duplicated_names, read_alignment
+
+
+def write(tmp_path, name, content: bytes):
+    path = tmp_path / name
+    path.write_bytes(content)
+    return str(path)
+
+
+def test_wrapped_crlf_gzip_and_names_up_to_whitespace(tmp_path):
+    text = b">one first record\r\nACGT\r\nAC\r\n>two\tdesc\r\nTTTT\r\nGG\r\n"
+    for path in (write(tmp_path, "a.fa", text), write(tmp_path, "a.fa.gz", gzip.compress(text))):
+        aln = read_alignment(path)
+        assert aln.names == ["one", "two"]
+        assert aln.sequences.tobytes() == b"ACGTACTTTTGG"
+        assert aln.sequences.shape == (2, 6)
+
+
+def test_gzip_detected_by_content_not_name(tmp_path):
+    path = write(tmp_path, "plain_name.fasta", gzip.compress(b">a\nAC\n>b\nAG\n"))
+    assert read_alignment(path).sequences.tobytes() == b"ACAG"
+
+
+def test_blank_lines_spaces_and_missing_final_newline(tmp_path):
+    path = write(tmp_path, "a.fa", b"\n>a\nAC GT\n\n>b\nA-NN")
+    aln = read_alignment(path)
+    assert aln.sequences.tobytes() == b"ACGTA-NN"
+
+
+def test_empty_sequences_are_allowed(tmp_path):
+    aln = read_alignment(write(tmp_path, "a.fa", b">a\n>b\n"))
+    assert aln.sequences.shape == (2, 0)
+
+
+def test_real_crlf_alignment_parses():
+    import os
+
+    from conftest import DATA
+
+    aln = read_alignment(os.path.join(DATA, "gene_515.fasta"))
+    assert aln.sequences.shape == (515, 2829)
+    assert not np.isin(aln.sequences, [10, 13]).any()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "contains no FASTA records"),
+        (b"\n\n  \n", "contains no FASTA records"),
+        (b"ACGT\n>a\nAC\n", "not a FASTA file"),
+        (b"@read\nACGT\n+\nIIII\n", "not a FASTA file"),
+        (b">a\nACGT\n>b\nACG\n", "record #2 'b' has length 3 but record #1 'a' has length 4"),
+        (b">a\nACG\n>b\nACGTT\n", "record #2 'b' has length 5 but record #1 'a' has length 3"),
+        (b">a\nAC1T\n", "record #1 'a' has an illegal character '1' at position 3"),
+        (b">a\nACGT\n>b\nAC\xffT\n", "record #2 'b' has an illegal character 'byte 0xff' at position 3"),
+    ],
+)
+def test_bad_input_is_one_clear_message(tmp_path, content, message):
+    path = write(tmp_path, "bad.fa", content)
+    with pytest.raises(InputError) as info:
+        read_alignment(path)
+    assert message in str(info.value)
+    assert path in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_alignment(str(tmp_path / "nope.fa"))
+    with pytest.raises(InputError, match="is a directory"):
+        read_alignment(str(tmp_path))
+
+
+def test_truncated_gzip(tmp_path):
+    data = gzip.compress(b">a\nACGT\n" * 1000)
+    path = write(tmp_path, "t.fa.gz", data[: len(data) // 2])
+    with pytest.raises(InputError, match="corrupt or truncated gzip"):
+        read_alignment(path)
+
+
+def test_duplicated_names():
+    assert duplicated_names(["a", "b", "a", "c", "b", "a"]) == ["a", "b"]
+    assert duplicated_names(["a", "b"]) == []
