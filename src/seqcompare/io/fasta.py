@@ -142,6 +142,15 @@ def _sequence_line(buf, start, stop, row, filled, length, allowed, whitespace):
 
 
 @jit
+def _line_bounds(buf, line_ends, k, start):
+    """Start and stop of line ``k`` (which begins at ``start``), a trailing carriage return excluded."""
+    stop = line_ends[k]
+    if stop > start and buf[stop - 1] == 13:
+        stop -= 1
+    return start, stop
+
+
+@jit
 def _scan_alignment(buf, line_ends, allowed, whitespace):
     """Index and copy every record of a FASTA image into an (n, m) matrix.
 
@@ -165,9 +174,7 @@ def _scan_alignment(buf, line_ends, allowed, whitespace):
     record = -1
     start = 0
     for k in range(n_lines):
-        stop = line_ends[k]
-        if stop > start and buf[stop - 1] == 13:
-            stop -= 1
+        start, stop = _line_bounds(buf, line_ends, k, start)
         if stop > start and buf[start] == 62:
             if record == 0:
                 break
@@ -188,9 +195,7 @@ def _scan_alignment(buf, line_ends, allowed, whitespace):
     filled = 0
     start = 0
     for k in range(n_lines):
-        stop = line_ends[k]
-        if stop > start and buf[stop - 1] == 13:
-            stop -= 1
+        start, stop = _line_bounds(buf, line_ends, k, start)
         if stop > start and buf[start] == 62:
             if record >= 0 and filled != length:
                 return _UNEQUAL, out, header_starts, header_ends, record, filled, length
