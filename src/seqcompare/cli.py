@@ -138,7 +138,7 @@ def _run_hamming(args) -> int:
 
     from .io.fasta import duplicated_names, read_alignment
     from .io.tables import SNP_DISTS_CORNER, NameTable, write_header, write_long, write_rows
-    from .metrics.hamming.api import _distance_dtype, encode_inputs, resolve_method, run_hamming
+    from .metrics.hamming.api import distance_dtype, encode_inputs, resolve_method, run_hamming
     from .sinks import KnnSink, LowerTriangleSink, MatrixSink, PairsSink
 
     _check_hamming_options(args)
@@ -164,7 +164,7 @@ def _run_hamming(args) -> int:
     alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
     encoded = encode_inputs(query, reference, alphabet=alphabet, keep_case=args.keep_case,
                             missing=args.missing)  # fmt: skip
-    method = resolve_method(args.method, encoded, args.device)
+    method = resolve_method(args.method, args.device)
     log(f"method {method}, {args.threads or 'all'} threads")
     separator = "," if args.csv else "\t"
     corner = None if args.blank_corner else (args.corner_label or SNP_DISTS_CORNER)
@@ -173,7 +173,7 @@ def _run_hamming(args) -> int:
     symmetric = reference is None
     n_rows = query.n_sequences
     n_cols = n_rows if symmetric else reference.n_sequences
-    dtype = _distance_dtype(encoded.n_sites)
+    dtype = distance_dtype(encoded.n_sites)
     common = dict(method=method, threads=args.threads, tile_size=args.tile_size,
                   progress=not args.quiet and sys.stderr.isatty(), device=args.device)  # fmt: skip
     cap = args.max_count

@@ -16,7 +16,7 @@ from ...encoding import (
     pack_planes,
     sequence_encoding,
 )
-from ...engine import ThreadExecutor, default_threads, default_tile_size, plan_tiles, run_tiles
+from ...engine import Tile, ThreadExecutor, default_threads, default_tile_size, plan_tiles, run_tiles
 from ...errors import InputError
 from ...io.fasta import Alignment, read_alignment
 from ...sinks import KnnSink, MatrixSink, PairsSink
@@ -126,7 +126,7 @@ def encode_inputs(X, Y=None, *, alphabet="acgt", keep_case=False, missing=None) 
     return Encoded(codes[0], codes[1] if Y is not None else None, space)
 
 
-def resolve_method(method: str, encoded: Encoded | None = None, device: str = "cpu") -> str:
+def resolve_method(method: str, device: str = "cpu") -> str:
     """The method ``auto`` stands for: ``bitpack`` on the CPU, the fastest there on every shape measured
     (bench/RESULTS.md), because it moves 3 bits per DNA site instead of one float per code and site."""
     if method not in METHODS:
@@ -153,7 +153,7 @@ def _make_kernel(method: str, encoded: Encoded, cap: int, threads: int):
         left_planes = encoded.planes("left", threads)
         right_planes = left_planes if encoded.symmetric else encoded.planes("right", threads)
         disjoint = encoded.space.relation == "disjoint"
-        dtype = _distance_dtype(encoded.n_sites)
+        dtype = distance_dtype(encoded.n_sites)
 
         def kernel(tile):
             block = np.empty((tile.n_rows, tile.n_cols), dtype=dtype)
@@ -167,7 +167,8 @@ def _make_kernel(method: str, encoded: Encoded, cap: int, threads: int):
     raise ValueError(f"unknown method {method!r}")
 
 
-def _distance_dtype(n_sites: int):
+def distance_dtype(n_sites: int):
+    """int32 while a distance (at most the number of sites) fits, else int64."""
     return np.int32 if n_sites < 2**31 else np.int64
 
 
@@ -187,15 +188,13 @@ def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None
     This is the layer every public function and the CLI share; ``cap`` limits every distance to
     ``min(distance, cap)`` and lets kernels stop counting a pair early.
     """
-    method = resolve_method(method, encoded, device)
+    method = resolve_method(method, device)
     threads = threads or default_threads()
     n_left, n_right = encoded.n_left, encoded.n_right
     full_cap = encoded.n_sites + 1
     cap = full_cap if cap is None else int(min(cap, full_cap))
     if method == "matrix":
         # Algorithm 2 as published: the whole matrix in one go (no tiling, no symmetry saving).
-        from ...engine import Tile
-
         tiles = [Tile(0, n_left, 0, n_left if n_right is None else n_right, n_right is None)]
         executor = ThreadExecutor(1)
     elif method == "tiled":
@@ -272,7 +271,7 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
     """
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
     shape = (encoded.n_left, encoded.n_left if encoded.symmetric else encoded.n_right)
-    sink = MatrixSink(shape, encoded.symmetric, _distance_dtype(encoded.n_sites), path=out)
+    sink = MatrixSink(shape, encoded.symmetric, distance_dtype(encoded.n_sites), path=out)
     try:
         return run_hamming(encoded, sink, method=method, cap=max_count, threads=threads,
                            tile_size=tile_size, progress=progress, device=device)  # fmt: skip
