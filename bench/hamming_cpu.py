@@ -43,13 +43,14 @@ def median_time(command: list[str], repeats: int, env=None) -> float:
     return statistics.median(times)
 
 
-def ensure_dataset(n: int, m: int, seed: int) -> str:
+def ensure_dataset(n: int, m: int, seed: int, substitution_rate: float = 0.015) -> str:
     from seqcompare.simulate import simulate_alignment, write_fasta
 
     os.makedirs(WORK, exist_ok=True)
-    path = os.path.join(WORK, f"sim_{n}x{m}_seed{seed}.fasta")
+    suffix = "" if substitution_rate == 0.015 else f"_sub{substitution_rate}"
+    path = os.path.join(WORK, f"sim_{n}x{m}_seed{seed}{suffix}.fasta")
     if not os.path.exists(path):
-        names, sequences = simulate_alignment(n, m, seed=seed)
+        names, sequences = simulate_alignment(n, m, seed=seed, substitution_rate=substitution_rate)
         write_fasta(path + ".tmp", names, sequences)
         os.replace(path + ".tmp", path)
     return path

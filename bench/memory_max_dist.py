@@ -28,8 +28,11 @@ def main() -> int:
     parser.add_argument("--length", type=int, default=30000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-dist", type=int, default=20)
+    parser.add_argument("--substitution-rate", type=float, default=0.015,
+                        help="0.0005 makes many pairs fall within 20 SNPs (tens of millions at 20,000)")  # fmt: skip
     args = parser.parse_args()
-    path = ensure_dataset(args.sequences, args.length, seed=args.sequences)
+    path = ensure_dataset(args.sequences, args.length, seed=args.sequences,
+                          substitution_rate=args.substitution_rate)  # fmt: skip
     out = os.path.join(HERE, "work", "pairs.tsv")
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "seqcompare", "hamming", "-q", "-j", str(args.threads),
