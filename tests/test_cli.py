@@ -171,3 +171,13 @@ def test_console_script_stdin_gzip_and_simulate(tmp_path):
     assert result.stdout.decode() == expected
     result = subprocess.run([sys.executable, "-m", "seqcompare", "hamming", "/no/such.fa"], capture_output=True)
     assert result.returncode == 1 and result.stderr.decode() == "seqcompare: error: /no/such.fa: no such file\n"
+
+
+def test_blas_probe_guard_is_lifted_after_the_command(capsysbinary):
+    # The CLI hides SciPy's BLAS from Numba's start-up probe; the guard must not outlive the command, or a
+    # later `import scipy.linalg` in the same process would fail.
+    name = "scipy.linalg.cython_blas"
+    had = name in sys.modules
+    assert run(capsysbinary, "hamming", GOOD)[0] == 0
+    assert (name in sys.modules) == had
+    assert sys.modules.get(name, "absent") is not None

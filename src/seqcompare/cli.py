@@ -274,6 +274,25 @@ def _run_simulate_alignment(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _numba_without_blas_probe():
+    """Keep Numba from importing SciPy's BLAS while its CPU target loads, for this command only.
+
+    When SciPy is installed, Numba's first dispatch imports ``scipy.linalg.cython_blas`` to see whether
+    ``np.dot`` can be compiled: 0.15-0.3 s of every CLI run (see docs/DEVELOPING.md). No seqcompare kernel
+    calls BLAS from Numba; the ``matrix`` method's BLAS is NumPy's own, which this does not touch.
+    """
+    name = "scipy.linalg.cython_blas"
+    blocked = name not in sys.modules
+    if blocked:
+        sys.modules[name] = None  # an import of it now fails fast with ImportError
+    try:
+        yield
+    finally:
+        if blocked and sys.modules.get(name, 0) is None:
+            del sys.modules[name]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``seqcompare`` command; returns the exit status."""
     parser = build_parser()
@@ -282,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return args.handler(args)
+        with _numba_without_blas_probe():
+            return args.handler(args)
     except InputError as exc:
         print(f"seqcompare: error: {exc}", file=sys.stderr)
         return 1
