@@ -181,3 +181,17 @@ def test_blas_probe_guard_is_lifted_after_the_command(capsysbinary):
     assert run(capsysbinary, "hamming", GOOD)[0] == 0
     assert (name in sys.modules) == had
     assert sys.modules.get(name, "absent") is not None
+
+
+def test_gpu_requests_without_a_gpu_fail_cleanly(capsysbinary):
+    from conftest import has_gpu
+
+    from seqcompare.metrics.hamming.api import resolve_method
+
+    with pytest.raises(ValueError, match="GPU only"):
+        resolve_method("bitmma", "cpu")
+    code, out, err = run(capsysbinary, "hamming", "--method", "bitmma", GOOD)
+    assert code == 1 and out == "" and "runs on a GPU only" in err
+    if not has_gpu():  # where a GPU is present, tests/test_gpu_hamming.py covers --device cuda
+        code, out, err = run(capsysbinary, "hamming", "-q", "--device", "cuda", GOOD)
+        assert code == 1 and out == "" and err.count("\n") == 1 and "CuPy" in err

@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from . import __version__
-from .errors import InputError
+from .errors import DeviceError, InputError
 
 _IN_MEMORY_MATRIX_BYTES = 2 << 30
 
@@ -112,7 +112,12 @@ def _add_hamming_parser(subparsers) -> None:
 
     run = parser.add_argument_group("execution")
     run.add_argument("--method", choices=METHODS, default="auto", help="algorithm (default: auto)")
-    run.add_argument("--device", choices=("cpu", "auto"), default="cpu", help="where to compute")
+    run.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
+                     help="where to compute: cuda = every visible NVIDIA GPU (needs the [cuda] extra); "
+                          "auto = a GPU when one is usable")  # fmt: skip
+    run.add_argument("--gpu-packer", choices=("planes", "ballot", "shared", "naive"), default="planes",
+                     help="how GPU operands are built: from the CPU's bit planes (least PCIe traffic) or from "
+                          "8-bit codes by a ballot, shared-memory or naive atomic kernel")  # fmt: skip
     run.add_argument("-j", "--threads", type=_positive_int, metavar="N", help="threads (default: all cores)")
     run.add_argument("--tile-size", type=_positive_int, metavar="N", help="tile edge (default: automatic)")
     run.add_argument("-q", "--quiet", action="store_true", help="no log messages and no progress bar")
@@ -164,7 +169,10 @@ def _run_hamming(args) -> int:
     alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
     encoded = encode_inputs(query, reference, alphabet=alphabet, keep_case=args.keep_case,
                             missing=args.missing)  # fmt: skip
-    method = resolve_method(args.method, args.device)
+    try:
+        method = resolve_method(args.method, args.device, encoded.space.n_codes)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     log(f"method {method}, {args.threads or 'all'} threads")
     separator = "," if args.csv else "\t"
     corner = None if args.blank_corner else (args.corner_label or SNP_DISTS_CORNER)
@@ -175,7 +183,8 @@ def _run_hamming(args) -> int:
     n_cols = n_rows if symmetric else reference.n_sequences
     dtype = distance_dtype(encoded.n_sites)
     common = dict(method=method, threads=args.threads, tile_size=args.tile_size,
-                  progress=not args.quiet and sys.stderr.isatty(), device=args.device)  # fmt: skip
+                  progress=not args.quiet and sys.stderr.isatty(), device=args.device,
+                  gpu_packer=args.gpu_packer)  # fmt: skip
     cap = args.max_count
 
     if args.max_dist is not None:
@@ -303,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with _numba_without_blas_probe():
             return args.handler(args)
-    except InputError as exc:
+    except (InputError, DeviceError) as exc:
         print(f"seqcompare: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:

@@ -234,13 +234,14 @@ def plane_patterns(space: CodeSpace, table: np.ndarray | None = None) -> np.ndar
 
 
 def pack_planes(matrix: np.ndarray, space: CodeSpace, table: np.ndarray | None = None,
-                threads: int = 1) -> np.ndarray:  # fmt: skip
+                threads: int = 1, out: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """Pack a matrix into bit planes ``(n, P + 1, W)`` uint64, ``W = ceil(m / 64)``.
 
     Plane ``p < P`` holds bit ``p`` of ``code - space.plane_offset`` at present sites, plane ``P`` the
     validity (code != 0); site ``s`` is bit ``s % 64`` of word ``s // 64``, and padding bits are zero in
     every plane, so they never count. ``matrix`` holds codes, or raw bytes when ``table`` (byte to code)
-    is given, in which case the codes are never materialised.
+    is given, in which case the codes are never materialised. ``out``, if given, is filled instead of a new
+    array (e.g. page-locked memory that a GPU copies from without staging); every word is written.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -248,7 +249,11 @@ def pack_planes(matrix: np.ndarray, space: CodeSpace, table: np.ndarray | None =
 
     n, m = matrix.shape
     n_planes = space.n_value_planes
-    out = np.zeros((n, n_planes + 1, (m + 63) // 64), dtype=np.uint64)
+    shape = (n, n_planes + 1, (m + 63) // 64)
+    if out is None:
+        out = np.zeros(shape, dtype=np.uint64)
+    elif out.shape != shape or out.dtype != np.uint64:
+        raise ValueError(f"out must be uint64 with shape {shape}, got {out.dtype} {out.shape}")
     if n == 0 or m == 0:
         return out
     patterns = plane_patterns(space, table)

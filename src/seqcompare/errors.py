@@ -6,3 +6,7 @@ class InputError(ValueError):
 
     The message names the file and, where there is one, the record.
     """
+
+
+class DeviceError(RuntimeError):
+    """A requested device cannot be used (no CuPy, no visible GPU); the message says what to install."""

@@ -92,6 +92,11 @@ class PairsSink:
             rows, cols = cols, rows
         self._parts.append((rows.astype(np.int64), cols.astype(np.int64), values.astype(np.int64)))
 
+    def add_pairs(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
+        """Pairs already selected elsewhere (e.g. on a GPU), in global indices and final orientation."""
+        if len(rows):
+            self._parts.append((np.asarray(rows, np.int64), np.asarray(cols, np.int64), np.asarray(values, np.int64)))
+
     def finish(self):
         if not self._parts:
             empty = np.empty(0, dtype=np.int64)
@@ -141,6 +146,25 @@ class KnnSink:
         if self.symmetric and not tile.diagonal:
             row_ids = np.broadcast_to(np.arange(tile.row_start, tile.row_stop), block.T.shape)
             self._merge(cols, block.T, row_ids)
+
+    def add_candidates(self, tile: Tile, candidates: dict) -> None:
+        """Candidates already reduced elsewhere (e.g. on a GPU): ``candidates["rows"]`` holds, per row of
+        ``tile``, keys ``distance << 32 | column`` sorted ascending; ``candidates["cols"]`` (symmetric,
+        off-diagonal tiles) the same per column with row indices."""
+        if self.k == 0:
+            return
+        for name, span in (("rows", slice(tile.row_start, tile.row_stop)),
+                           ("cols", slice(tile.col_start, tile.col_stop))):  # fmt: skip
+            keys = candidates.get(name)
+            if keys is None:
+                continue
+            keys = np.asarray(keys, dtype=np.int64)
+            distances = keys >> 32
+            indices = keys & 0xFFFFFFFF
+            sentinel = keys == np.iinfo(np.int64).max
+            distances[sentinel] = np.iinfo(np.int64).max
+            indices[sentinel] = np.iinfo(np.int64).max
+            self._merge(span, distances, indices)
 
     def finish(self):
         return self.best_i, self.best_d

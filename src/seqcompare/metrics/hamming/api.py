@@ -21,12 +21,14 @@ from ...errors import InputError
 from ...io.fasta import Alignment, read_alignment
 from ...sinks import KnnSink, MatrixSink, PairsSink
 
-METHODS = ("auto", "vector", "matrix", "tiled", "bitpack")
+METHODS = ("auto", "vector", "matrix", "tiled", "bitpack", "bitmma")
+GPU_ONLY_METHODS = ("bitmma",)
 METHOD_DESCRIPTIONS = {
     "vector": "Algorithm 1: every pair compared site by site (the oracle)",
     "matrix": "Algorithm 2: one-hot masks and one BLAS GEMM per code over the whole matrix",
     "tiled": "Algorithm 2 on lower-triangle tiles, masks built per tile, tiles in parallel",
-    "bitpack": "bit planes + popcount (Numba, AVX-512 VPOPCNTQ where available), tiles in parallel",
+    "bitpack": "bit planes + popcount (Numba, AVX-512 VPOPCNTQ where available; CUDA cores on a GPU)",
+    "bitmma": "GPU only: 1-bit tensor-core MMA (AND + POPC) on one-hot code bits",
 }
 
 
@@ -63,9 +65,14 @@ class Encoded:
         values = self.left_values if side == "left" or self.symmetric else self.right_values
         return values if self.table is None else apply_code_table(self.table, values)
 
-    def planes(self, side: str = "left", threads: int = 1) -> np.ndarray:
+    def planes(self, side: str = "left", threads: int = 1, out: np.ndarray | None = None) -> np.ndarray:
         values = self.left_values if side == "left" or self.symmetric else self.right_values
-        return pack_planes(values, self.space, self.table, threads=threads)
+        return pack_planes(values, self.space, self.table, threads=threads, out=out)
+
+    def plane_shape(self, side: str = "left") -> tuple[int, int, int]:
+        """Shape of :meth:`planes` for ``side``."""
+        values = self.left_values if side == "left" or self.symmetric else self.right_values
+        return (values.shape[0], self.space.n_value_planes + 1, (values.shape[1] + 63) // 64)
 
 
 def _as_matrix(data, role: str):
@@ -126,13 +133,33 @@ def encode_inputs(X, Y=None, *, alphabet="acgt", keep_case=False, missing=None) 
     return Encoded(codes[0], codes[1] if Y is not None else None, space)
 
 
-def resolve_method(method: str, device: str = "cpu") -> str:
-    """The method ``auto`` stands for: ``bitpack`` on the CPU, 27x faster than the next method in the method
-    table of bench/RESULTS.md, because it moves 3 bits per DNA site instead of one float per code and site."""
+def resolve_device(device: str = "cpu") -> str:
+    """``"cpu"`` or ``"cuda"``; ``"auto"`` is ``"cuda"`` when CuPy sees a GPU, else ``"cpu"``."""
+    if device == "auto":
+        from ...gpu import available
+
+        return "cuda" if available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto'; got {device!r}")
+    if device == "cuda":
+        from ...gpu import require_cupy
+
+        require_cupy()  # fail now, with the fix in the message, rather than after the work on the CPU
+    return device
+
+
+def resolve_method(method: str, device: str = "cpu", n_codes: int = 5) -> str:
+    """The method ``auto`` stands for. On the CPU: ``bitpack``, 27-35x faster than the next method in the
+    method table of bench/RESULTS.md, because it moves 3 bits per DNA site instead of one float per code and
+    site. On a GPU: see :func:`seqcompare.gpu.hamming.gpu_method` (``bitmma`` for up to 32 codes)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    if device not in ("cpu", "auto"):
-        raise ValueError(f"device {device!r} is not available for Hamming distances yet; use 'cpu'")
+    if resolve_device(device) == "cuda":
+        from ...gpu.hamming import gpu_method
+
+        return gpu_method(method, n_codes)
+    if method in GPU_ONLY_METHODS:
+        raise ValueError(f"method {method!r} runs on a GPU only (device='cuda')")
     return "bitpack" if method == "auto" else method
 
 
@@ -182,17 +209,21 @@ def _progress_bar(total: int, enabled: bool):
 
 
 def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None, tile_size=None,
-                progress=False, device="cpu"):  # fmt: skip
+                progress=False, device="cpu", gpu_packer="planes"):  # fmt: skip
     """Run the tile engine on encoded inputs and return what ``sink`` finishes with.
 
     This is the layer every public function and the CLI share; ``cap`` limits every distance to
-    ``min(distance, cap)`` and lets kernels stop counting a pair early.
+    ``min(distance, cap)`` and lets kernels stop counting a pair early. ``gpu_packer`` chooses how GPU
+    operands are built (see :mod:`seqcompare.gpu.hamming`).
     """
-    method = resolve_method(method, device)
+    device = resolve_device(device)
+    method = resolve_method(method, device, encoded.space.n_codes)
     threads = threads or default_threads()
     n_left, n_right = encoded.n_left, encoded.n_right
     full_cap = encoded.n_sites + 1
     cap = full_cap if cap is None else int(min(cap, full_cap))
+    if device == "cuda":
+        return _run_on_gpu(encoded, sink, method, cap, threads, tile_size, progress, gpu_packer)
     if method == "matrix":
         # Algorithm 2 as published: the whole matrix in one go (no tiling, no symmetry saving).
         tiles = [Tile(0, n_left, 0, n_left if n_right is None else n_right, n_right is None)]
@@ -220,6 +251,38 @@ def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None
             bar.close()
 
 
+def _run_on_gpu(encoded: Encoded, sink, method: str, cap: int, threads: int, tile_size, progress: bool,
+                packer: str):  # fmt: skip
+    """The GPU side of :func:`run_hamming`: pairs and nearest neighbours are reduced on the device.
+
+    Engine tiles are large (4096-8192, or ``tile_size`` rounded up to a multiple of 128, the kernels' block).
+    """
+    from ...gpu.hamming import GpuExecutor, HostProblem, device_pairs, engine_tile_size, knn_reducer
+
+    if isinstance(sink, PairsSink):
+        # Selection happens on raw distances; a cap at or below max_dist admits every pair (as on the CPU).
+        threshold = sink.max_dist if cap > sink.max_dist else 2**32 - 1
+        i, j, d = device_pairs(encoded, threshold, method=method, packer=packer, threads=threads)
+        sink.add_pairs(i, j, np.minimum(d, cap))
+        return sink.finish()
+    host = HostProblem(encoded, method, packer, threads)
+    size = engine_tile_size(host.method) if tile_size is None else -(-tile_size // 128) * 128
+    tiles = [t for t in plan_tiles(encoded.n_left, encoded.n_right, size) if t.n_rows and t.n_cols]
+    bar, update = _progress_bar(sum(t.n_pairs for t in tiles), progress)
+    try:
+        if isinstance(sink, KnnSink):
+            executor = GpuExecutor(host, cap=cap, reduce=knn_reducer(sink.k, encoded.symmetric))
+            for tile, candidates in executor.map(None, tiles):
+                sink.add_candidates(tile, candidates)
+                if update is not None:
+                    update(tile.n_pairs)
+            return sink.finish()
+        return run_tiles(None, tiles, GpuExecutor(host, cap=cap), sink, update)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missing=None, max_count=None,
             threads=None, tile_size=None, out=None, progress=False, device="cpu"):  # fmt: skip
     """All-pairs Hamming / SNP distances.
@@ -231,8 +294,9 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
         array) or any 2-D array of categorical values (integers, floats, strings per cell).
     Y : same kinds as X, shape (p, m), optional
         Right-hand items; the result is then the rectangular ``X`` x ``Y`` matrix.
-    method : {"auto", "vector", "matrix", "tiled", "bitpack"}
-        Algorithm; all give identical results. ``auto`` picks the fastest for the device.
+    method : {"auto", "vector", "matrix", "tiled", "bitpack", "bitmma"}
+        Algorithm; all give identical results. ``auto`` picks the fastest for the device. On a GPU:
+        ``bitmma`` (1-bit tensor cores), ``matrix`` (int8 tensor cores, cuBLAS), ``bitpack`` (CUDA cores).
     alphabet : {"acgt", "all", "iupac"}
         Sequence semantics (ignored for value arrays). ``"acgt"`` is snp-dists': a site counts only when
         both characters are A, C, G or T (case-insensitive) and differ. ``"all"`` counts every differing
@@ -253,8 +317,9 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
         memmap of it.
     progress : bool
         Show a progress bar on stderr.
-    device : {"cpu", "auto"}
-        Where to compute.
+    device : {"cpu", "cuda", "auto"}
+        Where to compute: ``"cuda"`` uses every visible NVIDIA GPU (limit them with ``CUDA_VISIBLE_DEVICES``)
+        and needs the ``[cuda]`` extra; ``"auto"`` picks a GPU when one is usable.
 
     Returns
     -------

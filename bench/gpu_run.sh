@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On a GPU machine with no network (CuPy, Numba, pytest, hypothesis preinstalled; Python 3.12): install the
+# package from this working tree, run the GPU tests, then the GPU benchmarks, writing everything to OUTDIR.
+#
+#   bash bench/gpu_run.sh OUTDIR [tests|bench|all] [extra pytest args...]
+set -uo pipefail
+OUT=${1:?usage: bash bench/gpu_run.sh OUTDIR [tests|bench|all] [pytest args]}
+WHAT=${2:-all}
+shift $(( $# >= 2 ? 2 : 1 ))
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/.."
+
+python3 -m pip install -q --no-index --no-deps --no-build-isolation . 2>&1 | tail -3
+python3 - <<'EOF' 2>&1 | tee "$OUT/environment.txt"
+import cupy, numba, numpy, platform, seqcompare
+print("python", platform.python_version(), "numpy", numpy.__version__, "numba", numba.__version__,
+      "cupy", cupy.__version__, "seqcompare", seqcompare.__version__)
+for d in range(cupy.cuda.runtime.getDeviceCount()):
+    p = cupy.cuda.runtime.getDeviceProperties(d)
+    print("gpu", d, p["name"], "sm", p["major"], p["minor"], "SMs", p["multiProcessorCount"])
+EOF
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1 | tee -a "$OUT/environment.txt"
+
+status=0
+if [[ "$WHAT" == tests || "$WHAT" == all ]]; then
+    # Run from outside the tree so the installed package (with its .cu files) is what gets tested.
+    (cd tests && python3 -m pytest -q -m gpu -p no:cacheprovider "$@" . 2>&1) | tee "$OUT/gpu_tests.log"
+    status=${PIPESTATUS[0]}
+fi
+if [[ "$WHAT" == bench || "$WHAT" == all ]]; then
+    python3 bench/hamming_gpu.py --out "$OUT" 2>&1 | tee "$OUT/bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+exit $status

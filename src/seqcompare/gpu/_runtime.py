@@ -1,0 +1,76 @@
+"""CuPy access, device discovery and run-time compiled CUDA modules (one per source file and device)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+
+from ..errors import DeviceError
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_MODULES: dict = {}
+_LOCK = threading.Lock()
+
+
+def require_cupy():
+    """Return the ``cupy`` module, or raise :class:`~seqcompare.errors.DeviceError` saying what is missing."""
+    try:
+        import cupy
+    except ImportError as exc:
+        raise DeviceError(
+            "device='cuda' needs CuPy and an NVIDIA GPU: pip install 'seqcompare[cuda]' "
+            "(or the cupy-cudaXXx wheel matching your CUDA driver)"
+        ) from exc
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as exc:
+        raise DeviceError(f"CuPy is installed but no CUDA device can be used: {exc}") from exc
+    if count == 0:
+        raise DeviceError("CuPy is installed but no CUDA device is visible")
+    return cupy
+
+
+def available() -> bool:
+    """True when CuPy imports and at least one CUDA device is visible."""
+    try:
+        require_cupy()
+    except DeviceError:
+        return False
+    return True
+
+
+def device_count() -> int:
+    """Visible CUDA devices (0 without CuPy or a GPU)."""
+    try:
+        return require_cupy().cuda.runtime.getDeviceCount()
+    except DeviceError:
+        return 0
+
+
+@lru_cache(maxsize=None)
+def _source(name: str) -> str:
+    with open(os.path.join(_HERE, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def module(name: str, name_expressions: tuple[str, ...] = ()):
+    """The compiled ``name`` (a ``.cu`` file of this package) for the current device, built on first use.
+
+    CuPy has NVRTC compile straight to machine code for the device's own architecture (``-arch=sm_90`` on an
+    H100/H200), so inline PTX that needs it (1-bit MMA, ``cp.async``, ``ldmatrix``) is available; the module
+    is cached here per device (and CuPy caches the binary on disk).
+    """
+    cupy = require_cupy()
+    device = cupy.cuda.Device()
+    key = (name, device.id, name_expressions)
+    with _LOCK:
+        compiled = _MODULES.get(key)
+        if compiled is None:
+            compiled = cupy.RawModule(
+                code=_source(name),
+                options=("-std=c++17",),
+                name_expressions=name_expressions or None,
+            )
+            _MODULES[key] = compiled
+    return compiled

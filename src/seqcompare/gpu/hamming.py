@@ -1,0 +1,557 @@
+"""Hamming / SNP distances on NVIDIA GPUs (CuPy), plugged into the tile engine.
+
+Methods (each equal to the CPU oracle bit for bit):
+
+``bitmma``
+    1-bit tensor cores: ``mma.sync ... m16n8k256 .b1 .and.popc`` on code-bit operands (4 bits per DNA site and
+    side, see ``hamming.cu``); 128 x 128 tiles, 4-stage ``cp.async`` pipeline.
+``matrix``
+    Algorithm 2 on int8 tensor cores: the same operands unpacked to 0/1 bytes, one cuBLAS ``gemmEx`` (int8 in,
+    int32 accumulation, exact) per engine tile.
+``bitpack``
+    CUDA cores: popcount over the CPU encoder's bit planes (any code space), the baseline.
+
+Operands are built on the device from the CPU encoder's planes (3 bits per DNA site cross PCIe) or, with
+``packer="naive" | "shared" | "ballot"``, from 8-bit site codes by the seed's bit-mask construction kernels.
+Pairs within ``max_dist`` are selected on the device, in the kernels' epilogue, so the n x n matrix never
+crosses PCIe; full blocks are copied back only for sinks that need them.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine import Tile
+from ._runtime import module, require_cupy
+
+GPU_METHODS = ("bitmma", "matrix", "bitpack")
+PACKERS = ("planes", "ballot", "shared", "naive")
+MAX_MMA_CODES = 32
+MMA_TILE = 128
+MMA_CONFIG = (MMA_TILE, MMA_TILE, 64, 64, 4)  # block rows, block cols, warp rows, warp cols, pipeline stages
+MMA_STAGE_BYTES = (MMA_CONFIG[0] + MMA_CONFIG[1]) * 64
+POPCOUNT_TILE = 64
+_SOURCE = "hamming.cu"
+_MMA_KERNEL = "hamming_bitmma<{},{},{},{},{}>".format(*MMA_CONFIG)
+
+
+def gpu_method(method: str, n_codes: int) -> str:
+    """The GPU method ``method`` stands for: ``auto`` is ``bitmma`` (8 bit-operations per DNA pair-site on
+    tensor cores that do ~10^16 of them per second) unless the code space has more than 32 present codes,
+    where ``bitpack`` (planes and popcount on CUDA cores) takes over."""
+    if method == "auto":
+        return "bitmma" if n_codes - 1 <= MAX_MMA_CODES else "bitpack"
+    if method not in GPU_METHODS:
+        raise ValueError(f"method {method!r} does not run on a GPU; use one of auto, {', '.join(GPU_METHODS)}")
+    if method in ("bitmma", "matrix") and n_codes - 1 > MAX_MMA_CODES:
+        raise ValueError(f"method {method!r} handles at most {MAX_MMA_CODES} distinct values; use 'bitpack'")
+    return method
+
+
+@dataclass(frozen=True)
+class CodeBits:
+    """How code-bit operands encode a code space: ``n_codes`` words per 64 sites and side.
+
+    ``stored[x]`` is what present code ``x`` (code ``x + 1``) holds in the CPU planes; ``left_masks[k]`` has
+    bit ``x`` set when codes ``x + 1`` and ``k + 1`` count as a difference.
+    """
+
+    n_codes: int
+    stored: np.ndarray
+    left_masks: np.ndarray
+
+    @classmethod
+    def from_space(cls, space) -> CodeBits:
+        present = max(1, space.n_codes - 1)
+        differ = space.difference_table()
+        stored = np.array([x + 1 - space.plane_offset for x in range(present)], dtype=np.uint32)
+        masks = np.zeros(present, dtype=np.uint32)
+        for k in range(min(present, space.n_codes - 1)):
+            for x in range(space.n_codes - 1):
+                if differ[x + 1, k + 1]:
+                    masks[k] |= np.uint32(1) << np.uint32(x)
+        return cls(present, stored, masks)
+
+    def row_words(self, n_sites: int) -> int:
+        """64-bit words per operand row: ``n_codes`` per 64 sites, padded to 512 bits (one pipeline stage)."""
+        words = ((n_sites + 63) // 64) * self.n_codes
+        return -(-words // 8) * 8
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _blocks(count: int, size: int) -> int:
+    return -(-count // size)
+
+
+def micro_tiles(row_blocks, col_blocks, symmetric: bool) -> np.ndarray:
+    """``(T, 2)`` int32 (block row, block col) pairs: all of ``row_blocks x col_blocks``, or for a symmetric
+    problem only ``col <= row`` (``col_blocks`` ignored)."""
+    rows = np.asarray(list(row_blocks), dtype=np.int32)
+    if symmetric:
+        parts = [np.stack([np.full(r + 1, r, np.int32), np.arange(r + 1, dtype=np.int32)], axis=1) for r in rows]
+    else:
+        cols = np.asarray(list(col_blocks), dtype=np.int32)
+        parts = [np.stack([np.full(cols.size, r, np.int32), cols], axis=1) for r in rows]
+    if not parts:
+        return np.zeros((0, 2), dtype=np.int32)
+    return np.ascontiguousarray(np.concatenate(parts))
+
+
+def pinned_empty(shape, dtype) -> np.ndarray:
+    """A NumPy array in page-locked host memory (asynchronous, unstaged copies to and from the GPU)."""
+    cupy = require_cupy()
+    count = int(np.prod(shape))
+    nbytes = max(1, count * np.dtype(dtype).itemsize)
+    memory = cupy.cuda.alloc_pinned_memory(nbytes)
+    return np.frombuffer(memory, dtype=dtype, count=count).reshape(shape)
+
+
+class HostProblem:
+    """Everything about one problem that is prepared once on the host, whatever the number of GPUs."""
+
+    def __init__(self, encoded, method: str, packer: str = "planes", threads: int = 1):
+        if packer not in PACKERS:
+            raise ValueError(f"packer must be one of {', '.join(PACKERS)}; got {packer!r}")
+        self.encoded = encoded
+        self.method = gpu_method(method, encoded.space.n_codes)
+        self.packer = packer if self.method != "bitpack" else "planes"
+        self.symmetric = encoded.symmetric
+        self.n_left = encoded.n_left
+        self.n_right = encoded.n_left if encoded.symmetric else encoded.n_right
+        self.n_sites = encoded.n_sites
+        self.space = encoded.space
+        self.bits = CodeBits.from_space(encoded.space)
+        self.row_words = self.bits.row_words(self.n_sites)
+        self.disjoint = encoded.space.relation == "disjoint"
+        sides = ("left",) if self.symmetric else ("left", "right")
+        self.host = {}
+        for side in sides:
+            if self.packer == "planes":
+                out = pinned_empty(encoded.plane_shape(side), np.uint64)
+                self.host[side] = encoded.planes(side, threads, out=out)
+            else:
+                codes = encoded.codes(side)
+                if codes.dtype != np.uint8:
+                    codes = codes.astype(np.uint8)
+                pinned = pinned_empty(codes.shape, np.uint8)
+                pinned[...] = codes
+                self.host[side] = pinned
+
+    def side(self, name: str) -> np.ndarray:
+        return self.host["left" if self.symmetric else name]
+
+
+class DeviceProblem:
+    """One GPU's operands of a :class:`HostProblem`, uploaded in row chunks on a copy stream."""
+
+    def __init__(self, host: HostProblem, device_id: int):
+        cupy = require_cupy()
+        self.cupy = cupy
+        self.host = host
+        self.device_id = device_id
+        self.device = cupy.cuda.Device(device_id)
+        with self.device:
+            self.module = module(_SOURCE, (_MMA_KERNEL,))
+            self.copy_stream = cupy.cuda.Stream(non_blocking=True)
+            self.stream = cupy.cuda.Stream(non_blocking=True)
+            self.stored = cupy.asarray(host.bits.stored)
+            self.left_masks = cupy.asarray(host.bits.left_masks)
+            self.operands = {}
+            self.int8 = {}
+            tile = POPCOUNT_TILE if host.method == "bitpack" else MMA_TILE
+            for side, n in (("left", host.n_left), ("right", host.n_right)):
+                if side == "right" and host.symmetric:
+                    continue
+                source = host.host[side]
+                self.operands[side] = {
+                    "source": cupy.empty(source.shape, dtype=source.dtype),
+                    "n": n,
+                }
+                if host.method != "bitpack":
+                    n_pad = _round_up(max(n, 1), tile)
+                    # Both codings of a side: rows of the symmetric problem are left and right at once.
+                    for coding in ("differ", "onehot"):
+                        self.operands[side][coding] = cupy.zeros((n_pad, host.row_words), dtype=cupy.uint64)
+            self.ready_rows = {side: 0 for side in self.operands}
+
+    # -- operands ----------------------------------------------------------------------------------------
+    def upload(self, side: str, row_stop: int) -> None:
+        """Copy rows ``ready .. row_stop`` of ``side`` and build their operands (asynchronous)."""
+        start = self.ready_rows[side]
+        if row_stop <= start:
+            return
+        entry = self.operands[side]
+        with self.device:
+            source = self.host.host[side]
+            with self.copy_stream:
+                entry["source"][start:row_stop].set(source[start:row_stop], stream=self.copy_stream)
+                copied = self.copy_stream.record()
+            self.stream.wait_event(copied)
+            if self.host.method != "bitpack":
+                with self.stream:
+                    self._build(entry, start, row_stop)
+        self.ready_rows[side] = row_stop
+
+    def _build(self, entry, start: int, stop: int) -> None:
+        host = self.host
+        rows = stop - start
+        left = entry["differ"][start:stop]
+        right = entry["onehot"][start:stop]
+        source = entry["source"][start:stop]
+        n_codes, row_words = host.bits.n_codes, host.row_words
+        if host.packer == "planes":
+            words = source.shape[2]
+            total = rows * words
+            if total:
+                self.module.get_function("expand_planes")(
+                    (_blocks(total, 256),), (256,),
+                    (source, np.int32(rows), np.int32(source.shape[1] - 1), np.int32(words), self.stored,
+                     self.left_masks, np.int32(n_codes), np.int32(row_words), left, right),
+                )  # fmt: skip
+            return
+        n_sites = source.shape[1]
+        if rows == 0 or n_sites == 0:
+            return
+        args = (source, np.int32(rows), np.int32(n_sites), self.left_masks, np.int32(n_codes),
+                np.int32(row_words), left, right)  # fmt: skip
+        if host.packer == "naive":
+            left.fill(0)
+            right.fill(0)
+            self.module.get_function("pack_codes_naive")((_blocks(rows * n_sites, 256),), (256,), args)
+        elif host.packer == "shared":
+            left.fill(0)
+            right.fill(0)
+            shared = 2 * (1024 // 64) * n_codes * 8
+            self.module.get_function("pack_codes_shared")(
+                (_blocks(n_sites, 1024), rows), (256,), args, shared_mem=shared
+            )
+        else:
+            warps = rows * _blocks(n_sites, 32)
+            self.module.get_function("pack_codes_ballot")((_blocks(warps * 32, 256),), (256,), args)
+
+    def operand(self, side: str, coding: str):
+        name = "left" if self.host.symmetric else side
+        return self.operands[name][coding]
+
+    def planes(self, side: str):
+        name = "left" if self.host.symmetric else side
+        return self.operands[name]["source"]
+
+    def upload_all(self) -> None:
+        for side, entry in self.operands.items():
+            self.upload(side, entry["n"])
+
+    # -- kernels -----------------------------------------------------------------------------------------
+    def _output_args(self, mode, max_dist, pairs, out, out_ld, out_row0, out_col0):
+        null_u32 = np.uint64(0)  # a null pointer argument
+        if pairs is None:
+            pi = pj = pd = count = null_u32
+            capacity = 0
+        else:
+            pi, pj, pd, count = pairs["i"], pairs["j"], pairs["d"], pairs["count"]
+            capacity = pairs["i"].size
+        return (np.int32(mode), np.uint32(max_dist), pi, pj, pd, count, np.uint64(capacity),
+                out if out is not None else null_u32, np.int64(out_ld), np.int32(out_row0),
+                np.int32(out_col0))  # fmt: skip
+
+    def run_tiles(self, tiles: np.ndarray, *, mode: int, max_dist: int = 0, pairs=None, out=None,
+                  out_ld: int = 0, out_row0: int = 0, out_col0: int = 0, mirror: bool = False) -> None:  # fmt: skip
+        """Launch the method's kernel on micro tiles ``tiles`` (block indices), on this device's stream."""
+        if len(tiles) == 0:
+            return
+        host, cupy = self.host, self.cupy
+        output = self._output_args(mode, max_dist, pairs, out, out_ld, out_row0, out_col0)
+        with self.device, self.stream:
+            tiles_dev = cupy.asarray(tiles)
+            common = (tiles_dev, np.int32(host.n_left), np.int32(host.n_right), np.int32(host.symmetric),
+                      np.int32(mirror))  # fmt: skip
+            if host.method == "bitmma":
+                kernel = self.module.get_function(self.module_name_mma())
+                shared = MMA_CONFIG[4] * MMA_STAGE_BYTES
+                kernel.max_dynamic_shared_size_bytes = shared
+                threads = (MMA_CONFIG[0] // MMA_CONFIG[2]) * (MMA_CONFIG[1] // MMA_CONFIG[3]) * 32
+                kernel(
+                    (len(tiles),), (threads,),
+                    (self.operand("left", "differ"), self.operand("right", "onehot"), np.int32(host.row_words),
+                     *common, *output),
+                    shared_mem=shared,
+                )  # fmt: skip
+            elif host.method == "bitpack":
+                left, right = self.planes("left"), self.planes("right")
+                n_planes = left.shape[1]
+                shared = 2 * POPCOUNT_TILE * n_planes * 8 * 8
+                kernel = self.module.get_function("hamming_popcount")
+                if shared > 48 * 1024:
+                    kernel.max_dynamic_shared_size_bytes = shared
+                kernel(
+                    (len(tiles),), (256,),
+                    (left, right, np.int32(n_planes - 1), np.int32(left.shape[2]), np.int32(host.disjoint),
+                     *common, *output),
+                    shared_mem=shared,
+                )  # fmt: skip
+            else:
+                raise AssertionError("matrix method runs through run_gemm_block")
+
+    def module_name_mma(self) -> str:
+        return _MMA_KERNEL
+
+    def _int8_rows(self, side: str, start: int, stop: int, coding: str):
+        """0/1 bytes of operand rows ``start:stop`` (cached per request; rebuilt on demand)."""
+        cupy = self.cupy
+        bits = self.operand(side, coding)[start:stop]
+        out = cupy.empty((stop - start, self.host.row_words * 64), dtype=cupy.int8)
+        n_words = bits.size
+        if n_words:
+            self.module.get_function("unpack_bits_int8")(
+                (_blocks(n_words * 8, 256),), (256,), (cupy.ascontiguousarray(bits), np.int64(n_words), out)
+            )
+        return out
+
+    def run_gemm_block(self, tile: Tile):
+        """The int8 tensor-core block of ``tile`` (rows x cols int32, on the device): one cuBLAS gemmEx."""
+        from cupy_backends.cuda.libs import cublas
+
+        cupy = self.cupy
+        with self.device, self.stream:
+            left = self._int8_rows("left", tile.row_start, tile.row_stop, "differ")
+            right = self._int8_rows("right", tile.col_start, tile.col_stop, "onehot")
+            rows, cols, depth = tile.n_rows, tile.n_cols, left.shape[1]
+            block = cupy.empty((rows, cols), dtype=cupy.int32)
+            if rows and cols:
+                handle = cupy.cuda.device.get_cublas_handle()
+                cublas.setStream(handle, self.stream.ptr)
+                alpha = np.array(1, dtype=np.int32)
+                beta = np.array(0, dtype=np.int32)
+                # Row-major block = left . right^T is column-major block^T = right . left^T.
+                cublas.gemmEx(
+                    handle, cublas.CUBLAS_OP_T, cublas.CUBLAS_OP_N, cols, rows, depth,
+                    alpha.ctypes.data, right.data.ptr, 3, depth, left.data.ptr, 3, depth,
+                    beta.ctypes.data, block.data.ptr, 10, cols, 72, -1,
+                )  # fmt: skip  CUDA_R_8I = 3, CUDA_R_32I = 10, CUBLAS_COMPUTE_32I = 72, default algorithm
+            return block
+
+    def emit_block(self, block, tile: Tile, *, mode: int, max_dist: int = 0, pairs=None) -> None:
+        """Run the shared epilogue over a GEMM block (pairs selection on the device)."""
+        host = self.host
+        total = block.size
+        if total == 0:
+            return
+        output = self._output_args(mode, max_dist, pairs, None, 0, 0, 0)
+        with self.device, self.stream:
+            self.module.get_function("emit_block")(
+                (_blocks(total, 256),), (256,),
+                (block, np.int32(tile.n_rows), np.int32(tile.n_cols), np.int32(tile.row_start),
+                 np.int32(tile.col_start), np.int32(host.n_left), np.int32(host.n_right),
+                 np.int32(host.symmetric), np.int32(0), *output),
+            )  # fmt: skip
+
+    def synchronize(self) -> None:
+        with self.device:
+            self.stream.synchronize()
+
+    # -- whole blocks --------------------------------------------------------------------------------------
+    def block(self, tile: Tile):
+        """The distances of an engine tile, on the device (rows x cols int32; full square for a diagonal
+        tile of a symmetric problem)."""
+        host, cupy = self.host, self.cupy
+        self.upload("left", tile.row_stop)
+        if not host.symmetric:
+            self.upload("right", tile.col_stop)
+        else:
+            self.upload("left", max(tile.row_stop, tile.col_stop))
+        if host.method == "matrix":
+            return self.run_gemm_block(tile)
+        size = MMA_TILE if host.method == "bitmma" else POPCOUNT_TILE
+        with self.device, self.stream:
+            out = cupy.empty((tile.n_rows, tile.n_cols), dtype=cupy.int32)
+        first_row, first_col = tile.row_start // size, tile.col_start // size
+        row_blocks = range(first_row, _blocks(tile.row_stop, size))
+        if tile.diagonal:
+            tiles = micro_tiles(row_blocks, None, True)
+            tiles = tiles[tiles[:, 1] >= first_col]
+        else:
+            tiles = micro_tiles(row_blocks, range(first_col, _blocks(tile.col_stop, size)), False)
+        self.run_tiles(tiles, mode=1, out=out, out_ld=tile.n_cols, out_row0=tile.row_start,
+                       out_col0=tile.col_start, mirror=tile.diagonal)  # fmt: skip
+        return out
+
+
+def engine_tile_size(method: str) -> int:
+    """Engine tiles on the GPU: big enough to fill the device, a multiple of every kernel's block edge."""
+    return 4096 if method == "matrix" else 8192
+
+
+def _new_pairs(cupy, capacity: int):
+    return {
+        "i": cupy.empty(capacity, dtype=cupy.uint32),
+        "j": cupy.empty(capacity, dtype=cupy.uint32),
+        "d": cupy.empty(capacity, dtype=cupy.uint32),
+        "count": cupy.zeros(1, dtype=cupy.uint64),
+    }
+
+
+def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, chunks: int, capacity: int):
+    """Pairs within ``max_dist`` over micro ``tiles`` on one device: rows stream in while tiles run."""
+    host, cupy = problem.host, problem.cupy
+    with problem.device:
+        pairs = _new_pairs(cupy, capacity)
+    if host.method == "matrix":
+        size = engine_tile_size("matrix")
+        for tile in _engine_tiles_of(host, tiles, size):
+            block = problem.block(tile)
+            problem.emit_block(block, tile, mode=0, max_dist=max_dist, pairs=pairs)
+    else:
+        size = MMA_TILE if host.method == "bitmma" else POPCOUNT_TILE
+        if not host.symmetric:
+            problem.upload("right", host.n_right)
+        n_blocks = _blocks(host.n_left, size)
+        edges = np.unique(np.linspace(0, n_blocks, max(1, chunks) + 1).astype(int))
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            problem.upload("left", min(host.n_left, hi * size))
+            part = tiles[(tiles[:, 0] >= lo) & (tiles[:, 0] < hi)]
+            problem.run_tiles(part, mode=0, max_dist=max_dist, pairs=pairs)
+    problem.synchronize()
+    with problem.device:
+        found = int(pairs["count"].get()[0])
+    return pairs, found
+
+
+def _engine_tiles_of(host: HostProblem, tiles: np.ndarray, size: int):
+    """Engine tiles (of edge ``size``) covering micro tiles given as 128-blocks, for the GEMM method."""
+    from ..engine import plan_tiles
+
+    planned = plan_tiles(host.n_left, None if host.symmetric else host.n_right, size)
+    wanted = {(int(r) * MMA_TILE // size, int(c) * MMA_TILE // size) for r, c in tiles}
+    return [t for t in planned if (t.row_start // size, t.col_start // size) in wanted]
+
+
+def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = "planes", devices=None,
+                 threads: int = 1, chunks: int = 8, capacity: int = 1 << 20, host: HostProblem | None = None):  # fmt: skip
+    """Pairs at distance ``<= max_dist``, selected on the GPU(s): ``(i, j, d)`` int64 sorted by ``(i, j)``.
+
+    Symmetric problems give each unordered pair once with ``i < j``. Micro tiles are dealt round-robin to
+    ``devices`` (default: all visible), each holding its own copy of the operands; rows cross PCIe in
+    ``chunks`` pieces while the tiles of earlier pieces run. ``host`` reuses a prepared
+    :class:`HostProblem` (then ``encoded``, ``method``, ``packer`` and ``threads`` are not used).
+    """
+    cupy = require_cupy()
+    devices = list(range(cupy.cuda.runtime.getDeviceCount())) if devices is None else list(devices)
+    if host is None:
+        host = HostProblem(encoded, method, packer, threads)
+    size = POPCOUNT_TILE if host.method == "bitpack" else MMA_TILE
+    n_row_blocks = _blocks(host.n_left, size)
+    all_tiles = micro_tiles(range(n_row_blocks), range(_blocks(host.n_right, size)), host.symmetric)
+    if host.method == "matrix":
+        # GEMM engine tiles are dealt instead of micro tiles.
+        step = engine_tile_size("matrix") // MMA_TILE
+        all_tiles = all_tiles[(all_tiles[:, 0] % step == 0) & (all_tiles[:, 1] % step == 0)]
+    shares = [all_tiles[k :: len(devices)] for k in range(len(devices))]
+
+    def work(k: int):
+        problem = DeviceProblem(host, devices[k])
+        cap = capacity
+        while True:
+            pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap)
+            if found <= cap:
+                break
+            cap = found  # the count is exact even when the buffer overflowed: run again with room for all
+        with problem.device:
+            i = pairs["i"][:found].astype(cupy.int64)
+            j = pairs["j"][:found].astype(cupy.int64)
+            d = pairs["d"][:found].astype(cupy.int64)
+            order = cupy.argsort((i << 32) | j)
+            return i[order].get(), j[order].get(), d[order].get()
+
+    if len(devices) == 1:
+        parts = [work(0)]
+    else:
+        with ThreadPoolExecutor(len(devices)) as pool:
+            parts = list(pool.map(work, range(len(devices))))
+    i, j, d = (np.concatenate(column) for column in zip(*parts))
+    if len(parts) > 1:
+        order = np.argsort((i << 32) | j, kind="stable")
+        i, j, d = i[order], j[order], d[order]
+    return i, j, d
+
+
+class GpuExecutor:
+    """Tile-engine executor over GPUs: one worker thread per device, tiles dealt in order, results (host
+    blocks) yielded in plan order with a bounded number in flight."""
+
+    def __init__(self, host: HostProblem, devices=None, cap: int | None = None, reduce=None):
+        cupy = require_cupy()
+        self.host = host
+        self.cap = cap
+        self.devices = list(range(cupy.cuda.runtime.getDeviceCount())) if devices is None else list(devices)
+        self.reduce = reduce
+        self._local = threading.local()
+        self._problems: dict[int, DeviceProblem] = {}
+        self._lock = threading.Lock()
+        self._next = 0
+
+    def _problem(self) -> DeviceProblem:
+        problem = getattr(self._local, "problem", None)
+        if problem is None:
+            with self._lock:
+                device = self.devices[self._next % len(self.devices)]
+                self._next += 1
+            problem = self._local.problem = DeviceProblem(self.host, device)
+        return problem
+
+    def _compute(self, tile: Tile):
+        problem = self._problem()
+        block = problem.block(tile)
+        with problem.device, problem.stream:
+            if self.cap is not None:
+                block = problem.cupy.minimum(block, self.cap)
+            result = self.reduce(block, tile) if self.reduce is not None else block.get(stream=problem.stream)
+            problem.synchronize()
+        return result
+
+    def map(self, kernel, tiles):
+        from collections import deque
+
+        del kernel  # the GPU computes the blocks itself
+        window = 2 * len(self.devices)
+        with ThreadPoolExecutor(len(self.devices), thread_name_prefix="seqcompare-gpu") as pool:
+            pending: deque = deque()
+            for tile in tiles:
+                pending.append((tile, pool.submit(self._compute, tile)))
+                if len(pending) >= window:
+                    done, future = pending.popleft()
+                    yield done, future.result()
+            while pending:
+                done, future = pending.popleft()
+                yield done, future.result()
+
+
+def knn_reducer(k: int, symmetric: bool):
+    """A block reduction for k-nearest-neighbour sinks: per row (and, off the diagonal of a symmetric problem,
+    per column) the ``k`` smallest ``(distance, index)`` keys, found on the device; only those cross PCIe."""
+
+    def reduce(block, tile: Tile):
+        cupy = require_cupy()
+        result = {}
+        block64 = block.astype(cupy.int64)
+        cols = cupy.arange(tile.col_start, tile.col_stop, dtype=cupy.int64)
+        rows = cupy.arange(tile.row_start, tile.row_stop, dtype=cupy.int64)
+        keys = (block64 << 32) | cols[None, :]
+        if tile.diagonal:
+            keys[cupy.arange(tile.n_rows), cupy.arange(tile.n_rows)] = np.iinfo(np.int64).max
+        take = min(k, keys.shape[1])
+        best = cupy.sort(keys, axis=1)[:, :take]
+        result["rows"] = best.get()
+        if symmetric and not tile.diagonal:
+            keys_t = (block64.T << 32) | rows[None, :]
+            take_t = min(k, keys_t.shape[1])
+            result["cols"] = cupy.sort(keys_t, axis=1)[:, :take_t].get()
+        return result
+
+    return reduce
