@@ -59,7 +59,7 @@ def main(argv=None) -> int:
 
     import cupy
 
-    from seqcompare.gpu.hamming import DeviceProblem, HostProblem, device_pairs, micro_tiles
+    from seqcompare.gpu.hamming import MMA_CONFIGS, PAIRS_CONFIG, DeviceProblem, HostProblem, device_pairs, micro_tiles
     from seqcompare.io.fasta import Alignment
     from seqcompare.metrics.hamming.api import encode_inputs
     from seqcompare.simulate import simulate_alignment
@@ -100,32 +100,46 @@ def main(argv=None) -> int:
         return result
 
     seconds, (i, j, d) = wall_time(host_to_host, args.repeats)
+    stages = {}
+    device_pairs(None, args.max_dist, host=host, timings=stages)
+    report["bitmma_host_to_host_stages"] = stages
     report["bitmma_host_to_host_s"] = seconds
     report["bitmma_host_to_host_pair_sites_per_s"] = unique_pair_sites / seconds
     report["pairs_found"] = int(i.size)
 
-    # Kernel only (operands resident, all tiles, pairs epilogue).
+    # Kernel only (operands resident, all tiles, pairs epilogue), for every kernel shape.
     problem = DeviceProblem(host, 0)
     problem.upload_all()
     problem.synchronize()
-    tiles = micro_tiles(range(-(-n // 128)), None, True)
     pairs = {name: cupy.empty(1 << 20, dtype=cupy.uint32) for name in ("i", "j", "d")}
     pairs["count"] = cupy.zeros(1, dtype=cupy.uint64)
-
-    def kernel_only():
-        pairs["count"].fill(0)
-        problem.run_tiles(tiles, mode=0, max_dist=args.max_dist, pairs=pairs)
-
-    with problem.device, problem.stream:
-        kernel_only()
-        problem.synchronize()
-        seconds = event_time(cupy, kernel_only, args.repeats)
     k_bits = host.row_words * 64
-    padded_pairs = len(tiles) * 128 * 128
-    report["bitmma_kernel_s"] = seconds
-    report["bitmma_kernel_pair_sites_per_s"] = unique_pair_sites / seconds
-    report["bitmma_kernel_tops"] = 2 * padded_pairs * k_bits / seconds / 1e12
-    report["bitmma_pct_of_1bit_ceiling"] = 100 * report["bitmma_kernel_tops"] / ONE_BIT_CEILING_TOPS
+    report["kernel_shapes"] = {}
+    for config, (rows_edge, cols_edge, *_) in MMA_CONFIGS.items():
+        tiles = micro_tiles(range(-(-n // rows_edge)), None, True, rows_edge, cols_edge)
+        with problem.device, problem.stream:
+            tiles_dev = cupy.asarray(tiles)
+
+            def kernel_only():
+                pairs["count"].fill(0)
+                problem.run_tiles(tiles_dev, mode=0, max_dist=args.max_dist, pairs=pairs, config=config)
+
+            kernel_only()
+            problem.synchronize()
+            seconds = event_time(cupy, kernel_only, args.repeats)
+        padded_pairs = len(tiles) * rows_edge * cols_edge
+        tops = 2 * padded_pairs * k_bits / seconds / 1e12
+        h2h, _ = wall_time(lambda: device_pairs(None, args.max_dist, host=host, config=config), args.repeats)
+        report["kernel_shapes"][config] = {
+            "kernel_s": seconds, "kernel_pair_sites_per_s": unique_pair_sites / seconds,
+            "kernel_tops_incl_padding": tops, "pct_of_1bit_ceiling": 100 * tops / ONE_BIT_CEILING_TOPS,
+            "host_to_host_s": h2h, "host_to_host_pair_sites_per_s": unique_pair_sites / h2h,
+        }  # fmt: skip
+    default = report["kernel_shapes"][PAIRS_CONFIG]
+    report["bitmma_kernel_s"] = default["kernel_s"]
+    report["bitmma_kernel_pair_sites_per_s"] = default["kernel_pair_sites_per_s"]
+    report["bitmma_kernel_tops"] = default["kernel_tops_incl_padding"]
+    report["bitmma_pct_of_1bit_ceiling"] = default["pct_of_1bit_ceiling"]
 
     # Building operands: expand from planes vs the three mask builders from 8-bit codes.
     builders = {}
@@ -168,6 +182,10 @@ def main(argv=None) -> int:
           f"of the 1-bit ceiling ({ONE_BIT_CEILING_TOPS} TOP/s)")
     for name, seconds in builders.items():
         print(f"build operands {name:<37} {seconds:9.4f}")
+    for config, row in report["kernel_shapes"].items():
+        print(f"shape {config:<12} kernel {row['kernel_s']:.4f} s {row['kernel_pair_sites_per_s']:.3e}/s "
+              f"({row['pct_of_1bit_ceiling']:.1f}% of 1-bit ceiling)  host-to-host {row['host_to_host_s']:.4f} s "
+              f"{row['host_to_host_pair_sites_per_s']:.3e}/s")
     return 0
 
 

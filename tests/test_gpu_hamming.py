@@ -131,3 +131,19 @@ def test_cli_output_identical_to_cpu(flags):
     cpu = subprocess.run(base, capture_output=True, check=True).stdout
     gpu = subprocess.run(base + ["--device", "cuda"], capture_output=True, check=True).stdout
     assert gpu == cpu and len(cpu) > 100
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_pairs_with_every_kernel_shape(rng, symmetric):
+    from seqcompare.gpu.hamming import MMA_CONFIGS, device_pairs
+
+    X = random_alignment(rng, 777, 900, alphabet=b"ACGTN-")
+    Y = None if symmetric else random_alignment(rng, 301, 900, alphabet=b"ACGTN-")
+    encoded = encode_inputs(X, Y)
+    threshold = int(np.percentile(matrix_on("cpu", X, Y, method="bitpack"), 4))
+    expected = run_hamming(encoded, PairsSink(threshold, symmetric))
+    assert 0 < expected[0].size < 777 * 301 // 10
+    for config in MMA_CONFIGS:
+        got = device_pairs(encoded, threshold, config=config, chunks=5)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b, err_msg=config)

@@ -193,15 +193,18 @@ __device__ __forceinline__ void emit(const Output& o, int row, int col, int n_le
 // (A) 1-bit tensor cores: mma.sync m16n8k256 b1 AND+POPC on code-bit operands.
 //
 // A block computes a BM x BN tile of (left rows) x (right rows) for each entry of `tiles` (block-row, block-col
-// indices); warps own WM x WN sub-tiles. K advances 512 bits (two MMA k-steps) per pipeline stage; stages are
-// filled with cp.async 16-byte copies into a swizzled layout (chunk c of row r at c ^ ((r >> 1) & 3)) so that
-// every ldmatrix reads 8 rows without bank conflicts.
-
-#define STAGE_BYTES_PER_ROW 64  // 512 bits
+// indices); warps own WM x WN sub-tiles. K advances KC 16-byte chunks per row (KC = 4: 512 bits, two MMA
+// k-steps; KC = 8: 1024 bits) per pipeline stage; stages are filled with cp.async 16-byte copies into a swizzled
+// layout (chunk c of row r at c ^ ((r >> 1) & 3) for 64-byte rows, c ^ (r & 7) for 128-byte rows) so that every
+// ldmatrix reads 8 rows without bank conflicts.
 
 __device__ __forceinline__ u32 smem_address(const void* p) { return (u32)__cvta_generic_to_shared(p); }
 
-__device__ __forceinline__ int swizzle(int row, int chunk) { return row * STAGE_BYTES_PER_ROW + ((chunk ^ ((row >> 1) & 3)) << 4); }
+template <int KC>
+__device__ __forceinline__ int swizzle(int row, int chunk) {
+    const int pattern = KC == 4 ? ((row >> 1) & 3) : (row & 7);
+    return row * (KC * 16) + ((chunk ^ pattern) << 4);
+}
 
 __device__ __forceinline__ void cp_async16(u32 dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
@@ -221,7 +224,7 @@ __device__ __forceinline__ void mma_b1(int* c, const u32* a, u32 b0, u32 b1) {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-template <int BM, int BN, int WM, int WN, int STAGES>
+template <int BM, int BN, int WM, int WN, int STAGES, int KC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     hamming_bitmma(const u64* __restrict__ left, const u64* __restrict__ right, int row_words,
                    const int2* __restrict__ tiles, int n_left, int n_right, int symmetric, int mirror, OUTPUT_PARAMS) {
@@ -230,25 +233,27 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     constexpr int THREADS = (BM / WM) * WARPS_N * 32;
     constexpr int MT = WM / 16;  // m16 tiles per warp
     constexpr int NT = WN / 8;   // n8 tiles per warp
-    constexpr int STAGE_BYTES = (BM + BN) * STAGE_BYTES_PER_ROW;
+    static_assert(KC == 4 || KC == 8, "stage depth is 512 or 1024 bits");
+    constexpr int ROW_BYTES = KC * 16;
+    constexpr int STAGE_BYTES = (BM + BN) * ROW_BYTES;
     extern __shared__ __align__(128) unsigned char smem[];
 
     const int2 tile = tiles[blockIdx.x];
     const int row0 = tile.x * BM, col0 = tile.y * BN;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
-    const int k_stages = row_words / 8;  // 8 words = 512 bits per stage
+    const int k_stages = row_words / (2 * KC);  // 2 words per 16-byte chunk
     const char* left_bytes = reinterpret_cast<const char*>(left + (long long)row0 * row_words);
     const char* right_bytes = reinterpret_cast<const char*>(right + (long long)col0 * row_words);
     const long long row_bytes = (long long)row_words * 8;
 
     auto load_stage = [&](int stage, int ks) {
         u32 base = smem_address(smem + stage * STAGE_BYTES);
-        long long k_offset = (long long)ks * STAGE_BYTES_PER_ROW;
-        for (int c = threadIdx.x; c < (BM + BN) * 4; c += THREADS) {
-            int r = c >> 2, chunk = c & 3;
+        long long k_offset = (long long)ks * ROW_BYTES;
+        for (int c = threadIdx.x; c < (BM + BN) * KC; c += THREADS) {
+            int r = c / KC, chunk = c % KC;
             const char* src = r < BM ? left_bytes + r * row_bytes : right_bytes + (r - BM) * row_bytes;
-            cp_async16(base + swizzle(r, chunk), src + k_offset + chunk * 16);
+            cp_async16(base + swizzle<KC>(r, chunk), src + k_offset + chunk * 16);
         }
     };
 
@@ -275,22 +280,22 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 
         const unsigned char* stage = smem + (ks % STAGES) * STAGE_BYTES;
         u32 a_base = smem_address(stage);
-        u32 b_base = smem_address(stage + BM * STAGE_BYTES_PER_ROW);
+        u32 b_base = smem_address(stage + BM * ROW_BYTES);
 #pragma unroll
-        for (int step = 0; step < 2; ++step) {
+        for (int step = 0; step < KC / 2; ++step) {
             u32 a[MT][4];
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
                 int r = warp_m * WM + i * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
                 int chunk = 2 * step + (lane >> 4);
-                ldmatrix_x4(a_base + swizzle(r, chunk), a[i][0], a[i][1], a[i][2], a[i][3]);
+                ldmatrix_x4(a_base + swizzle<KC>(r, chunk), a[i][0], a[i][1], a[i][2], a[i][3]);
             }
 #pragma unroll
             for (int j = 0; j < NT; j += 2) {
                 int r = warp_n * WN + j * 8 + (lane & 7) + ((lane >> 4) & 1) * 8;
                 int chunk = 2 * step + ((lane >> 3) & 1);
                 u32 b0, b1, b2, b3;
-                ldmatrix_x4(b_base + swizzle(r, chunk), b0, b1, b2, b3);
+                ldmatrix_x4(b_base + swizzle<KC>(r, chunk), b0, b1, b2, b3);
 #pragma unroll
                 for (int i = 0; i < MT; ++i) {
                     mma_b1(acc[i][j], a[i], b0, b1);

@@ -20,6 +20,7 @@ crosses PCIe; full blocks are copied back only for sinks that need them.
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -31,12 +32,24 @@ from ._runtime import module, require_cupy
 GPU_METHODS = ("bitmma", "matrix", "bitpack")
 PACKERS = ("planes", "ballot", "shared", "naive")
 MAX_MMA_CODES = 32
-MMA_TILE = 128
-MMA_CONFIG = (MMA_TILE, MMA_TILE, 64, 64, 4)  # block rows, block cols, warp rows, warp cols, pipeline stages
-MMA_STAGE_BYTES = (MMA_CONFIG[0] + MMA_CONFIG[1]) * 64
+MMA_TILE = 128  # block edge of the matrix-output kernel (square, so symmetric blocks can be mirrored)
+ROW_PAD = 256  # operand rows are padded to this, the largest block edge below
+# Kernel shapes: block rows, block cols, warp rows, warp cols, pipeline stages, 16-byte chunks per row and stage
+# (4: 512 bits, 8: 1024 bits).
+MMA_CONFIGS = {
+    "128x128x4": (128, 128, 64, 64, 4, 4),
+    "128x128x3k8": (128, 128, 64, 64, 3, 8),
+    "128x128x4k8": (128, 128, 64, 64, 4, 8),
+    "256x128x3": (256, 128, 64, 64, 3, 4),
+}
+MATRIX_CONFIG = "128x128x4"
+PAIRS_CONFIG = "128x128x4"
 POPCOUNT_TILE = 64
 _SOURCE = "hamming.cu"
-_MMA_KERNEL = "hamming_bitmma<{},{},{},{},{}>".format(*MMA_CONFIG)
+
+
+def _kernel_name(config: str) -> str:
+    return "hamming_bitmma<{},{},{},{},{},{}>".format(*MMA_CONFIGS[config])
 
 
 def gpu_method(method: str, n_codes: int) -> str:
@@ -77,9 +90,10 @@ class CodeBits:
         return cls(present, stored, masks)
 
     def row_words(self, n_sites: int) -> int:
-        """64-bit words per operand row: ``n_codes`` per 64 sites, padded to 512 bits (one pipeline stage)."""
+        """64-bit words per operand row: ``n_codes`` per 64 sites, padded to 1024 bits (the deepest pipeline
+        stage)."""
         words = ((n_sites + 63) // 64) * self.n_codes
-        return -(-words // 8) * 8
+        return -(-words // 16) * 16
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -90,12 +104,14 @@ def _blocks(count: int, size: int) -> int:
     return -(-count // size)
 
 
-def micro_tiles(row_blocks, col_blocks, symmetric: bool) -> np.ndarray:
+def micro_tiles(row_blocks, col_blocks, symmetric: bool, row_edge: int = 1, col_edge: int = 1) -> np.ndarray:
     """``(T, 2)`` int32 (block row, block col) pairs: all of ``row_blocks x col_blocks``, or for a symmetric
-    problem only ``col <= row`` (``col_blocks`` ignored)."""
+    problem (``col_blocks`` ignored) the blocks that reach on or below the diagonal, for blocks of
+    ``row_edge x col_edge`` items."""
     rows = np.asarray(list(row_blocks), dtype=np.int32)
     if symmetric:
-        parts = [np.stack([np.full(r + 1, r, np.int32), np.arange(r + 1, dtype=np.int32)], axis=1) for r in rows]
+        reach = [((int(r) + 1) * row_edge - 1) // col_edge + 1 for r in rows]
+        parts = [np.stack([np.full(c, r, np.int32), np.arange(c, dtype=np.int32)], axis=1) for r, c in zip(rows, reach)]
     else:
         cols = np.asarray(list(col_blocks), dtype=np.int32)
         parts = [np.stack([np.full(cols.size, r, np.int32), cols], axis=1) for r in rows]
@@ -158,14 +174,14 @@ class DeviceProblem:
         self.device_id = device_id
         self.device = cupy.cuda.Device(device_id)
         with self.device:
-            self.module = module(_SOURCE, (_MMA_KERNEL,))
+            self.module = module(_SOURCE, tuple(_kernel_name(c) for c in MMA_CONFIGS))
             self.copy_stream = cupy.cuda.Stream(non_blocking=True)
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self.stored = cupy.asarray(host.bits.stored)
             self.left_masks = cupy.asarray(host.bits.left_masks)
             self.operands = {}
             self.int8 = {}
-            tile = POPCOUNT_TILE if host.method == "bitpack" else MMA_TILE
+            tile = POPCOUNT_TILE if host.method == "bitpack" else ROW_PAD
             for side, n in (("left", host.n_left), ("right", host.n_right)):
                 if side == "right" and host.symmetric:
                     continue
@@ -261,9 +277,10 @@ class DeviceProblem:
                 out if out is not None else null_u32, np.int64(out_ld), np.int32(out_row0),
                 np.int32(out_col0))  # fmt: skip
 
-    def run_tiles(self, tiles: np.ndarray, *, mode: int, max_dist: int = 0, pairs=None, out=None,
-                  out_ld: int = 0, out_row0: int = 0, out_col0: int = 0, mirror: bool = False) -> None:  # fmt: skip
-        """Launch the method's kernel on micro tiles ``tiles`` (block indices), on this device's stream."""
+    def run_tiles(self, tiles, *, mode: int, max_dist: int = 0, pairs=None, out=None, out_ld: int = 0,
+                  out_row0: int = 0, out_col0: int = 0, mirror: bool = False, config: str = MATRIX_CONFIG) -> None:  # fmt: skip
+        """Launch the method's kernel on micro tiles ``tiles`` (block indices, NumPy or already on the device:
+        a host array costs a copy that waits for the stream), on this device's stream."""
         if len(tiles) == 0:
             return
         host, cupy = self.host, self.cupy
@@ -273,10 +290,11 @@ class DeviceProblem:
             common = (tiles_dev, np.int32(host.n_left), np.int32(host.n_right), np.int32(host.symmetric),
                       np.int32(mirror))  # fmt: skip
             if host.method == "bitmma":
-                kernel = self.module.get_function(self.module_name_mma())
-                shared = MMA_CONFIG[4] * MMA_STAGE_BYTES
+                rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[config]
+                kernel = self.module.get_function(_kernel_name(config))
+                shared = stages * (rows + cols) * chunks * 16
                 kernel.max_dynamic_shared_size_bytes = shared
-                threads = (MMA_CONFIG[0] // MMA_CONFIG[2]) * (MMA_CONFIG[1] // MMA_CONFIG[3]) * 32
+                threads = (rows // warp_rows) * (cols // warp_cols) * 32
                 kernel(
                     (len(tiles),), (threads,),
                     (self.operand("left", "differ"), self.operand("right", "onehot"), np.int32(host.row_words),
@@ -298,9 +316,6 @@ class DeviceProblem:
                 )  # fmt: skip
             else:
                 raise AssertionError("matrix method runs through run_gemm_block")
-
-    def module_name_mma(self) -> str:
-        return _MMA_KERNEL
 
     def _int8_rows(self, side: str, start: int, stop: int, coding: str):
         """0/1 bytes of operand rows ``start:stop`` (cached per request; rebuilt on demand)."""
@@ -397,8 +412,13 @@ def _new_pairs(cupy, capacity: int):
     }
 
 
-def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, chunks: int, capacity: int):
-    """Pairs within ``max_dist`` over micro ``tiles`` on one device: rows stream in while tiles run."""
+def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, chunks: int, capacity: int,
+                     config: str = PAIRS_CONFIG):  # fmt: skip
+    """Pairs within ``max_dist`` over micro ``tiles`` on one device: rows stream in while tiles run.
+
+    Everything is queued without waiting: row chunks go up on the copy stream from page-locked memory, and
+    each chunk's tiles start on the compute stream as soon as its rows have arrived.
+    """
     host, cupy = problem.host, problem.cupy
     with problem.device:
         pairs = _new_pairs(cupy, capacity)
@@ -408,15 +428,17 @@ def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, c
             block = problem.block(tile)
             problem.emit_block(block, tile, mode=0, max_dist=max_dist, pairs=pairs)
     else:
-        size = MMA_TILE if host.method == "bitmma" else POPCOUNT_TILE
+        edge = MMA_CONFIGS[config][0] if host.method == "bitmma" else POPCOUNT_TILE
+        with problem.device:
+            tiles_dev = cupy.asarray(tiles)
         if not host.symmetric:
             problem.upload("right", host.n_right)
-        n_blocks = _blocks(host.n_left, size)
+        n_blocks = _blocks(host.n_left, edge)
         edges = np.unique(np.linspace(0, n_blocks, max(1, chunks) + 1).astype(int))
         for lo, hi in zip(edges[:-1], edges[1:]):
-            problem.upload("left", min(host.n_left, hi * size))
-            part = tiles[(tiles[:, 0] >= lo) & (tiles[:, 0] < hi)]
-            problem.run_tiles(part, mode=0, max_dist=max_dist, pairs=pairs)
+            problem.upload("left", min(host.n_left, hi * edge))
+            first, stop = np.searchsorted(tiles[:, 0], [lo, hi])
+            problem.run_tiles(tiles_dev[first:stop], mode=0, max_dist=max_dist, pairs=pairs, config=config)
     problem.synchronize()
     with problem.device:
         found = int(pairs["count"].get()[0])
@@ -433,41 +455,58 @@ def _engine_tiles_of(host: HostProblem, tiles: np.ndarray, size: int):
 
 
 def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = "planes", devices=None,
-                 threads: int = 1, chunks: int = 8, capacity: int = 1 << 20, host: HostProblem | None = None):  # fmt: skip
+                 threads: int = 1, chunks: int = 16, capacity: int = 1 << 20, host: HostProblem | None = None,
+                 config: str = PAIRS_CONFIG, timings: dict | None = None):  # fmt: skip
     """Pairs at distance ``<= max_dist``, selected on the GPU(s): ``(i, j, d)`` int64 sorted by ``(i, j)``.
 
     Symmetric problems give each unordered pair once with ``i < j``. Micro tiles are dealt round-robin to
     ``devices`` (default: all visible), each holding its own copy of the operands; rows cross PCIe in
     ``chunks`` pieces while the tiles of earlier pieces run. ``host`` reuses a prepared
-    :class:`HostProblem` (then ``encoded``, ``method``, ``packer`` and ``threads`` are not used).
+    :class:`HostProblem` (then ``encoded``, ``method``, ``packer`` and ``threads`` are not used); ``config``
+    names the 1-bit kernel's shape (:data:`MMA_CONFIGS`); ``timings``, if given, receives host-clock stage
+    times of the first device.
     """
     cupy = require_cupy()
     devices = list(range(cupy.cuda.runtime.getDeviceCount())) if devices is None else list(devices)
     if host is None:
         host = HostProblem(encoded, method, packer, threads)
-    size = POPCOUNT_TILE if host.method == "bitpack" else MMA_TILE
-    n_row_blocks = _blocks(host.n_left, size)
-    all_tiles = micro_tiles(range(n_row_blocks), range(_blocks(host.n_right, size)), host.symmetric)
+    if host.method == "bitpack":
+        rows, cols = POPCOUNT_TILE, POPCOUNT_TILE
+    elif host.method == "bitmma":
+        rows, cols = MMA_CONFIGS[config][:2]
+    else:
+        rows = cols = MMA_TILE
+    all_tiles = micro_tiles(range(_blocks(host.n_left, rows)), range(_blocks(host.n_right, cols)), host.symmetric,
+                            rows, cols)  # fmt: skip
     if host.method == "matrix":
         # GEMM engine tiles are dealt instead of micro tiles.
         step = engine_tile_size("matrix") // MMA_TILE
         all_tiles = all_tiles[(all_tiles[:, 0] % step == 0) & (all_tiles[:, 1] % step == 0)]
+    # Dealt round-robin, each share stays sorted by block row (chunks of rows select contiguous slices).
     shares = [all_tiles[k :: len(devices)] for k in range(len(devices))]
 
     def work(k: int):
+        clock = [time.perf_counter()]
         problem = DeviceProblem(host, devices[k])
+        clock.append(time.perf_counter())
         cap = capacity
         while True:
-            pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap)
+            pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
             if found <= cap:
                 break
             cap = found  # the count is exact even when the buffer overflowed: run again with room for all
+        clock.append(time.perf_counter())
         with problem.device:
             i = pairs["i"][:found].astype(cupy.int64)
             j = pairs["j"][:found].astype(cupy.int64)
             d = pairs["d"][:found].astype(cupy.int64)
             order = cupy.argsort((i << 32) | j)
-            return i[order].get(), j[order].get(), d[order].get()
+            result = i[order].get(), j[order].get(), d[order].get()
+        clock.append(time.perf_counter())
+        if timings is not None and k == 0:
+            timings.update(setup_s=clock[1] - clock[0], upload_and_kernels_s=clock[2] - clock[1],
+                           sort_and_copy_back_s=clock[3] - clock[2])  # fmt: skip
+        return result
 
     if len(devices) == 1:
         parts = [work(0)]
