@@ -96,16 +96,24 @@ def main(argv=None) -> int:
     report["planes_bytes"] = int(host.host["left"].nbytes)
 
     def host_to_host():
-        result = device_pairs(None, args.max_dist, host=host)
-        return result
+        return device_pairs(None, args.max_dist, host=host, devices=[0])
 
     seconds, (i, j, d) = wall_time(host_to_host, args.repeats)
     stages = {}
-    device_pairs(None, args.max_dist, host=host, timings=stages)
+    device_pairs(None, args.max_dist, host=host, timings=stages, devices=[0])
     report["bitmma_host_to_host_stages"] = stages
     report["bitmma_host_to_host_s"] = seconds
     report["bitmma_host_to_host_pair_sites_per_s"] = unique_pair_sites / seconds
     report["pairs_found"] = int(i.size)
+
+    visible = cupy.cuda.runtime.getDeviceCount()
+    if visible > 1:
+        seconds, (i_all, j_all, d_all) = wall_time(
+            lambda: device_pairs(None, args.max_dist, host=host, devices=range(visible)), args.repeats
+        )
+        assert np.array_equal(i_all, i) and np.array_equal(j_all, j) and np.array_equal(d_all, d)
+        report["bitmma_host_to_host_all_gpus"] = {"gpus": visible, "seconds": seconds,
+                                                  "pair_sites_per_s": unique_pair_sites / seconds}  # fmt: skip
 
     # Kernel only (operands resident, all tiles, pairs epilogue), for every kernel shape.
     problem = DeviceProblem(host, 0)
@@ -129,7 +137,8 @@ def main(argv=None) -> int:
             seconds = event_time(cupy, kernel_only, args.repeats)
         padded_pairs = len(tiles) * rows_edge * cols_edge
         tops = 2 * padded_pairs * k_bits / seconds / 1e12
-        h2h, _ = wall_time(lambda: device_pairs(None, args.max_dist, host=host, config=config), args.repeats)
+        h2h, _ = wall_time(lambda: device_pairs(None, args.max_dist, host=host, config=config, devices=[0]),
+                           args.repeats)  # fmt: skip
         report["kernel_shapes"][config] = {
             "kernel_s": seconds, "kernel_pair_sites_per_s": unique_pair_sites / seconds,
             "kernel_tops_incl_padding": tops, "pct_of_1bit_ceiling": 100 * tops / ONE_BIT_CEILING_TOPS,
@@ -166,7 +175,7 @@ def main(argv=None) -> int:
     # The other methods, host to host, same problem.
     for method in ("matrix", "bitpack"):
         other = HostProblem(encoded, method, "planes", threads=os.cpu_count())
-        seconds, (i2, j2, d2) = wall_time(lambda: device_pairs(None, args.max_dist, host=other), 1)
+        seconds, (i2, j2, d2) = wall_time(lambda: device_pairs(None, args.max_dist, host=other, devices=[0]), 1)
         assert np.array_equal(i2, i) and np.array_equal(j2, j) and np.array_equal(d2, d), method
         report[f"{method}_host_to_host_s"] = seconds
         report[f"{method}_host_to_host_pair_sites_per_s"] = unique_pair_sites / seconds
@@ -182,6 +191,9 @@ def main(argv=None) -> int:
           f"of the 1-bit ceiling ({ONE_BIT_CEILING_TOPS} TOP/s)")
     for name, seconds in builders.items():
         print(f"build operands {name:<37} {seconds:9.4f}")
+    if "bitmma_host_to_host_all_gpus" in report:
+        row = report["bitmma_host_to_host_all_gpus"]
+        print(f"bitmma host to host on {row['gpus']} GPUs: {row['seconds']:.4f} s {row['pair_sites_per_s']:.3e}/s")
     for config, row in report["kernel_shapes"].items():
         print(f"shape {config:<12} kernel {row['kernel_s']:.4f} s {row['kernel_pair_sites_per_s']:.3e}/s "
               f"({row['pct_of_1bit_ceiling']:.1f}% of 1-bit ceiling)  host-to-host {row['host_to_host_s']:.4f} s "
