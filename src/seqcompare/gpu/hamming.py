@@ -177,6 +177,8 @@ class DeviceProblem:
             self.module = module(_SOURCE, tuple(_kernel_name(c) for c in MMA_CONFIGS))
             self.copy_stream = cupy.cuda.Stream(non_blocking=True)
             self.stream = cupy.cuda.Stream(non_blocking=True)
+            # A second compute stream lets one chunk's tiles fill the last wave of the previous chunk's.
+            self.side_stream = cupy.cuda.Stream(non_blocking=True)
             self.stored = cupy.asarray(host.bits.stored)
             self.left_masks = cupy.asarray(host.bits.left_masks)
             self.operands = {}
@@ -196,24 +198,31 @@ class DeviceProblem:
                     for coding in ("differ", "onehot"):
                         self.operands[side][coding] = cupy.zeros((n_pad, host.row_words), dtype=cupy.uint64)
             self.ready_rows = {side: 0 for side in self.operands}
+            # The allocations and copies above ran on the legacy default stream, which the non-blocking
+            # streams do not wait for.
+            self.device.synchronize()
 
     # -- operands ----------------------------------------------------------------------------------------
-    def upload(self, side: str, row_stop: int) -> None:
-        """Copy rows ``ready .. row_stop`` of ``side`` and build their operands (asynchronous)."""
+    def upload(self, side: str, row_stop: int, stream=None):
+        """Copy rows ``ready .. row_stop`` of ``side`` and build their operands on ``stream`` (default: the
+        main compute stream), asynchronously; returns an event recorded when they are ready (or None)."""
         start = self.ready_rows[side]
         if row_stop <= start:
-            return
+            return None
+        stream = self.stream if stream is None else stream
         entry = self.operands[side]
         with self.device:
             source = self.host.host[side]
             with self.copy_stream:
                 entry["source"][start:row_stop].set(source[start:row_stop], stream=self.copy_stream)
                 copied = self.copy_stream.record()
-            self.stream.wait_event(copied)
+            stream.wait_event(copied)
             if self.host.method != "bitpack":
-                with self.stream:
+                with stream:
                     self._build(entry, start, row_stop)
+            ready = stream.record()
         self.ready_rows[side] = row_stop
+        return ready
 
     def _build(self, entry, start: int, stop: int) -> None:
         host = self.host
@@ -278,14 +287,15 @@ class DeviceProblem:
                 np.int32(out_col0))  # fmt: skip
 
     def run_tiles(self, tiles, *, mode: int, max_dist: int = 0, pairs=None, out=None, out_ld: int = 0,
-                  out_row0: int = 0, out_col0: int = 0, mirror: bool = False, config: str = MATRIX_CONFIG) -> None:  # fmt: skip
+                  out_row0: int = 0, out_col0: int = 0, mirror: bool = False, config: str = MATRIX_CONFIG,
+                  stream=None) -> None:  # fmt: skip
         """Launch the method's kernel on micro tiles ``tiles`` (block indices, NumPy or already on the device:
-        a host array costs a copy that waits for the stream), on this device's stream."""
+        a host array costs a copy that waits for the stream), on ``stream`` (default: the compute stream)."""
         if len(tiles) == 0:
             return
         host, cupy = self.host, self.cupy
         output = self._output_args(mode, max_dist, pairs, out, out_ld, out_row0, out_col0)
-        with self.device, self.stream:
+        with self.device, (self.stream if stream is None else stream):
             tiles_dev = cupy.asarray(tiles)
             common = (tiles_dev, np.int32(host.n_left), np.int32(host.n_right), np.int32(host.symmetric),
                       np.int32(mirror))  # fmt: skip
@@ -370,6 +380,7 @@ class DeviceProblem:
     def synchronize(self) -> None:
         with self.device:
             self.stream.synchronize()
+            self.side_stream.synchronize()
 
     # -- whole blocks --------------------------------------------------------------------------------------
     def block(self, tile: Tile):
@@ -429,16 +440,27 @@ def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, c
             problem.emit_block(block, tile, mode=0, max_dist=max_dist, pairs=pairs)
     else:
         edge = MMA_CONFIGS[config][0] if host.method == "bitmma" else POPCOUNT_TILE
-        with problem.device:
+        with problem.device, problem.stream:
             tiles_dev = cupy.asarray(tiles)
+            problem.stream.synchronize()  # before any work is queued: the side stream reads it too
+        streams = (problem.stream, problem.side_stream)
+        previous = None
         if not host.symmetric:
-            problem.upload("right", host.n_right)
+            previous = problem.upload("right", host.n_right)
         n_blocks = _blocks(host.n_left, edge)
         edges = np.unique(np.linspace(0, n_blocks, max(1, chunks) + 1).astype(int))
-        for lo, hi in zip(edges[:-1], edges[1:]):
-            problem.upload("left", min(host.n_left, hi * edge))
+        for chunk, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+            # Chunks alternate between two streams. A chunk's tiles need its own rows (built just before on
+            # the same stream) and every earlier chunk's: the previous one was built on the other stream,
+            # so wait for it; older ones precede it there or on this stream.
+            stream = streams[chunk % 2]
+            ready = problem.upload("left", min(host.n_left, hi * edge), stream=stream)
+            if previous is not None:
+                stream.wait_event(previous)
+            previous = ready if ready is not None else previous
             first, stop = np.searchsorted(tiles[:, 0], [lo, hi])
-            problem.run_tiles(tiles_dev[first:stop], mode=0, max_dist=max_dist, pairs=pairs, config=config)
+            problem.run_tiles(tiles_dev[first:stop], mode=0, max_dist=max_dist, pairs=pairs, config=config,
+                              stream=stream)  # fmt: skip
     problem.synchronize()
     with problem.device:
         found = int(pairs["count"].get()[0])
