@@ -26,7 +26,7 @@ INT8_CEILING_TOPS = 1_190
 
 
 def event_time(cupy, fn, repeats: int) -> float:
-    """Median seconds of ``fn()`` between CUDA events on the current stream... of the device work it queues."""
+    """Median seconds of the device work ``fn()`` queues, between CUDA events on the current stream."""
     times = []
     for _ in range(repeats):
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()
