@@ -122,17 +122,23 @@ class ThreadExecutor:
         if self.threads == 1:
             yield from SerialExecutor().map(kernel, tiles)
             return
-        window = 4 * self.threads
-        with ThreadPoolExecutor(self.threads, thread_name_prefix="seqcompare") as pool:
-            pending: deque = deque()
-            for tile in tiles:
-                pending.append((tile, pool.submit(kernel, tile)))
-                if len(pending) >= window:
-                    done_tile, future = pending.popleft()
-                    yield done_tile, future.result()
-            while pending:
+        yield from windowed_map(kernel, tiles, self.threads, 4 * self.threads)
+
+
+def windowed_map(function: Callable, tiles: Iterable[Tile], workers: int, window: int,
+                 name: str = "seqcompare") -> Iterator[tuple[Tile, object]]:  # fmt: skip
+    """``(tile, function(tile))`` in submission order from a pool of ``workers`` threads, with at most
+    ``window`` tiles in flight (memory stays flat however many tiles there are)."""
+    with ThreadPoolExecutor(workers, thread_name_prefix=name) as pool:
+        pending: deque = deque()
+        for tile in tiles:
+            pending.append((tile, pool.submit(function, tile)))
+            if len(pending) >= window:
                 done_tile, future = pending.popleft()
                 yield done_tile, future.result()
+        while pending:
+            done_tile, future = pending.popleft()
+            yield done_tile, future.result()
 
 
 def run_tiles(kernel, tiles, executor, sink, progress=None):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine import Tile
+from ..engine import Tile, windowed_map
 from ._runtime import module, require_cupy
 
 GPU_METHODS = ("bitmma", "matrix", "bitpack")
@@ -328,7 +328,7 @@ class DeviceProblem:
                 raise AssertionError("matrix method runs through run_gemm_block")
 
     def _int8_rows(self, side: str, start: int, stop: int, coding: str):
-        """0/1 bytes of operand rows ``start:stop`` (cached per request; rebuilt on demand)."""
+        """0/1 bytes of operand rows ``start:stop`` (built for each GEMM block, freed after it)."""
         cupy = self.cupy
         bits = self.operand(side, coding)[start:stop]
         out = cupy.empty((stop - start, self.host.row_words * 64), dtype=cupy.int8)
@@ -570,27 +570,16 @@ class GpuExecutor:
         problem = self._problem()
         block = problem.block(tile)
         with problem.device, problem.stream:
-            if self.cap is not None:
+            if self.cap is not None:  # None when no distance can reach the cap
                 block = problem.cupy.minimum(block, self.cap)
             result = self.reduce(block, tile) if self.reduce is not None else block.get(stream=problem.stream)
             problem.synchronize()
         return result
 
     def map(self, kernel, tiles):
-        from collections import deque
-
         del kernel  # the GPU computes the blocks itself
-        window = 2 * len(self.devices)
-        with ThreadPoolExecutor(len(self.devices), thread_name_prefix="seqcompare-gpu") as pool:
-            pending: deque = deque()
-            for tile in tiles:
-                pending.append((tile, pool.submit(self._compute, tile)))
-                if len(pending) >= window:
-                    done, future = pending.popleft()
-                    yield done, future.result()
-            while pending:
-                done, future = pending.popleft()
-                yield done, future.result()
+        workers = len(self.devices)
+        yield from windowed_map(self._compute, tiles, workers, 2 * workers, "seqcompare-gpu")
 
 
 def knn_reducer(k: int, symmetric: bool):

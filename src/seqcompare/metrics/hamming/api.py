@@ -266,18 +266,19 @@ def _run_on_gpu(encoded: Encoded, sink, method: str, cap: int, threads: int, til
         sink.add_pairs(i, j, np.minimum(d, cap))
         return sink.finish()
     host = HostProblem(encoded, method, packer, threads)
+    block_cap = cap if cap <= encoded.n_sites else None  # no pass over the blocks for a cap nothing reaches
     size = engine_tile_size(host.method) if tile_size is None else -(-tile_size // 128) * 128
     tiles = [t for t in plan_tiles(encoded.n_left, encoded.n_right, size) if t.n_rows and t.n_cols]
     bar, update = _progress_bar(sum(t.n_pairs for t in tiles), progress)
     try:
         if isinstance(sink, KnnSink):
-            executor = GpuExecutor(host, cap=cap, reduce=knn_reducer(sink.k, encoded.symmetric))
+            executor = GpuExecutor(host, cap=block_cap, reduce=knn_reducer(sink.k, encoded.symmetric))
             for tile, candidates in executor.map(None, tiles):
                 sink.add_candidates(tile, candidates)
                 if update is not None:
                     update(tile.n_pairs)
             return sink.finish()
-        return run_tiles(None, tiles, GpuExecutor(host, cap=cap), sink, update)
+        return run_tiles(None, tiles, GpuExecutor(host, cap=block_cap), sink, update)
     finally:
         if bar is not None:
             bar.close()
