@@ -87,3 +87,42 @@ def test_truncated_gzip(tmp_path):
 def test_duplicated_names():
     assert duplicated_names(["a", "b", "a", "c", "b", "a"]) == ["a", "b"]
     assert duplicated_names(["a", "b"]) == []
+
+
+@pytest.fixture
+def tiny_pieces(monkeypatch):
+    """Cut every input into pieces of a few bytes, so the parallel scan meets every kind of boundary."""
+    import seqcompare.io.fasta as fasta
+
+    monkeypatch.setattr(fasta, "_PIECE_BYTES", 7)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+@pytest.mark.parametrize("width", [0, 5, 64])
+def test_parallel_pieces_read_the_same_alignment(tmp_path, rng, tiny_pieces, threads, width):
+    from seqcompare.simulate import format_fasta
+
+    sequences = np.frombuffer(b"ACGTN-acgt", dtype=np.uint8)[rng.integers(0, 10, (57, 131))]
+    names = [f"r{i} description {i}" for i in range(57)]
+    text = b"".join(format_fasta(names, sequences, width=width)).replace(b"\n", b"\r\n" if width == 5 else b"\n")
+    aln = read_alignment(write(tmp_path, "a.fa", text), threads=threads)
+    assert aln.names == [f"r{i}" for i in range(57)]
+    assert np.array_equal(aln.sequences, sequences)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b">a\nACGT\n>b\nACGT\n>c\nAC\n>d\nA\n", "record #3 'c' has length 2 but record #1 'a' has length 4"),
+        (b">a\nACGT\n>b\nACGT\n>c\nACGT\n>d\nA1GT\n>e\nA2\n", "record #4 'd' has an illegal character '1'"),
+        (b">a\nAC\nGT\n>b\nACGTT\n", "record #2 'b' has length 5 but record #1 'a' has length 4"),
+        (b">a\nA!GT\n>b\nAC\n", "record #1 'a' has an illegal character '!' at position 2"),
+        (b"xx\n>a\nACGT\n>b\nAC\n", "not a FASTA file (byte 1"),
+    ],
+)
+def test_parallel_pieces_report_the_first_error_in_file_order(tmp_path, tiny_pieces, content, message):
+    path = write(tmp_path, "bad.fa", content)
+    for threads in (1, 4):
+        with pytest.raises(InputError) as info:
+            read_alignment(path, threads=threads)
+        assert message in str(info.value)

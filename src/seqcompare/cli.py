@@ -148,11 +148,11 @@ def _run_hamming(args) -> int:
 
     _check_hamming_options(args)
     log = _Log(args.quiet)
-    query = read_alignment(args.alignment)
+    query = read_alignment(args.alignment, threads=args.threads)
     log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
     reference = None
     if args.ref:
-        reference = read_alignment(args.ref)
+        reference = read_alignment(args.ref, threads=args.threads)
         log(f"read {reference.n_sequences} reference sequences of length {reference.length} from {args.ref}")
         if reference.length != query.length:
             raise InputError(
@@ -265,6 +265,9 @@ def _add_simulate_parser(subparsers) -> None:
     aln.add_argument("--substitution-rate", type=float, default=0.015)
     aln.add_argument("--n-rate", type=float, default=0.005)
     aln.add_argument("--gap-runs", type=_non_negative_int, default=3)
+    aln.add_argument("--lineages", type=_positive_int, default=8, help="founder lineages (default: 8)")
+    aln.add_argument("--private-rate", type=float, metavar="RATE",
+                     help="substitutions per site each sequence gains on its own (default: substitution rate / 2)")
     aln.add_argument("--width", type=_non_negative_int, default=0, help="wrap lines (0: one line per record)")
     aln.add_argument("-o", "--output", metavar="FILE", help="FASTA output (default: stdout)")
     aln.set_defaults(handler=_run_simulate_alignment)
@@ -275,7 +278,7 @@ def _run_simulate_alignment(args) -> int:
 
     names, sequences = simulate_alignment(
         args.sequences, args.length, seed=args.seed, substitution_rate=args.substitution_rate,
-        n_rate=args.n_rate, gap_runs=args.gap_runs,
+        n_rate=args.n_rate, gap_runs=args.gap_runs, lineages=args.lineages, private_rate=args.private_rate,
     )  # fmt: skip
     with atomic_output(args.output) as out:
         for chunk in format_fasta(names, sequences, width=args.width):

@@ -477,7 +477,7 @@ def _engine_tiles_of(host: HostProblem, tiles: np.ndarray, size: int):
 
 
 def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = "planes", devices=None,
-                 threads: int = 1, chunks: int = 16, capacity: int = 1 << 20, host: HostProblem | None = None,
+                 threads: int = 1, chunks: int = 16, capacity: int = 1 << 24, host: HostProblem | None = None,
                  config: str = PAIRS_CONFIG, timings: dict | None = None):  # fmt: skip
     """Pairs at distance ``<= max_dist``, selected on the GPU(s): ``(i, j, d)`` int64 sorted by ``(i, j)``.
 

@@ -1,7 +1,8 @@
 """FASTA alignments: plain, gzip or stdin, wrapped lines, CRLF, read into one ``(n, m)`` byte matrix.
 
-The scan runs in a compiled kernel over the whole file image (no per-line Python loop), so a 600 MB
-alignment parses at memory speed; the file image and the matrix are the only large allocations.
+The scan runs in compiled kernels over the file image (no per-line Python loop). A large image is cut at
+record starts into pieces that threads index and copy at once, straight into the one output matrix, so a
+multi-gigabyte alignment parses at several GB/s; the file image and the matrix are the only large allocations.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import mmap
 import os
 import sys
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,71 +153,95 @@ def _line_bounds(buf, line_ends, k, start):
 
 
 @jit
-def _scan_alignment(buf, line_ends, allowed, whitespace):
-    """Index and copy every record of a FASTA image into an (n, m) matrix.
-
-    ``line_ends`` holds the position of every newline (plus ``buf.size`` if the last line has none).
-    Returns (status, out, header_starts, header_ends, detail_record, detail_a, detail_b).
-    """
-    n_lines = line_ends.size
+def _record_headers(buf, line_ends):
+    """Start (after the '>') and stop of every header line of a FASTA image."""
     n_records = 0
     start = 0
-    for k in range(n_lines):
+    for k in range(line_ends.size):
         if line_ends[k] > start and buf[start] == 62:
             n_records += 1
         start = line_ends[k] + 1
     header_starts = np.empty(n_records, np.int64)
     header_ends = np.empty(n_records, np.int64)
-    empty_row = np.empty(0, np.uint8)
-    out = np.empty((0, 0), np.uint8)
-
-    # Length of the first record, to size the matrix before the single copying pass.
-    length = -1
-    record = -1
+    record = 0
     start = 0
-    for k in range(n_lines):
+    for k in range(line_ends.size):
         start, stop = _line_bounds(buf, line_ends, k, start)
         if stop > start and buf[start] == 62:
-            if record == 0:
+            header_starts[record] = start + 1
+            header_ends[record] = stop
+            record += 1
+        start = line_ends[k] + 1
+    return header_starts, header_ends
+
+
+@jit
+def _first_record_length(buf, line_ends, allowed, whitespace):
+    """Sequence length of the first record, which sizes the matrix: ``(status, length, offset)``."""
+    empty_row = np.empty(0, np.uint8)
+    length = -1
+    start = 0
+    for k in range(line_ends.size):
+        start, stop = _line_bounds(buf, line_ends, k, start)
+        if stop > start and buf[start] == 62:
+            if length >= 0:
                 break
-            record = 0
             length = 0
-            header_starts[0] = start + 1
-            header_ends[0] = stop
-        elif record == 0:
+        elif length >= 0:
             filled = _sequence_line(buf, start, stop, empty_row, length, 0, allowed, whitespace)
             if filled < 0:
-                return _ILLEGAL, out, header_starts, header_ends, 0, -1 - filled, 0
+                return _ILLEGAL, length, -1 - filled
             length = filled
         start = line_ends[k] + 1
-    if n_records > 0:
-        out = np.empty((n_records, length), np.uint8)
+    return _OK, length, 0
 
+
+@jit
+def _copy_records(buf, line_ends, out, length, allowed, whitespace):
+    """Copy the records of a FASTA image (or of a piece of one that starts at a record) into ``out``.
+
+    Returns ``(status, record, a, b)``: for an error, the record (counted within ``buf``) and the detail the
+    message needs (offset of an illegal byte or of text before the first record; lengths of an unequal one).
+    """
     record = -1
     filled = 0
     start = 0
-    for k in range(n_lines):
+    for k in range(line_ends.size):
         start, stop = _line_bounds(buf, line_ends, k, start)
         if stop > start and buf[start] == 62:
             if record >= 0 and filled != length:
-                return _UNEQUAL, out, header_starts, header_ends, record, filled, length
+                return _UNEQUAL, record, filled, length
             record += 1
-            header_starts[record] = start + 1
-            header_ends[record] = stop
             filled = 0
         elif record < 0:
             for q in range(start, stop):
                 if whitespace[buf[q]] == 0:
-                    return _NOT_FASTA, out, header_starts, header_ends, -1, q, 0
+                    return _NOT_FASTA, -1, q, 0
         elif stop > start:
             filled = _sequence_line(buf, start, stop, out[record], filled, length, allowed, whitespace)
             if filled < 0:
-                position = -1 - filled
-                return _ILLEGAL, out, header_starts, header_ends, record, position, 0
+                return _ILLEGAL, record, -1 - filled, 0
         start = line_ends[k] + 1
     if record >= 0 and filled != length:
-        return _UNEQUAL, out, header_starts, header_ends, record, filled, length
-    return _OK, out, header_starts, header_ends, 0, 0, 0
+        return _UNEQUAL, record, filled, length
+    return _OK, 0, 0, 0
+
+
+# Inputs smaller than this are read by one thread: below it, thread start-up costs more than it saves.
+_PIECE_BYTES = 16 << 20
+
+
+def _piece_starts(raw, size: int, pieces: int) -> list[int]:
+    """Byte offsets that split a FASTA image into about ``pieces`` parts, each after the first starting at
+    a record (a '>' that begins a line)."""
+    starts = [0]
+    for k in range(1, pieces):
+        at = raw.find(b"\n>", max(starts[-1], k * size // pieces))
+        if at < 0:
+            break
+        if at + 1 > starts[-1]:
+            starts.append(at + 1)
+    return starts
 
 
 def _illegal_byte(image, starts, ends, record, offset) -> int:
@@ -232,13 +258,16 @@ def _decode_name(header: bytes) -> str:
     return first_word.decode("utf-8", "surrogateescape")
 
 
-def read_alignment(path: str | os.PathLike) -> Alignment:
+def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Alignment:
     """Read a FASTA alignment (plain or gzip; ``"-"`` for stdin) into an :class:`Alignment`.
 
     Parameters
     ----------
     path : str or path-like
         File to read. Gzip input is detected from its magic bytes, whatever the name.
+    threads : int, optional
+        Threads that scan pieces of a large input at once (default: all available cores). The result and any
+        error message do not depend on it.
 
     Returns
     -------
@@ -251,32 +280,65 @@ def read_alignment(path: str | os.PathLike) -> Alignment:
         Missing, empty or non-FASTA file; a character that is not a letter or one of ``-.*?``;
         records of unequal length (the message names the record and both lengths).
     """
+    from ..engine import default_threads
+
     source = os.fspath(path)
-    image = np.frombuffer(read_bytes(source), dtype=np.uint8)
-    line_ends = _line_ends(image)
-    status, out, starts, ends, record, a, b = _scan_alignment(image, line_ends, _ALLOWED, _WHITESPACE)
+    raw = read_bytes(source)
+    image = np.frombuffer(raw, dtype=np.uint8)
+    threads = threads or default_threads()
+    pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
+    bounds = [*_piece_starts(raw, image.size, pieces), image.size]
+    parts = [image[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
 
-    def name_of(index: int) -> str:
-        return _decode_name(image[starts[index] : ends[index]].tobytes())
+    def index(piece):
+        line_ends = _line_ends(piece)
+        return (line_ends, *_record_headers(piece, line_ends))
 
-    if status == _NOT_FASTA:
-        raise InputError(f"{source}: not a FASTA file (byte {a + 1} is not part of a '>' record)")
-    if status == _ILLEGAL:
-        b = _illegal_byte(image, starts, ends, record, a)
-        shown = chr(b) if 32 < b < 127 else f"byte 0x{b:02x}"
-        raise InputError(
-            f"{source}: record #{record + 1} '{name_of(record)}' has an illegal character "
-            f"'{shown}' at position {a + 1}"
-        )
-    if status == _UNEQUAL:
-        raise InputError(
-            f"{source}: record #{record + 1} '{name_of(record)}' has length {a} but "
-            f"record #1 '{name_of(0)}' has length {b}; all sequences of an alignment must be equally long"
-        )
+    with ThreadPoolExecutor(min(threads, len(parts))) as pool:
+        indexed = list(pool.map(index, parts))
+        starts = np.concatenate([h + lo for (_, h, _), lo in zip(indexed, bounds)])
+        ends = np.concatenate([e + lo for (_, _, e), lo in zip(indexed, bounds)])
+
+        def name_of(index: int) -> str:
+            return _decode_name(image[starts[index] : ends[index]].tobytes())
+
+        status, length, offset = _first_record_length(parts[0], indexed[0][0], _ALLOWED, _WHITESPACE)
+        if status == _ILLEGAL:
+            _raise_illegal(source, image, starts, ends, 0, offset, name_of)
+        out = np.empty((starts.size, max(length, 0)), np.uint8)
+        row_offsets = np.cumsum([0] + [h.size for _, h, _ in indexed])
+
+        def copy(k):
+            rows = out[row_offsets[k] : row_offsets[k + 1]]
+            return _copy_records(parts[k], indexed[k][0], rows, length, _ALLOWED, _WHITESPACE)
+
+        results = list(pool.map(copy, range(len(parts))))
+    for k, (status, record, a, b) in enumerate(results):
+        # Pieces are in file order, and each reports its first error: the first failing piece's is the
+        # error a single pass would have met first.
+        record += row_offsets[k]
+        if status == _NOT_FASTA:
+            raise InputError(f"{source}: not a FASTA file (byte {a + 1} is not part of a '>' record)")
+        if status == _ILLEGAL:
+            _raise_illegal(source, image, starts, ends, record, a, name_of)
+        if status == _UNEQUAL:
+            raise InputError(
+                f"{source}: record #{record + 1} '{name_of(record)}' has length {a} but "
+                f"record #1 '{name_of(0)}' has length {b}; all sequences of an alignment must be equally long"
+            )
     if out.shape[0] == 0:
         raise InputError(f"{source}: contains no FASTA records")
     names = [name_of(i) for i in range(len(starts))]
     return Alignment(names=names, sequences=out, source=source)
+
+
+def _raise_illegal(source, image, starts, ends, record, offset, name_of):
+    byte = _illegal_byte(image, starts, ends, record, offset)
+    shown = chr(byte) if 32 < byte < 127 else f"byte 0x{byte:02x}"
+    raise InputError(
+        f"{source}: record #{record + 1} '{name_of(record)}' has an illegal character '{shown}' at position "
+        f"{offset + 1}"
+    )
 
 
 def duplicated_names(names: list[str]) -> list[str]:
