@@ -2,7 +2,11 @@
 # On a GPU machine with no network (CuPy, Numba, pytest, hypothesis preinstalled; Python 3.12): install the
 # package from this working tree, run the GPU tests, then the GPU benchmarks, writing everything to OUTDIR.
 #
-#   bash bench/gpu_run.sh OUTDIR [tests|bench|all] [extra pytest args...]
+#   bash bench/gpu_run.sh OUTDIR [tests|bench|scale|all|WHAT,WHAT] [extra pytest args...]
+#
+# tests: pytest -m gpu; bench: bench/hamming_gpu.py (32,768 x 30,000: kernels, shapes, mask builders);
+# scale: bench/hamming_gpu_scale.py table, gpus and e2e (100,000 x 30,000 from FASTA on disk). The FASTA and
+# pairs files of e2e go to $SEQCOMPARE_WORK (default /tmp/seqcompare-work), not OUTDIR (3 GB).
 set -uo pipefail
 OUT=${1:?usage: bash bench/gpu_run.sh OUTDIR [tests|bench|all] [pytest args]}
 WHAT=${2:-all}
@@ -23,13 +27,21 @@ EOF
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1 | tee -a "$OUT/environment.txt"
 
 status=0
-if [[ "$WHAT" == tests || "$WHAT" == all ]]; then
+wants() { [[ ",$WHAT," == *",$1,"* || "$WHAT" == all ]]; }
+if wants tests; then
     # Run from outside the tree so the installed package (with its .cu files) is what gets tested.
     (cd tests && python3 -m pytest -q -m gpu -p no:cacheprovider "$@" . 2>&1) | tee "$OUT/gpu_tests.log"
     status=${PIPESTATUS[0]}
 fi
-if [[ "$WHAT" == bench || "$WHAT" == all ]]; then
+if wants bench; then
     python3 bench/hamming_gpu.py --out "$OUT" 2>&1 | tee "$OUT/bench.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants scale; then
+    WORK=${SEQCOMPARE_WORK:-/tmp/seqcompare-work}
+    for what in table gpus e2e; do
+        python3 bench/hamming_gpu_scale.py "$what" --out "$OUT" --work "$WORK" 2>&1 | tee "$OUT/scale_$what.log"
+        [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+    done
 fi
 exit $status
