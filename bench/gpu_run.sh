@@ -6,7 +6,8 @@
 #
 # tests: pytest -m gpu; bench: bench/hamming_gpu.py (32,768 x 30,000: kernels, shapes, mask builders);
 # scale: bench/hamming_gpu_scale.py table, gpus and e2e (100,000 x 30,000 from FASTA on disk). The FASTA and
-# pairs files of e2e go to $SEQCOMPARE_WORK (default /tmp/seqcompare-work), not OUTDIR (3 GB).
+# pairs files of e2e go to $SEQCOMPARE_WORK (default /tmp/seqcompare-work), not OUTDIR (3 GB);
+# SCALE_PARTS="gpus e2e" runs some of the three.
 set -uo pipefail
 OUT=${1:?usage: bash bench/gpu_run.sh OUTDIR [tests|bench|all] [pytest args]}
 WHAT=${2:-all}
@@ -39,7 +40,7 @@ if wants bench; then
 fi
 if wants scale; then
     WORK=${SEQCOMPARE_WORK:-/tmp/seqcompare-work}
-    for what in table gpus e2e; do
+    for what in ${SCALE_PARTS:-table gpus e2e}; do
         python3 bench/hamming_gpu_scale.py "$what" --out "$OUT" --work "$WORK" 2>&1 | tee "$OUT/scale_$what.log"
         [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
     done

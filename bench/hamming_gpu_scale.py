@@ -143,6 +143,7 @@ def run_e2e(args) -> dict:
     with open(pairs, "rb") as handle:
         report["all_gpus_identical"] = handle.read() == expected
     if args.device == "cuda":
+        _breakdown(fasta, args.max_dist)  # warm-up: kernel loads, pools, first-touch of host memory
         report["breakdown_s"] = _breakdown(fasta, args.max_dist)
     unique = args.n * (args.n - 1) / 2 * args.m
     report["unique_pair_sites"] = unique
@@ -161,7 +162,7 @@ def run_e2e(args) -> dict:
 
 
 def _breakdown(fasta: str, max_dist: int) -> dict:
-    """Stage times of the same job in this (warm) process, on GPU 0: where the end-to-end seconds go."""
+    """Stage times of the same job in this process, on GPU 0: where the end-to-end seconds go."""
     import io
 
     from seqcompare.gpu.hamming import HostProblem, device_pairs
@@ -208,24 +209,98 @@ def run_gpus(args) -> dict:
     unique = args.n * (args.n - 1) / 2 * args.m
     reference, rows = None, []
     for count in range(1, visible + 1):
-        times = []
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            result = device_pairs(None, args.max_dist, host=host, devices=range(count))
-            times.append(time.perf_counter() - start)
-        if reference is None:
-            reference = result
-        identical = all(np.array_equal(a, b) for a, b in zip(result, reference))
-        seconds = statistics.median(times)
-        rows.append({"gpus": count, "seconds": seconds, "runs_s": times, "pair_sites_per_s": unique / seconds,
-                     "speedup_over_1": rows[0]["seconds"] / seconds if rows else 1.0, "identical": identical})
+        for peer in (True, False) if count > 1 else (True,):
+            times, stages = [], []
+            for _ in range(args.repeats):
+                timings: dict = {}
+                start = time.perf_counter()
+                result = device_pairs(None, args.max_dist, host=host, devices=range(count), peer_upload=peer,
+                                      timings=timings)  # fmt: skip
+                times.append(time.perf_counter() - start)
+                stages.append(timings)
+            if reference is None:
+                reference = result
+            identical = all(np.array_equal(a, b) for a, b in zip(result, reference))
+            seconds = statistics.median(times)
+            rows.append({"gpus": count, "peer_upload": peer, "seconds": seconds, "runs_s": times,
+                         "pair_sites_per_s": unique / seconds, "speedup_over_1": rows[0]["seconds"] / seconds
+                         if rows else 1.0, "identical": identical, "stages_of_median_run":
+                         stages[int(np.argsort(times)[len(times) // 2])]})  # fmt: skip
     report["pairs_found"] = int(reference[0].size)
     report["rows"] = rows
+    report["diagnostics"] = _transfer_and_kernel_times(host, args, visible)
     print(f"host to host, {args.n} x {args.m}, --max-dist {args.max_dist}: {report['pairs_found']} pairs")
     for row in rows:
-        print(f"{row['gpus']} GPU(s): {row['seconds']:.4f} s  {row['pair_sites_per_s']:.3e} pair-sites/s  "
-              f"speedup {row['speedup_over_1']:.2f}x  identical {row['identical']}")
+        print(f"{row['gpus']} GPU(s), peer upload {row['peer_upload']!s:5}: {row['seconds']:.4f} s  "
+              f"{row['pair_sites_per_s']:.3e} pair-sites/s  speedup {row['speedup_over_1']:.2f}x  "
+              f"identical {row['identical']}")
+        print(f"    stages {json.dumps(row['stages_of_median_run'])}")
+    for key, value in report["diagnostics"].items():
+        print(f"  {key:<48} {value:.4f} s")
     return report
+
+
+def _transfer_and_kernel_times(host, args, visible: int) -> dict:
+    """Where multi-GPU time goes: host-to-device copies alone (one device, all at once), a peer copy, and the
+    1-bit kernel alone on each device's round-robin share of the tiles."""
+    import threading
+
+    import cupy
+
+    from seqcompare.gpu.hamming import PAIRS_CONFIG, MMA_CONFIGS, DeviceProblem, micro_tiles
+
+    planes = host.host["left"]
+    out = {}
+    problems = [DeviceProblem(host, d) for d in range(visible)]
+
+    def upload(problem):
+        with problem.device:
+            problem.operands["left"]["source"].set(planes, stream=problem.copy_stream)
+            problem.copy_stream.synchronize()
+
+    upload(problems[0])
+    start = time.perf_counter()
+    upload(problems[0])
+    out["host_to_device_copy_1_gpu_s"] = time.perf_counter() - start
+    if visible > 1:
+        threads = [threading.Thread(target=upload, args=(p,)) for p in problems]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        out[f"host_to_device_copy_{visible}_gpus_at_once_s"] = time.perf_counter() - start
+        source, target = problems[0].operands["left"]["source"], problems[1].operands["left"]["source"]
+        with problems[1].device:
+            for _ in range(2):
+                start = time.perf_counter()
+                cupy.cuda.runtime.memcpyPeerAsync(target.data.ptr, 1, source.data.ptr, 0, source.nbytes,
+                                                  problems[1].copy_stream.ptr)  # fmt: skip
+                problems[1].copy_stream.synchronize()
+                out["peer_copy_0_to_1_s"] = time.perf_counter() - start
+    edge = MMA_CONFIGS[PAIRS_CONFIG][0]
+    tiles = micro_tiles(range(-(-args.n // edge)), None, True, edge, edge)
+    for count in sorted({1, visible}):
+        for k in range(count):
+            problem = problems[k]
+            problem.upload_all()
+            problem.synchronize()
+            with problem.device, problem.stream:
+                pairs = {key: cupy.empty(1 << 24, dtype=cupy.uint32) for key in ("i", "j", "d")}
+                pairs["count"] = cupy.zeros(1, dtype=cupy.uint64)
+                share = cupy.asarray(tiles[k::count])
+                problem.stream.synchronize()
+                times = []
+                for _ in range(3):
+                    pairs["count"].fill(0)
+                    begin, end = cupy.cuda.Event(), cupy.cuda.Event()
+                    begin.record()
+                    problem.run_tiles(share, mode=0, max_dist=args.max_dist, pairs=pairs)
+                    end.record()
+                    end.synchronize()
+                    times.append(cupy.cuda.get_elapsed_time(begin, end) / 1e3)
+            out[f"kernel_only_share_{k}_of_{count}_s"] = statistics.median(times)
+    return out
 
 
 # --- table -------------------------------------------------------------------------------------------------

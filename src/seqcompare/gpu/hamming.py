@@ -203,19 +203,36 @@ class DeviceProblem:
             self.device.synchronize()
 
     # -- operands ----------------------------------------------------------------------------------------
-    def upload(self, side: str, row_stop: int, stream=None):
+    def upload(self, side: str, row_stop: int, stream=None, board=None, chunk: int = 0):
         """Copy rows ``ready .. row_stop`` of ``side`` and build their operands on ``stream`` (default: the
-        main compute stream), asynchronously; returns an event recorded when they are ready (or None)."""
+        main compute stream), asynchronously; returns an event recorded when they are ready (or None).
+
+        With a :class:`_ChunkBoard`, the rows come from the host only if this device owns ``chunk``; otherwise
+        they are copied from the owner's memory (peer to peer) once the owner's host copy has landed.
+        """
         start = self.ready_rows[side]
         if row_stop <= start:
             return None
         stream = self.stream if stream is None else stream
         entry = self.operands[side]
+        rows = entry["source"][start:row_stop]
         with self.device:
-            source = self.host.host[side]
             with self.copy_stream:
-                entry["source"][start:row_stop].set(source[start:row_stop], stream=self.copy_stream)
-                copied = self.copy_stream.record()
+                owner = None if board is None else board.owner(chunk, self)
+                if owner is None:
+                    rows.set(self.host.host[side][start:row_stop], stream=self.copy_stream)
+                    copied = self.copy_stream.record()
+                    if board is not None:
+                        board.post(chunk, copied)
+                else:
+                    owner_problem, owner_copied = owner
+                    self.copy_stream.wait_event(owner_copied)
+                    owner_rows = owner_problem.operands[side]["source"][start:row_stop]
+                    self.cupy.cuda.runtime.memcpyPeerAsync(
+                        rows.data.ptr, self.device_id, owner_rows.data.ptr, owner_problem.device_id, rows.nbytes,
+                        self.copy_stream.ptr,
+                    )  # fmt: skip
+                    copied = self.copy_stream.record()
             stream.wait_event(copied)
             if self.host.method != "bitpack":
                 with stream:
@@ -423,8 +440,42 @@ def _new_pairs(cupy, capacity: int):
     }
 
 
+class _ChunkBoard:
+    """Which device pulls each row chunk from the host: chunk ``c`` goes to device ``c % D`` and reaches the
+    others by peer copies, so the host sends every row once instead of once per device (PCIe is shared, NVLink
+    is not). Each device's thread posts the copy event of the chunks it owns; the others wait for the post,
+    which comes as soon as the owner has queued the copy (never after GPU work)."""
+
+    def __init__(self, problems: list):
+        self.problems = problems
+        self._posted: dict[int, object] = {}
+        self._condition = threading.Condition()
+        self._failed = False
+
+    def owner(self, chunk: int, problem):
+        """None when ``problem`` owns ``chunk``; else ``(owner problem, its copy event)``, waiting for the post."""
+        owner = self.problems[chunk % len(self.problems)]
+        if owner is problem:
+            return None
+        with self._condition:
+            self._condition.wait_for(lambda: chunk in self._posted or self._failed)
+            if self._failed:
+                raise RuntimeError("another GPU failed while sharing uploaded rows")
+            return owner, self._posted[chunk]
+
+    def post(self, chunk: int, event) -> None:
+        with self._condition:
+            self._posted[chunk] = event
+            self._condition.notify_all()
+
+    def fail(self) -> None:
+        with self._condition:
+            self._failed = True
+            self._condition.notify_all()
+
+
 def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, chunks: int, capacity: int,
-                     config: str = PAIRS_CONFIG):  # fmt: skip
+                     config: str = PAIRS_CONFIG, board: _ChunkBoard | None = None):  # fmt: skip
     """Pairs within ``max_dist`` over micro ``tiles`` on one device: rows stream in while tiles run.
 
     Everything is queued without waiting: row chunks go up on the copy stream from page-locked memory, and
@@ -454,7 +505,7 @@ def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, c
             # the same stream) and every earlier chunk's: the previous one was built on the other stream,
             # so wait for it; older ones precede it there or on this stream.
             stream = streams[chunk % 2]
-            ready = problem.upload("left", min(host.n_left, hi * edge), stream=stream)
+            ready = problem.upload("left", min(host.n_left, hi * edge), stream=stream, board=board, chunk=chunk)
             if previous is not None:
                 stream.wait_event(previous)
             previous = ready if ready is not None else previous
@@ -478,15 +529,17 @@ def _engine_tiles_of(host: HostProblem, tiles: np.ndarray, size: int):
 
 def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = "planes", devices=None,
                  threads: int = 1, chunks: int = 16, capacity: int = 1 << 24, host: HostProblem | None = None,
-                 config: str = PAIRS_CONFIG, timings: dict | None = None):  # fmt: skip
+                 config: str = PAIRS_CONFIG, timings: dict | None = None, peer_upload: bool = True):  # fmt: skip
     """Pairs at distance ``<= max_dist``, selected on the GPU(s): ``(i, j, d)`` int64 sorted by ``(i, j)``.
 
     Symmetric problems give each unordered pair once with ``i < j``. Micro tiles are dealt round-robin to
     ``devices`` (default: all visible), each holding its own copy of the operands; rows cross PCIe in
-    ``chunks`` pieces while the tiles of earlier pieces run. ``host`` reuses a prepared
+    ``chunks`` pieces while the tiles of earlier pieces run. With several devices and ``peer_upload``, each
+    chunk crosses PCIe once, to one device, and reaches the others by peer copies. The pairs of all devices
+    are sorted together on the first one. ``host`` reuses a prepared
     :class:`HostProblem` (then ``encoded``, ``method``, ``packer`` and ``threads`` are not used); ``config``
     names the 1-bit kernel's shape (:data:`MMA_CONFIGS`); ``timings``, if given, receives host-clock stage
-    times of the first device.
+    times (per device under ``"devices"``).
     """
     cupy = require_cupy()
     devices = list(range(cupy.cuda.runtime.getDeviceCount())) if devices is None else list(devices)
@@ -507,38 +560,75 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
     # Dealt round-robin, each share stays sorted by block row (chunks of rows select contiguous slices).
     shares = [all_tiles[k :: len(devices)] for k in range(len(devices))]
 
-    def work(k: int):
-        clock = [time.perf_counter()]
-        problem = DeviceProblem(host, devices[k])
-        clock.append(time.perf_counter())
-        cap = capacity
-        while True:
-            pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
-            if found <= cap:
-                break
-            cap = found  # the count is exact even when the buffer overflowed: run again with room for all
-        clock.append(time.perf_counter())
-        with problem.device:
-            i = pairs["i"][:found].astype(cupy.int64)
-            j = pairs["j"][:found].astype(cupy.int64)
-            d = pairs["d"][:found].astype(cupy.int64)
-            order = cupy.argsort((i << 32) | j)
-            result = i[order].get(), j[order].get(), d[order].get()
-        clock.append(time.perf_counter())
-        if timings is not None and k == 0:
-            timings.update(setup_s=clock[1] - clock[0], upload_and_kernels_s=clock[2] - clock[1],
-                           sort_and_copy_back_s=clock[3] - clock[2])  # fmt: skip
-        return result
+    share_rows = peer_upload and len(devices) > 1 and host.method != "matrix"
 
+    def setup(k: int):
+        start = time.perf_counter()
+        problem = DeviceProblem(host, devices[k])
+        if timings is not None:
+            timings.setdefault("devices", {})[devices[k]] = {"setup_s": time.perf_counter() - start}
+        return problem
+
+    def work(k: int):
+        start = time.perf_counter()
+        problem = problems[k]
+        try:
+            cap = capacity
+            while True:
+                pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config, board)
+                if found <= cap:
+                    break
+                cap = found  # the count is exact even when the buffer overflowed: run again with room for all
+        except BaseException:
+            if board is not None:
+                board.fail()
+            raise
+        if timings is not None:
+            timings["devices"][devices[k]]["upload_and_kernels_s"] = time.perf_counter() - start
+        with problem.device, problem.stream:
+            keys = (pairs["i"][:found].astype(cupy.uint64) << 32) | pairs["j"][:found].astype(cupy.uint64)
+            problem.stream.synchronize()  # the first device's stream reads these next
+        return keys, pairs["d"][:found], problem
+
+    clock = time.perf_counter()
     if len(devices) == 1:
+        problems = [setup(0)]
+        board = None
         parts = [work(0)]
     else:
         with ThreadPoolExecutor(len(devices)) as pool:
+            problems = list(pool.map(setup, range(len(devices))))
+            board = _ChunkBoard(problems) if share_rows else None
             parts = list(pool.map(work, range(len(devices))))
-    i, j, d = (np.concatenate(column) for column in zip(*parts))
-    if len(parts) > 1:
-        order = np.argsort((i << 32) | j, kind="stable")
-        i, j, d = i[order], j[order], d[order]
+    computed = time.perf_counter()
+    # Every device's pairs meet on the first one (peer copies) and are sorted there once.
+    first = parts[0][2]
+    with first.device, first.stream:
+        total = sum(int(keys.size) for keys, _, _ in parts)
+        keys = cupy.empty(total, dtype=cupy.uint64)
+        dist = cupy.empty(total, dtype=cupy.uint32)
+        at = 0
+        for part_keys, part_dist, _ in parts:
+            count = int(part_keys.size)
+            for target, part in ((keys, part_keys), (dist, part_dist)):
+                if count:
+                    cupy.cuda.runtime.memcpyPeerAsync(target[at:].data.ptr, first.device_id, part.data.ptr,
+                                                      part.device.id, part.nbytes, first.stream.ptr)  # fmt: skip
+            at += count
+        keys_host = pinned_empty((total,), np.uint64)
+        dist_host = pinned_empty((total,), np.uint32)
+        if total:
+            order = cupy.argsort(keys)
+            keys[order].get(stream=first.stream, out=keys_host)
+            dist[order].get(stream=first.stream, out=dist_host)
+        first.stream.synchronize()
+    i = (keys_host >> np.uint64(32)).astype(np.int64)
+    j = (keys_host & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    d = dist_host.astype(np.int64)
+    if timings is not None:
+        timings.update(setup_s=timings["devices"][devices[0]]["setup_s"],
+                       upload_and_kernels_s=timings["devices"][devices[0]]["upload_and_kernels_s"],
+                       all_devices_s=computed - clock, sort_and_copy_back_s=time.perf_counter() - computed)  # fmt: skip
     return i, j, d
 
 
