@@ -3,7 +3,7 @@
 Usage::
 
     python3 bench/hamming_gpu_scale.py e2e   --out DIR [--n 100000] [--m 30000] [--repeats 3]
-    python3 bench/hamming_gpu_scale.py gpus  --out DIR [--n 100000] [--m 30000] [--repeats 3]
+    python3 bench/hamming_gpu_scale.py gpus  --out DIR [--sizes 100000,200000] [--m 30000] [--repeats 3]
     python3 bench/hamming_gpu_scale.py table --out DIR [--n 2048] [--m 30000]
 
 ``e2e``
@@ -15,7 +15,8 @@ Usage::
     pairs file must be byte-identical to the one the int8 cuBLAS method (``--method matrix``) writes.
 ``gpus``
     Host to host (encoded planes on the host to sorted pairs on the host) on 1, 2, ... visible GPUs, same
-    problem, in one process; results must be identical.
+    problems (one per ``--sizes`` entry), in one process; results must be identical; plus where the time
+    goes (copies alone, a peer copy, the kernel alone on each device's share).
 ``table``
     The paper's Table VI on one dataset: every CPU method (vector oracle first) and every GPU method, all
     checked equal to the oracle, each step's speedup.
@@ -200,40 +201,44 @@ def run_gpus(args) -> dict:
     from seqcompare.metrics.hamming.api import encode_inputs
 
     report = _header(args, "gpus")
-    names, sequences = _simulate(args)
-    encoded = encode_inputs(Alignment(names, sequences))
-    small = encode_inputs(Alignment(names[:300], sequences[:300, :700]))
     visible = cupy.cuda.runtime.getDeviceCount()
-    device_pairs(small, args.max_dist, devices=range(visible))  # compile on every device
-    host = HostProblem(encoded, "bitmma", "planes", threads=os.cpu_count())
-    unique = args.n * (args.n - 1) / 2 * args.m
-    reference, rows = None, []
-    for count in range(1, visible + 1):
-        for peer in (True, False) if count > 1 else (True,):
+    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else [args.n]
+    report["sizes"] = sizes
+    report["rows"] = []
+    for n in sizes:
+        args.n = n
+        names, sequences = _simulate(args)
+        encoded = encode_inputs(Alignment(names, sequences))
+        small = encode_inputs(Alignment(names[:300], sequences[:300, :700]))
+        device_pairs(small, args.max_dist, devices=range(visible))  # compile on every device
+        host = HostProblem(encoded, "bitmma", "planes", threads=os.cpu_count())
+        unique = n * (n - 1) / 2 * args.m
+        reference, rows = None, []
+        for count in range(1, visible + 1):
             times, stages = [], []
             for _ in range(args.repeats):
                 timings: dict = {}
                 start = time.perf_counter()
-                result = device_pairs(None, args.max_dist, host=host, devices=range(count), peer_upload=peer,
-                                      timings=timings)  # fmt: skip
+                result = device_pairs(None, args.max_dist, host=host, devices=range(count), timings=timings)
                 times.append(time.perf_counter() - start)
                 stages.append(timings)
             if reference is None:
                 reference = result
             identical = all(np.array_equal(a, b) for a, b in zip(result, reference))
             seconds = statistics.median(times)
-            rows.append({"gpus": count, "peer_upload": peer, "seconds": seconds, "runs_s": times,
+            rows.append({"n": n, "gpus": count, "seconds": seconds, "runs_s": times, "pairs": int(result[0].size),
                          "pair_sites_per_s": unique / seconds, "speedup_over_1": rows[0]["seconds"] / seconds
                          if rows else 1.0, "identical": identical, "stages_of_median_run":
                          stages[int(np.argsort(times)[len(times) // 2])]})  # fmt: skip
-    report["pairs_found"] = int(reference[0].size)
-    report["rows"] = rows
-    report["diagnostics"] = _transfer_and_kernel_times(host, args, visible)
-    print(f"host to host, {args.n} x {args.m}, --max-dist {args.max_dist}: {report['pairs_found']} pairs")
-    for row in rows:
-        print(f"{row['gpus']} GPU(s), peer upload {row['peer_upload']!s:5}: {row['seconds']:.4f} s  "
-              f"{row['pair_sites_per_s']:.3e} pair-sites/s  speedup {row['speedup_over_1']:.2f}x  "
-              f"identical {row['identical']}")
+        report["rows"] += rows
+        if n == sizes[0]:
+            report["diagnostics"] = _transfer_and_kernel_times(host, args, visible)
+        del host, encoded, names, sequences
+    print(f"host to host (packed planes on the host -> sorted pairs on the host), m = {args.m}, "
+          f"--max-dist {args.max_dist}")
+    for row in report["rows"]:
+        print(f"n {row['n']:>7} {row['gpus']} GPU(s): {row['seconds']:.4f} s  {row['pair_sites_per_s']:.3e} "
+              f"pair-sites/s  speedup {row['speedup_over_1']:.2f}x  {row['pairs']} pairs  identical {row['identical']}")
         print(f"    stages {json.dumps(row['stages_of_median_run'])}")
     for key, value in report["diagnostics"].items():
         print(f"  {key:<48} {value:.4f} s")
@@ -385,6 +390,7 @@ def main(argv=None) -> int:
     parser.add_argument("--m", type=int, default=30000)
     parser.add_argument("--max-dist", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sizes", help="gpus only: comma-separated n values (default: --n)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--device", default="cuda", help="e2e only: 'cpu' for a dry run of the script")
     parser.add_argument("--lineages", type=int, default=4000)

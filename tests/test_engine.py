@@ -57,3 +57,16 @@ def test_import_does_not_load_heavy_modules():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert seqcompare.__version__
+
+
+@pytest.mark.parametrize("row_edge,col_edge", [(1, 1), (128, 128), (256, 128), (64, 64)])
+def test_gpu_micro_tile_lists_cover_exactly_the_blocks_that_reach_the_lower_triangle(row_edge, col_edge):
+    from seqcompare.gpu.hamming import micro_tiles  # plain NumPy: imports no CuPy
+
+    for rows in (range(0), range(1), range(3, 9), range(12)):
+        got = micro_tiles(rows, None, True, row_edge, col_edge)
+        expected = [(r, c) for r in rows for c in range(10_000) if c * col_edge <= (r + 1) * row_edge - 1]
+        assert got.dtype == np.int32 and got.shape == (len(expected), 2)
+        assert [tuple(t) for t in got.tolist()] == expected
+    rectangular = micro_tiles(range(2, 5), range(1, 4), False)
+    assert [tuple(t) for t in rectangular.tolist()] == [(r, c) for r in range(2, 5) for c in range(1, 4)]
