@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 _BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
@@ -66,3 +68,95 @@ def write_fasta(path, names, sequences, *, width: int = 0) -> None:
     with open(path, "wb") as handle:
         for chunk in format_fasta(names, sequences, width=width):
             handle.write(chunk)
+
+
+@dataclass
+class ScanData:
+    """Simulated scan inputs (see :func:`simulate_scan`) and where the signatures were planted."""
+
+    signatures: object  # SequenceSet
+    samples: object  # SequenceSet with qualities
+    planted: list  # (sample index, signature index, offset)
+
+
+def simulate_scan(*, n_signatures: int = 1000, signature_length=(3000, 10000), n_clean: int = 2000,
+                  n_infected: int = 20, max_per_sample: int = 2, sample_length=(100_000, 200_000),
+                  phred=(10, 30), n_ratio: float = 0.1, seed: int = 0, stamp: str | None = None) -> ScanData:  # fmt: skip
+    """Signatures and FASTQ samples built the way the course's generators build them (our own code).
+
+    Signatures: lengths uniform in ``signature_length``, bases uniform over ACGT, each then N with probability
+    ``n_ratio``. Samples: ``n_clean`` virus-free and ``n_infected`` carrying 1..``max_per_sample`` signatures
+    chosen uniformly with replacement, in random order; length uniform in ``sample_length`` (raised to hold
+    what is planted); signatures inserted verbatim, with their own Ns, between uniform ACGT flanks that have N
+    at ``n_ratio``. Qualities: per sample a mean uniform in ``phred``, each base Normal(mean, 3) rounded and
+    clamped to 0..93; N bases get Phred 0. Names ``signature_<stamp>_<k>`` and ``sample_<stamp>_<k>``.
+    """
+    from .io.sequences import SequenceSet
+
+    rng = np.random.default_rng(seed)
+    stamp = str(seed) if stamp is None else stamp
+
+    def random_bases(count: int) -> np.ndarray:
+        codes = rng.integers(0, 4, count).astype(np.uint8)
+        codes[rng.random(count) < n_ratio] = 4
+        return codes
+
+    sig_lengths = rng.integers(signature_length[0], signature_length[1] + 1, n_signatures)
+    sig_offsets = np.zeros(n_signatures + 1, dtype=np.int64)
+    np.cumsum(sig_lengths, out=sig_offsets[1:])
+    sig_codes = random_bases(int(sig_offsets[-1]))
+    signatures = SequenceSet([f"signature_{stamp}_{k}" for k in range(n_signatures)], sig_codes, sig_offsets,
+                             source="simulated signatures")  # fmt: skip
+
+    infected = np.zeros(n_clean + n_infected, dtype=bool)
+    infected[:n_infected] = True
+    rng.shuffle(infected)
+    rows, quals, planted = [], [], []
+    for i, carries in enumerate(infected):
+        chosen = rng.integers(0, n_signatures, rng.integers(1, max_per_sample + 1)) if carries else []
+        inserts = [sig_codes[sig_offsets[s] : sig_offsets[s + 1]] for s in chosen]
+        length = int(rng.integers(sample_length[0], sample_length[1] + 1))
+        length = max(length, sum(len(x) for x in inserts))
+        flank = length - sum(len(x) for x in inserts)
+        cuts = np.sort(rng.integers(0, flank + 1, len(inserts)))
+        parts, at, previous = [], 0, 0
+        for s, insert, cut in zip(chosen, inserts, cuts):
+            parts.append(random_bases(int(cut - previous)))
+            at += int(cut - previous)
+            planted.append((i, int(s), at))
+            parts.append(insert)
+            at += insert.size
+            previous = cut
+        parts.append(random_bases(int(flank - previous)))
+        row = np.concatenate(parts) if parts else np.empty(0, np.uint8)
+        mean = rng.uniform(phred[0], phred[1])
+        quality = np.clip(np.rint(rng.normal(mean, 3.0, row.size)), 0, 93).astype(np.uint8)
+        quality[row == 4] = 0
+        rows.append(row)
+        quals.append(quality)
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([r.size for r in rows], out=offsets[1:])
+    samples = SequenceSet([f"sample_{stamp}_{k}" for k in range(len(rows))], np.concatenate(rows),
+                          offsets, np.concatenate(quals), source="simulated samples")  # fmt: skip
+    return ScanData(signatures, samples, planted)
+
+
+def write_fastq(path, samples) -> None:
+    """Write a :class:`~seqcompare.io.sequences.SequenceSet` with qualities as 4-line FASTQ (Phred+33)."""
+    from .io.sequences import BASES
+
+    letters = np.frombuffer(BASES, dtype=np.uint8)
+    with open(path, "wb") as handle:
+        for i, name in enumerate(samples.names):
+            lo, hi = samples.offsets[i], samples.offsets[i + 1]
+            handle.write(b"@" + name.encode() + b"\n" + letters[samples.codes[lo:hi]].tobytes() + b"\n+\n"
+                         + (samples.quality[lo:hi] + 33).tobytes() + b"\n")  # fmt: skip
+
+
+def write_sequences_fasta(path, sequences, *, width: int = 0) -> None:
+    """Write a :class:`~seqcompare.io.sequences.SequenceSet` as FASTA (``width > 0`` wraps lines)."""
+    from .io.sequences import BASES
+
+    letters = np.frombuffer(BASES, dtype=np.uint8)
+    rows = [letters[sequences.sequence(i)] for i in range(len(sequences))]
+    write_fasta(path, sequences.names, rows, width=width)

@@ -341,6 +341,77 @@ def _raise_illegal(source, image, starts, ends, record, offset, name_of):
     )
 
 
+@jit
+def _copy_sequences(buf, line_ends, translate, codes, offsets):
+    """Copy the sequence lines of every record into ``codes`` through ``translate`` (whitespace skipped);
+    ``offsets`` receives record starts. Returns ``(status, record, offset, byte)`` of the first problem."""
+    record = -1
+    at = 0
+    start = 0
+    for k in range(line_ends.size):
+        start, stop = _line_bounds(buf, line_ends, k, start)
+        if stop > start and buf[start] == 62:
+            record += 1
+            offsets[record] = at
+        elif record < 0:
+            for q in range(start, stop):
+                if buf[q] != 32 and buf[q] != 9 and buf[q] != 13:
+                    return _NOT_FASTA, -1, q, 0
+        else:
+            for q in range(start, stop):
+                c = buf[q]
+                if c == 32 or c == 9 or c == 13:
+                    continue
+                code = translate[c]
+                if code == 255:
+                    return _ILLEGAL, record, at - offsets[record], c
+                codes[at] = code
+                at += 1
+        start = line_ends[k] + 1
+    offsets[record + 1] = at
+    return _OK, 0, 0, 0
+
+
+def read_sequences(path: str | os.PathLike, *, iupac_as_n: bool = False):
+    """Read unaligned nucleotide sequences (e.g. scan signatures) from FASTA into a
+    :class:`~seqcompare.io.sequences.SequenceSet` of base codes.
+
+    Parameters
+    ----------
+    path : str or path-like
+        FASTA file (plain or gzip; ``"-"`` for stdin); records may be wrapped and of any lengths.
+    iupac_as_n : bool
+        Read IUPAC ambiguity codes other than N as N instead of refusing them.
+
+    Raises
+    ------
+    InputError
+        Missing, empty or non-FASTA file, or a character other than A, C, G, T, N (either case; U reads as T).
+    """
+    from .sequences import SequenceSet, code_table, illegal_base_message
+
+    source = os.fspath(path)
+    image = np.frombuffer(read_bytes(source), dtype=np.uint8)
+    line_ends = _line_ends(image)
+    starts, ends = _record_headers(image, line_ends)
+    codes = np.empty(image.size, dtype=np.uint8)
+    offsets = np.zeros(starts.size + 1, dtype=np.int64)
+    status, record, offset, byte = _copy_sequences(image, line_ends, code_table(iupac_as_n), codes, offsets)
+
+    def name_of(index: int) -> str:
+        return _decode_name(image[starts[index] : ends[index]].tobytes())
+
+    if status == _NOT_FASTA:
+        raise InputError(f"{source}: not a FASTA file (byte {offset + 1} is not part of a '>' record)")
+    if status == _ILLEGAL:
+        shown = chr(byte) if 32 < byte < 127 else f"byte 0x{byte:02x}"
+        raise InputError(illegal_base_message(source, record, name_of(record), shown, offset))
+    if starts.size == 0:
+        raise InputError(f"{source}: contains no FASTA records")
+    names = [name_of(i) for i in range(starts.size)]
+    return SequenceSet(names, codes[: offsets[-1]].copy(), offsets, None, source)
+
+
 def duplicated_names(names: list[str]) -> list[str]:
     """Names that occur more than once, in order of first repeat."""
     seen: set[str] = set()

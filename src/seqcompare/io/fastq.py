@@ -1,0 +1,200 @@
+"""FASTQ samples (plain, gzip or stdin; sequences and qualities may be wrapped) into a :class:`SequenceSet`.
+
+Three compiled passes, none a per-line Python loop: newlines are found with NumPy in parallel pieces; one pass
+over the *lines* (a few per record) finds the records and checks their structure; then threads translate
+bases to codes and quality characters to Phred scores, record by record, straight into the output arrays.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._jit import jit
+from ..errors import InputError
+from .fasta import _decode_name, _line_ends, read_bytes
+from .sequences import ILLEGAL, SequenceSet, code_table, illegal_base_message
+
+_OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
+_PIECE_BYTES = 16 << 20
+
+
+@jit
+def _line_stop(buf, line_ends, k, start):
+    stop = line_ends[k]
+    if stop > start and buf[stop - 1] == 13:
+        stop -= 1
+    return stop
+
+
+@jit
+def _fastq_records(buf, line_ends):
+    """Find every record: returns ``(status, record, detail_a, detail_b, table)``; ``table[r]`` holds the
+    header span, first and last (exclusive) sequence line, first and last quality line, and the length."""
+    n_lines = line_ends.size
+    table = np.empty((n_lines // 2 + 1, 7), np.int64)
+    line_start = np.empty(n_lines + 1, np.int64)
+    line_start[0] = 0
+    for k in range(n_lines):
+        line_start[k + 1] = line_ends[k] + 1
+    record = 0
+    k = 0
+    while k < n_lines:
+        start = line_start[k]
+        stop = _line_stop(buf, line_ends, k, start)
+        if stop == start:
+            k += 1  # blank lines between records
+            continue
+        if buf[start] != 64:  # '@'
+            return _NOT_FASTQ, record, start, 0, table[:record]
+        table[record, 0] = start + 1
+        table[record, 1] = stop
+        k += 1
+        table[record, 2] = k
+        length = 0
+        while k < n_lines:
+            start = line_start[k]
+            stop = _line_stop(buf, line_ends, k, start)
+            if stop > start and (buf[start] == 43 or buf[start] == 64):  # '+' ends the sequence; '@' is a new record
+                break
+            length += stop - start
+            k += 1
+        if k == n_lines or buf[line_start[k]] == 64:
+            return _NO_PLUS, record, length, 0, table[: record + 1]
+        table[record, 3] = k
+        k += 1
+        table[record, 4] = k
+        quality = 0
+        while quality < length:
+            if k == n_lines:
+                return _TRUNCATED, record, quality, length, table[: record + 1]
+            start = line_start[k]
+            quality += _line_stop(buf, line_ends, k, start) - start
+            k += 1
+        if quality != length:
+            return _QUALITY_LENGTH, record, quality, length, table[: record + 1]
+        table[record, 5] = k
+        table[record, 6] = length
+        record += 1
+    return _OK, record, 0, 0, table[:record]
+
+
+@jit
+def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, codes, quality):
+    """Translate records ``first:last``; returns ``(status, record, position, byte)`` of the first bad byte."""
+    for r in range(first, last):
+        at = offsets[r]
+        for k in range(table[r, 2], table[r, 3]):
+            start = line_ends[k - 1] + 1 if k > 0 else 0
+            stop = _line_stop(buf, line_ends, k, start)
+            for q in range(start, stop):
+                c = codes_table[buf[q]]
+                if c == ILLEGAL:
+                    return _ILLEGAL_BASE, r, at - offsets[r], buf[q]
+                codes[at] = c
+                at += 1
+        at = offsets[r]
+        for k in range(table[r, 4], table[r, 5]):
+            start = line_ends[k - 1] + 1 if k > 0 else 0
+            stop = _line_stop(buf, line_ends, k, start)
+            for q in range(start, stop):
+                c = buf[q]
+                if c < 33 or c > 126:
+                    return _ILLEGAL_QUALITY, r, at - offsets[r], c
+                quality[at] = c - 33
+                at += 1
+    return _OK, 0, 0, 0
+
+
+def _parallel_line_ends(raw, image: np.ndarray, pool, pieces: int) -> np.ndarray:
+    starts = [0]
+    for k in range(1, pieces):
+        at = raw.find(b"\n", max(starts[-1], k * image.size // pieces))
+        if at < 0:
+            break
+        if at + 1 > starts[-1]:
+            starts.append(at + 1)
+    bounds = [*starts, image.size]
+    parts = list(pool.map(lambda lo_hi: _line_ends(image[lo_hi[0] : lo_hi[1]]) + lo_hi[0], zip(bounds[:-1], bounds[1:])))
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: int | None = None) -> SequenceSet:
+    """Read a FASTQ file (plain or gzip; ``"-"`` for stdin) of samples.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file. Records are ``@name[ comment]``, sequence lines, ``+[...]``, quality lines (Phred+33) adding
+        up to the sequence's length; wrapped lines, CRLF and blank lines between records are accepted.
+    iupac_as_n : bool
+        Read IUPAC ambiguity codes other than N (R, Y, K, ...) as N instead of refusing them.
+    threads : int, optional
+        Threads for the parallel passes (default: all available cores).
+
+    Returns
+    -------
+    SequenceSet
+        Names, base codes and Phred scores.
+
+    Raises
+    ------
+    InputError
+        Missing or empty file, not FASTQ, a record without its '+' line, a truncated record, quality length
+        different from sequence length, a base other than A, C, G, T, N (the message names record and
+        position), or a quality character outside Phred+33.
+    """
+    from ..engine import default_threads
+
+    source = os.fspath(path)
+    raw = read_bytes(source)
+    image = np.frombuffer(raw, dtype=np.uint8)
+    threads = threads or default_threads()
+    with ThreadPoolExecutor(threads) as pool:
+        pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
+        line_ends = _parallel_line_ends(raw, image, pool, pieces) if image.size else np.empty(0, np.int64)
+        if image.size and image[-1] != 10:
+            line_ends = np.append(line_ends, image.size)
+        status, record, a, b, table = _fastq_records(image, line_ends)
+
+        def name_of(r: int) -> str:
+            return _decode_name(image[table[r, 0] : table[r, 1]].tobytes())
+
+        if status == _NOT_FASTQ:
+            if record == 0:
+                raise InputError(f"{source}: not a FASTQ file (byte {a + 1} should start an '@' record)")
+            raise InputError(f"{source}: record #{record + 1} does not start with '@' (byte {a + 1}); "
+                             f"the previous record '{name_of(record - 1)}' may have more quality than sequence")
+        if status == _NO_PLUS:
+            raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' has no '+' line after its "
+                             f"{a} bases (truncated record?)")  # fmt: skip
+        if status == _TRUNCATED:
+            raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' is truncated: {a} quality "
+                             f"characters for {b} bases")  # fmt: skip
+        if status == _QUALITY_LENGTH:
+            raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' has {a} quality characters "
+                             f"but {b} bases")  # fmt: skip
+        if len(table) == 0:
+            raise InputError(f"{source}: contains no FASTQ records")
+        offsets = np.zeros(len(table) + 1, dtype=np.int64)
+        np.cumsum(table[:, 6], out=offsets[1:])
+        codes = np.empty(int(offsets[-1]), dtype=np.uint8)
+        quality = np.empty(int(offsets[-1]), dtype=np.uint8)
+        translate = code_table(iupac_as_n)
+        # Chunks of records of about equal size, in file order.
+        bounds = np.unique(np.searchsorted(offsets, np.linspace(0, offsets[-1], 4 * threads + 1)))
+        bounds = np.unique(np.concatenate([[0], np.clip(bounds, 0, len(table)), [len(table)]]))
+        jobs = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate,
+                                                          codes, quality), jobs))  # fmt: skip
+    for status, record, position, byte in results:
+        shown = chr(byte) if 32 < byte < 127 else f"byte 0x{byte:02x}"
+        if status == _ILLEGAL_BASE:
+            raise InputError(illegal_base_message(source, record, name_of(record), shown, position))
+        if status == _ILLEGAL_QUALITY:
+            raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' has quality character "
+                             f"'{shown}' at position {position + 1}, outside Phred+33 ('!' to '~')")  # fmt: skip
+    names = [name_of(r) for r in range(len(table))]
+    return SequenceSet(names, codes, offsets, quality, source)

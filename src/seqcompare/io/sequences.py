@@ -1,0 +1,112 @@
+"""Unaligned nucleotide sequences as one concatenated code array: the form the scan kernels read.
+
+Bases are coded ``A=0, C=1, G=2, T=3, N=4`` (case-insensitive), so two bits hold a base and the N test is one
+compare. Other IUPAC ambiguity codes are an input error unless ``iupac_as_n`` asks to read them as N.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._jit import jit
+
+N_CODE = 4
+ILLEGAL = 255
+BASES = b"ACGTN"
+# IUPAC codes other than A, C, G, T and N (U is RNA's T, and reads as T).
+_OTHER_IUPAC = b"RYKMSWBDHV"
+
+
+def code_table(iupac_as_n: bool = False) -> np.ndarray:
+    """The 256-entry byte-to-code table: ``A C G T N`` (either case) to 0..4, everything else ``ILLEGAL``,
+    except the other IUPAC codes, which become N when ``iupac_as_n``."""
+    table = np.full(256, ILLEGAL, dtype=np.uint8)
+    for code, base in enumerate(BASES):
+        table[base] = table[base + 32] = code
+    table[ord("U")] = table[ord("u")] = 3
+    if iupac_as_n:
+        for base in _OTHER_IUPAC:
+            table[base] = table[base + 32] = N_CODE
+    return table
+
+
+@dataclass(frozen=True)
+class SequenceSet:
+    """Named sequences, concatenated.
+
+    Attributes
+    ----------
+    names : list of str
+        Record names (the header up to its first whitespace).
+    codes : ndarray of uint8
+        All bases, coded ``A=0, C=1, G=2, T=3, N=4``; record ``i`` is ``codes[offsets[i]:offsets[i + 1]]``.
+    offsets : ndarray of int64, shape (n + 1,)
+    quality : ndarray of uint8 or None
+        Phred scores (FASTQ input), laid out as ``codes``.
+    source : str
+        Where the records came from.
+    """
+
+    names: list[str]
+    codes: np.ndarray
+    offsets: np.ndarray
+    quality: np.ndarray | None = None
+    source: str = "<array>"
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def sequence(self, index: int) -> np.ndarray:
+        return self.codes[self.offsets[index] : self.offsets[index + 1]]
+
+    def text(self, index: int) -> str:
+        """Record ``index`` as a string of ``ACGTN``."""
+        return np.frombuffer(BASES, dtype=np.uint8)[self.sequence(index)].tobytes().decode()
+
+    @classmethod
+    def from_strings(cls, sequences, names=None, qualities=None, *, iupac_as_n: bool = False,
+                     source: str = "<array>") -> SequenceSet:  # fmt: skip
+        """Build a set from Python strings (and optional Phred score lists), mostly for tests and notebooks."""
+        from ..errors import InputError
+
+        rows = [s.encode("ascii") if isinstance(s, str) else bytes(s) for s in sequences]
+        names = [f"seq{i + 1}" for i in range(len(rows))] if names is None else list(names)
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in rows], out=offsets[1:])
+        raw = np.frombuffer(b"".join(rows), dtype=np.uint8)
+        codes = code_table(iupac_as_n)[raw]
+        bad = np.flatnonzero(codes == ILLEGAL)
+        if bad.size:
+            record = int(np.searchsorted(offsets, bad[0], side="right") - 1)
+            position = int(bad[0] - offsets[record])
+            raise InputError(illegal_base_message(source, record, names[record], chr(raw[bad[0]]), position))
+        quality = None
+        if qualities is not None:
+            quality = np.concatenate([np.asarray(q, dtype=np.int64) for q in qualities]) if rows else np.empty(0)
+            if quality.size != codes.size or (quality.size and (quality.min() < 0 or quality.max() > 93)):
+                raise InputError(f"{source}: qualities must be Phred scores 0..93, one per base")
+            quality = quality.astype(np.uint8)
+        return cls(names, codes, offsets, quality, source)
+
+
+def illegal_base_message(source: str, record: int, name: str, shown: str, position: int) -> str:
+    return (
+        f"{source}: record #{record + 1} '{name}' has '{shown}' at position {position + 1}, which is not "
+        f"A, C, G, T or N (--iupac-as-n reads other IUPAC codes as N)"
+    )
+
+
+@jit
+def reverse_complement(codes, offsets, out):
+    """Reverse complement of every record (N stays N), into ``out`` laid out as ``codes``."""
+    for r in range(offsets.size - 1):
+        lo, hi = offsets[r], offsets[r + 1]
+        for q in range(lo, hi):
+            c = codes[q]
+            out[lo + hi - 1 - q] = c if c == 4 else 3 - c

@@ -1,0 +1,1 @@
+"""Exact virus-signature scanning of sequencing samples (``seqcompare scan``)."""
