@@ -243,6 +243,66 @@ def _run_hamming(args) -> int:
     return 0
 
 
+def _add_scan_parser(subparsers) -> None:
+    from .scan.api import METHODS, REPORTS
+    from .scan.index import DEFAULT_K, MAX_K
+
+    parser = subparsers.add_parser(
+        "scan",
+        help="which signatures (e.g. viral genomes) occur in which FASTQ samples, exactly",
+        description="Find every (sample, signature) pair where the whole signature occurs in the sample, "
+        "'N' on either side matching any base. Default output, one line per match: "
+        "'sample: signature (confidence)', confidence = mean Phred score over the occurrence.",
+    )
+    parser.add_argument("samples", help="FASTQ samples (plain or gzip; '-' for stdin)")
+    parser.add_argument("signatures", help="FASTA signatures (plain or gzip)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write matches here instead of stdout")
+    parser.add_argument("--report", choices=REPORTS, default="first",
+                        help="per pair: leftmost occurrence (default), highest confidence, or every occurrence")  # fmt: skip
+    parser.add_argument("--tsv", action="store_true",
+                        help="tab-separated with a header: sample, signature, offset (0-based), score")  # fmt: skip
+    parser.add_argument("--integrity-hash", action="store_true",
+                        help="add [sum of the sample's Phred scores mod 97] (the course's 2025 format)")  # fmt: skip
+    parser.add_argument("--min-score", type=float, metavar="S",
+                        help="occurrences with confidence below S do not count")  # fmt: skip
+    parser.add_argument("--both-strands", action="store_true",
+                        help="also match the reverse complement of each signature")  # fmt: skip
+    parser.add_argument("--iupac-as-n", action="store_true",
+                        help="read IUPAC codes other than N (R, Y, K, ...) as N instead of refusing them")  # fmt: skip
+    parser.add_argument("--method", choices=METHODS, default="auto",
+                        help="index: k-mer index with exact fallback (auto); reference: brute force (slow)")  # fmt: skip
+    parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
+                        help="where the index method runs (cuda needs the [cuda] extra)")  # fmt: skip
+    parser.add_argument("-k", type=int, default=DEFAULT_K, metavar="K",
+                        help=f"index window, 1..{MAX_K} (speed only; default {DEFAULT_K})")  # fmt: skip
+    parser.add_argument("-j", "--threads", type=_positive_int, metavar="N", help="threads (default: all cores)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no log messages")
+    parser.set_defaults(handler=_run_scan)
+
+
+def _run_scan(args) -> int:
+    from .io.fasta import read_sequences
+    from .io.fastq import read_fastq
+    from .scan.api import scan
+    from .scan.index import MAX_K
+
+    log = _Log(args.quiet)
+    if not 1 <= args.k <= MAX_K:
+        raise InputError(f"-k must be between 1 and {MAX_K}, got {args.k}")
+    signatures = read_sequences(args.signatures, iupac_as_n=args.iupac_as_n)
+    log(f"read {len(signatures)} signatures ({signatures.codes.size} bases) from {args.signatures}")
+    samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
+    log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
+    result = scan(samples, signatures, report=args.report, min_score=args.min_score,
+                  both_strands=args.both_strands, k=args.k, method=args.method, device=args.device,
+                  threads=args.threads)  # fmt: skip
+    log(f"found {len(result)} matches")
+    text = "".join(line + "\n" for line in result.lines(tsv=args.tsv, integrity=args.integrity_hash))
+    with atomic_output(args.output) as out:
+        out.write(text.encode("utf-8", "surrogateescape"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="seqcompare",
@@ -251,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-V", "--version", action="version", version=f"seqcompare {__version__}")
     subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     _add_hamming_parser(subparsers)
+    _add_scan_parser(subparsers)
     _add_simulate_parser(subparsers)
     return parser
 
@@ -272,6 +333,25 @@ def _add_simulate_parser(subparsers) -> None:
     aln.add_argument("-o", "--output", metavar="FILE", help="FASTA output (default: stdout)")
     aln.set_defaults(handler=_run_simulate_alignment)
 
+    sc = kinds.add_parser("scan", help="signatures (FASTA) and samples (FASTQ) as the course's generators make them")
+    sc.add_argument("--signatures", type=_non_negative_int, default=1000, help="number of signatures (1000)")
+    sc.add_argument("--signature-length", type=_positive_int, nargs=2, default=(3000, 10000), metavar=("MIN", "MAX"))
+    sc.add_argument("--clean-samples", type=_non_negative_int, default=2000, help="virus-free samples (2000)")
+    sc.add_argument("--infected-samples", type=_non_negative_int, default=20, help="samples carrying signatures (20)")
+    sc.add_argument("--max-per-sample", type=_positive_int, default=2,
+                    help="an infected sample carries 1..this many signatures (2)")  # fmt: skip
+    sc.add_argument("--sample-length", type=_non_negative_int, nargs=2, default=(100_000, 200_000),
+                    metavar=("MIN", "MAX"))  # fmt: skip
+    sc.add_argument("--phred", type=_non_negative_int, nargs=2, default=(10, 30), metavar=("MIN", "MAX"),
+                    help="range of per-sample mean Phred scores (10 30)")  # fmt: skip
+    sc.add_argument("--n-ratio", type=float, default=0.1, help="probability that a base is N (0.1)")
+    sc.add_argument("--seed", type=int, default=0)
+    sc.add_argument("--stamp", help="name stamp: sample_<stamp>_<k> (default: the seed)")
+    sc.add_argument("--samples-out", metavar="FASTQ", required=True)
+    sc.add_argument("--signatures-out", metavar="FASTA", required=True)
+    sc.add_argument("--truth", metavar="TSV", help="also write where signatures were planted")
+    sc.set_defaults(handler=_run_simulate_scan)
+
 
 def _run_simulate_alignment(args) -> int:
     from .simulate import format_fasta, simulate_alignment
@@ -283,6 +363,32 @@ def _run_simulate_alignment(args) -> int:
     with atomic_output(args.output) as out:
         for chunk in format_fasta(names, sequences, width=args.width):
             out.write(chunk)
+    return 0
+
+
+def _run_simulate_scan(args) -> int:
+    from .simulate import simulate_scan, write_fastq, write_sequences_fasta
+
+    if not 0.0 <= args.n_ratio <= 1.0:
+        raise InputError(f"--n-ratio must be between 0 and 1, got {args.n_ratio}")
+    data = simulate_scan(
+        n_signatures=args.signatures, signature_length=tuple(sorted(args.signature_length)),
+        n_clean=args.clean_samples, n_infected=args.infected_samples, max_per_sample=args.max_per_sample,
+        sample_length=tuple(sorted(args.sample_length)), phred=tuple(sorted(args.phred)), n_ratio=args.n_ratio,
+        seed=args.seed, stamp=args.stamp,
+    )  # fmt: skip
+    outputs = [(args.samples_out, lambda handle: write_fastq(handle, data.samples)),
+               (args.signatures_out, lambda handle: write_sequences_fasta(handle, data.signatures))]  # fmt: skip
+    if args.truth:
+        def write_truth(handle):
+            handle.write(b"sample\tsignature\toffset\n")
+            for i, s, o in data.planted:
+                handle.write(f"{data.samples.names[i]}\t{data.signatures.names[s]}\t{o}\n".encode())
+
+        outputs.append((args.truth, write_truth))
+    for path, write in outputs:
+        with atomic_output(path) as out:
+            write(out)
     return 0
 
 

@@ -141,22 +141,34 @@ def simulate_scan(*, n_signatures: int = 1000, signature_length=(3000, 10000), n
     return ScanData(signatures, samples, planted)
 
 
-def write_fastq(path, samples) -> None:
-    """Write a :class:`~seqcompare.io.sequences.SequenceSet` with qualities as 4-line FASTQ (Phred+33)."""
+def _open_for_writing(target):
+    import contextlib
+
+    if hasattr(target, "write"):
+        return contextlib.nullcontext(target)
+    return open(target, "wb")
+
+
+def write_fastq(target, samples) -> None:
+    """Write a :class:`~seqcompare.io.sequences.SequenceSet` with qualities as 4-line FASTQ (Phred+33) to a
+    path or a binary file object."""
     from .io.sequences import BASES
 
     letters = np.frombuffer(BASES, dtype=np.uint8)
-    with open(path, "wb") as handle:
+    with _open_for_writing(target) as handle:
         for i, name in enumerate(samples.names):
             lo, hi = samples.offsets[i], samples.offsets[i + 1]
             handle.write(b"@" + name.encode() + b"\n" + letters[samples.codes[lo:hi]].tobytes() + b"\n+\n"
                          + (samples.quality[lo:hi] + 33).tobytes() + b"\n")  # fmt: skip
 
 
-def write_sequences_fasta(path, sequences, *, width: int = 0) -> None:
-    """Write a :class:`~seqcompare.io.sequences.SequenceSet` as FASTA (``width > 0`` wraps lines)."""
+def write_sequences_fasta(target, sequences, *, width: int = 0) -> None:
+    """Write a :class:`~seqcompare.io.sequences.SequenceSet` as FASTA (``width > 0`` wraps lines) to a path or
+    a binary file object."""
     from .io.sequences import BASES
 
     letters = np.frombuffer(BASES, dtype=np.uint8)
-    rows = [letters[sequences.sequence(i)] for i in range(len(sequences))]
-    write_fasta(path, sequences.names, rows, width=width)
+    with _open_for_writing(target) as handle:
+        for chunk in format_fasta(sequences.names, (letters[sequences.sequence(i)] for i in range(len(sequences))),
+                                  width=width):  # fmt: skip
+            handle.write(chunk)

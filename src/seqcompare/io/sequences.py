@@ -110,3 +110,15 @@ def reverse_complement(codes, offsets, out):
         for q in range(lo, hi):
             c = codes[q]
             out[lo + hi - 1 - q] = c if c == 4 else 3 - c
+
+
+@jit
+def record_sums(values, offsets):
+    """Per record, the sum of ``values`` over it (int64)."""
+    sums = np.zeros(offsets.size - 1, np.int64)
+    for r in range(offsets.size - 1):
+        total = 0
+        for q in range(offsets[r], offsets[r + 1]):
+            total += values[q]
+        sums[r] = total
+    return sums

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..io.sequences import SequenceSet, reverse_complement
+from ..io.sequences import SequenceSet, record_sums, reverse_complement
 from .index import DEFAULT_K, LADDER_RECIPE, SignatureIndex, scan_sample
 
 REPORTS = ("first", "best", "all")
@@ -199,9 +199,7 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
 
 
 def _integrity(samples: SequenceSet) -> np.ndarray:
-    prefix = np.zeros(samples.quality.size + 1, dtype=np.int64)
-    np.cumsum(samples.quality, out=prefix[1:])
-    return (prefix[samples.offsets[1:]] - prefix[samples.offsets[:-1]]) % INTEGRITY_MODULUS
+    return record_sums(samples.quality, samples.offsets) % INTEGRITY_MODULUS
 
 
 def _select(report, sample, signature, strand, offset, total, lengths) -> np.ndarray:
@@ -228,15 +226,14 @@ def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, thre
     from .reference import occurrence_offsets
 
     rows = []
-    prefix = np.zeros(samples.codes.size + 1, dtype=np.int64)
-    np.cumsum(samples.quality, out=prefix[1:])
     for i in range(len(samples)):
         x = samples.sequence(i)
-        base = samples.offsets[i]
+        prefix = np.zeros(x.size + 1, dtype=np.int64)
+        np.cumsum(samples.quality[samples.offsets[i] : samples.offsets[i + 1]], out=prefix[1:])
         for s in range(offsets.size - 1):
             signature = codes[offsets[s] : offsets[s + 1]]
             for o in occurrence_offsets(x, signature):
-                total = int(prefix[base + o + signature.size] - prefix[base + o])
+                total = int(prefix[o + signature.size] - prefix[o])
                 if total < threshold * signature.size:
                     continue
                 rows.append((i, s, int(o), total))

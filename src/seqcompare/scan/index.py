@@ -168,17 +168,38 @@ def _bits_at(words, bit):
 
 
 @jit
-def _and_not_shifted(uncovered, count, words, bit):
-    """``uncovered[w] &= ~(bits of words starting at bit 64 w + bit)`` for ``w < count`` (one vector loop;
-    ``words`` has a zero word of padding past every word read); returns how many words stay non-zero."""
-    first = bit >> 6
+def _first_pass(uncovered, count, words, start_a, bit_a, start_b, bit_b):
+    """``uncovered[w] = ~(bits of run a) & ~(bits of run b)`` for ``w < count`` (as :func:`_and_not_shifted`);
+    returns how many words are non-zero."""
+    first_a = start_a + (bit_a >> 6)
+    right_a = np.uint64(bit_a & 63)
+    left_a = np.uint64(63) - right_a
+    first_b = start_b + (bit_b >> 6)
+    right_b = np.uint64(bit_b & 63)
+    left_b = np.uint64(63) - right_b
+    nonzero = 0
+    for w in range(count):
+        a = (words[first_a + w] >> right_a) | ((words[first_a + w + 1] << np.uint64(1)) << left_a)
+        b = (words[first_b + w] >> right_b) | ((words[first_b + w + 1] << np.uint64(1)) << left_b)
+        value = ~(a | b)
+        uncovered[w] = value
+        nonzero += np.int64(value != 0)
+    return nonzero
+
+
+@jit
+def _and_not_shifted(uncovered, count, words, start, bit):
+    """``uncovered[w] &= ~(bits of words[start:] from bit 64 w + bit)`` for ``w < count``: one vector loop
+    (``words`` is flat and 1-D so that LLVM sees unit stride; a zero word pads every row); returns how many
+    words stay non-zero."""
+    first = start + (bit >> 6)
     right = np.uint64(bit & 63)
     left = np.uint64(63) - right
     nonzero = 0
     for w in range(count):
         value = uncovered[w] & ~((words[first + w] >> right) | ((words[first + w + 1] << np.uint64(1)) << left))
         uncovered[w] = value
-        nonzero += value != 0
+        nonzero += np.int64(value != 0)
     return nonzero
 
 
@@ -216,6 +237,80 @@ def _dilation_ladder(sample, k, max_level, recipe, levels):
         first, second, shift = recipe[level, 0], recipe[level, 1], recipe[level, 2]
         for w in range(n_words):
             levels[level, w] = levels[first, w] | _bits_at(levels[second], w * 64 + shift)
+
+
+@jit
+def _fallback(sample, prefix, codes, offsets, lengths, k, run_offsets, run_starts, run_levels, max_level, recipe,
+              report_all, min_score, first, n_out, out_sig, out_offset, out_sum):  # fmt: skip
+    """Step 2 of :func:`scan_sample`: every offset no clean window pair covers, verified base by base.
+    Updates ``first`` (leftmost occurrences) or appends to the ``out_*`` rows; returns the row count (or -2)."""
+    size = sample.size
+    n_sig = lengths.size
+    n_words = (size >> 6) + 2
+    levels = np.zeros((max_level + 2, n_words + 1), np.uint64)  # the last row stays zero: "no run"
+    _dilation_ladder(sample, k, max_level, recipe, levels)
+    flat = levels.reshape(-1)
+    row = levels.shape[1]
+    zero_row = (max_level + 1) * row
+    uncovered = np.empty(n_words, np.uint64)
+    for s in range(n_sig):
+        length = lengths[s]
+        if length > size:
+            continue
+        limit = size - length + 1
+        if not report_all and first[s] >= 0:
+            limit = first[s]  # only an earlier occurrence could change the answer
+        if limit <= 0:
+            continue
+        n_live = (limit + 63) >> 6
+        # Dense passes (one vector loop over every word; the first takes the two longest runs at once) while
+        # more than 1/64 of the words hold uncovered offsets, then word by word with an early exit.
+        r = run_offsets[s]
+        stop = run_offsets[s + 1]
+        first_row = run_levels[r] * row if r < stop else zero_row
+        second_row = run_levels[r + 1] * row if r + 1 < stop else zero_row
+        nonzero = _first_pass(uncovered, n_live, flat, first_row, run_starts[r] if r < stop else 0, second_row,
+                              run_starts[r + 1] if r + 1 < stop else 0)  # fmt: skip
+        if limit & 63:
+            uncovered[n_live - 1] &= (np.uint64(1) << np.uint64(limit & 63)) - np.uint64(1)
+        r = min(r + 2, stop)
+        while r < stop and 64 * nonzero >= n_live:
+            nonzero = _and_not_shifted(uncovered, n_live, flat, run_levels[r] * row, run_starts[r])
+            r += 1
+        if nonzero == 0:
+            continue
+        for w in range(n_live):
+            acc = uncovered[w]
+            if acc == 0:
+                continue
+            base = w * 64
+            for rr in range(r, stop):
+                acc &= ~_bits_at(levels[run_levels[rr]], base + run_starts[rr])
+                if acc == 0:
+                    break
+            while acc != 0:
+                bit = _lowest_bit(acc)
+                acc &= acc - np.uint64(1)
+                o = base + bit
+                if o >= limit:
+                    break
+                total = prefix[o + length] - prefix[o]
+                if total < min_score * length or not _verify(sample, o, codes, offsets[s], length):
+                    continue
+                if report_all:
+                    if n_out == out_sig.size:
+                        return -2
+                    out_sig[n_out] = s
+                    out_offset[n_out] = o
+                    out_sum[n_out] = total
+                    n_out += 1
+                else:
+                    first[s] = o
+                    limit = o
+                    acc = np.uint64(0)
+            if not report_all and first[s] >= 0 and first[s] < base + 64:
+                break
+    return n_out
 
 
 @jit
@@ -288,68 +383,10 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, bucket_star
             first[s] = o
 
     # 2. Fallback: brute force over every offset that no clean window pair covers.
-    n_words = (size >> 6) + 2
-    levels = np.zeros((max_level + 1, n_words + 1), np.uint64)
-    _dilation_ladder(sample, k, max_level, recipe, levels)
-    uncovered = np.empty(n_words, np.uint64)
-    for s in range(n_sig):
-        length = lengths[s]
-        if length > size:
-            continue
-        limit = size - length + 1
-        if not report_all and first[s] >= 0:
-            limit = first[s]  # only an earlier occurrence could change the answer
-        if limit <= 0:
-            continue
-        n_live = (limit + 63) >> 6
-        for w in range(n_live):
-            uncovered[w] = np.uint64(0xFFFFFFFFFFFFFFFF)
-        if limit & 63:
-            uncovered[n_live - 1] = (np.uint64(1) << np.uint64(limit & 63)) - np.uint64(1)
-        # Dense passes (one run over every word, vectorised) while most words still hold uncovered offsets,
-        # then word by word with an early exit.
-        r = run_offsets[s]
-        stop = run_offsets[s + 1]
-        nonzero = n_live
-        while r < stop:
-            nonzero = _and_not_shifted(uncovered, n_live, levels[run_levels[r]], run_starts[r])
-            r += 1
-            # A dense pass costs ~1/16 of a word-by-word step per word: stay dense while 1/16 are alive.
-            if 256 * nonzero < n_live:
-                break
-        if nonzero == 0:
-            continue
-        for w in range(n_live):
-            acc = uncovered[w]
-            if acc == 0:
-                continue
-            base = w * 64
-            for rr in range(r, stop):
-                acc &= ~_bits_at(levels[run_levels[rr]], base + run_starts[rr])
-                if acc == 0:
-                    break
-            while acc != 0:
-                bit = _lowest_bit(acc)
-                acc &= acc - np.uint64(1)
-                o = base + bit
-                if o >= limit:
-                    break
-                total = prefix[o + length] - prefix[o]
-                if total < min_score * length or not _verify(sample, o, codes, offsets[s], length):
-                    continue
-                if report_all:
-                    if n_out == out_sig.size:
-                        return -2
-                    out_sig[n_out] = s
-                    out_offset[n_out] = o
-                    out_sum[n_out] = total
-                    n_out += 1
-                else:
-                    first[s] = o
-                    limit = o
-                    acc = np.uint64(0)
-            if not report_all and first[s] >= 0 and first[s] < base + 64:
-                break
+    n_out = _fallback(sample, prefix, codes, offsets, lengths, k, run_offsets, run_starts, run_levels, max_level,
+                      recipe, report_all, min_score, first, n_out, out_sig, out_offset, out_sum)  # fmt: skip
+    if n_out < 0:
+        return n_out
     if not report_all:
         for s in range(n_sig):
             if first[s] >= 0:
