@@ -1,0 +1,107 @@
+import gzip
+
+import numpy as np
+import pytest
+
+from seqcompare.errors import InputError
+from seqcompare.io.fasta import read_sequences
+from seqcompare.io.fastq import read_fastq
+from seqcompare.io.sequences import SequenceSet, record_sums, reverse_complement
+
+
+def write(tmp_path, name, content: bytes):
+    path = tmp_path / name
+    path.write_bytes(content)
+    return str(path)
+
+
+def test_four_line_records_names_codes_and_phred(tmp_path):
+    path = write(tmp_path, "a.fq", b"@r1 comment here\nACGTN\n+\n!+5?I\n@r2\nacgtu\n+r2\nIIIII\n")
+    reads = read_fastq(path)
+    assert reads.names == ["r1", "r2"]
+    assert reads.codes.tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 3, 3]
+    assert reads.quality.tolist() == [0, 10, 20, 30, 40] + [40] * 5
+    assert reads.offsets.tolist() == [0, 5, 10]
+    assert reads.text(0) == "ACGTN"
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_wrapped_crlf_gzip_blank_lines_and_quality_lines_starting_with_at_or_plus(tmp_path, threads):
+    text = b"@r1\r\nAC\r\nGT\r\n+\r\n@+\r\n+@\r\n\r\n@r2\nNNN\n+\n@@@\n@r3\n\n+\n\n"
+    for path in (write(tmp_path, "a.fq", text), write(tmp_path, "a.fq.gz", gzip.compress(text))):
+        reads = read_fastq(path, threads=threads)
+        assert reads.names == ["r1", "r2", "r3"]
+        assert reads.lengths.tolist() == [4, 3, 0]
+        assert reads.quality[:4].tolist() == [31, 10, 10, 31]
+
+
+def test_many_pieces_read_the_same(tmp_path, rng, monkeypatch):
+    import seqcompare.io.fastq as fastq
+
+    monkeypatch.setattr(fastq, "_PIECE_BYTES", 5)
+    records, expected = [], []
+    for i in range(40):
+        seq = "".join(rng.choice(list("ACGTN"), int(rng.integers(0, 30))))
+        qual = "".join(chr(33 + int(q)) for q in rng.integers(0, 42, len(seq)))
+        records.append(f"@read{i}\n{seq}\n+\n{qual}\n")
+        expected.append(seq)
+    reads = read_fastq(write(tmp_path, "a.fq", "".join(records).encode()), threads=4)
+    assert [reads.text(i) for i in range(40)] == expected
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "contains no FASTQ records"),
+        (b"\n\n", "contains no FASTQ records"),
+        (b">a\nACGT\n", "not a FASTQ file"),
+        (b"@a\nACGT\n+\nIII\n", "record #1 'a' is truncated: 3 quality characters for 4 bases"),
+        (b"@a\nACGT\n+\nIIIII\n", "record #1 'a' has 5 quality characters but 4 bases"),
+        (b"@a\nACGT\n+\nIIII\n@b\nACGT\n", "record #2 'b' has no '+' line after its 4 bases"),
+        (b"@a\nACGT\n@b\nAC\n+\nII\n", "record #1 'a' has no '+' line"),
+        (b"@a\nACGT\n+\nIIII\n@b\nACXT\n+\nIIII\n", "record #2 'b' has 'X' at position 3"),
+        (b"@a\nACRT\n+\nIIII\n", "record #1 'a' has 'R' at position 3, which is not A, C, G, T or N"),
+        (b"@a\nACGT\n+\nII I\n", "record #1 'a' has quality character 'byte 0x20' at position 3"),
+        (b"@a\nAC-T\n+\nIIII\n", "'-' at position 3"),
+    ],
+)
+def test_bad_fastq_is_one_clear_message(tmp_path, content, message):
+    path = write(tmp_path, "bad.fq", content)
+    with pytest.raises(InputError) as info:
+        read_fastq(path)
+    assert message in str(info.value)
+    assert path in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_iupac_codes_read_as_n_on_request(tmp_path):
+    path = write(tmp_path, "a.fq", b"@a\nRYKMSWBDHVN\n+\nIIIIIIIIIII\n")
+    assert read_fastq(path, iupac_as_n=True).codes.tolist() == [4] * 11
+
+
+def test_missing_file_and_truncated_gzip(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read_fastq(str(tmp_path / "nope.fq"))
+    data = gzip.compress(b"@a\nACGT\n+\nIIII\n" * 1000)
+    with pytest.raises(InputError, match="corrupt or truncated gzip"):
+        read_fastq(write(tmp_path, "t.fq.gz", data[: len(data) // 2]))
+
+
+def test_unaligned_fasta_records_of_any_length(tmp_path):
+    path = write(tmp_path, "s.fa", b">one x\nAC GT\nnn\n>empty\n>two\r\nT\r\n")
+    sigs = read_sequences(path)
+    assert sigs.names == ["one", "empty", "two"]
+    assert sigs.lengths.tolist() == [6, 0, 1]
+    assert sigs.text(0) == "ACGTNN"
+    with pytest.raises(InputError, match="record #2 'b' has 'Y' at position 2"):
+        read_sequences(write(tmp_path, "bad.fa", b">a\nAC\n>b\nAYG\n"))
+    assert read_sequences(write(tmp_path, "ok.fa", b">b\nAYG\n"), iupac_as_n=True).text(0) == "ANG"
+
+
+def test_reverse_complement_and_record_sums():
+    sigs = SequenceSet.from_strings(["ACGTN", "", "AAC"])
+    out = np.empty_like(sigs.codes)
+    reverse_complement(sigs.codes, sigs.offsets, out)
+    assert SequenceSet(sigs.names, out, sigs.offsets).text(0) == "NACGT"
+    assert SequenceSet(sigs.names, out, sigs.offsets).text(2) == "GTT"
+    assert record_sums(np.array([1, 2, 3, 4], np.uint8), np.array([0, 2, 2, 4])).tolist() == [3, 0, 7]

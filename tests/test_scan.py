@@ -1,0 +1,212 @@
+"""seqcompare scan: the index method against the brute-force oracle, line for line."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import DATA
+from hypothesis import given
+from hypothesis import strategies as st
+
+from seqcompare.errors import InputError
+from seqcompare.io.sequences import SequenceSet
+from seqcompare.scan.api import scan
+from seqcompare.scan.reference import occurrence_offsets
+from seqcompare.simulate import simulate_scan
+
+EXAMPLE = os.path.join(DATA, "scan_example")
+
+
+def lines(result, **options):
+    return list(result.lines(**options))
+
+
+def assert_same_as_oracle(samples, signatures, **options):
+    fast = scan(samples, signatures, threads=2, **options)
+    oracle = scan(samples, signatures, method="reference", **options)
+    for tsv in (False, True):
+        assert lines(fast, tsv=tsv, integrity=True) == lines(oracle, tsv=tsv, integrity=True)
+    return fast
+
+
+def test_the_worked_example_of_the_spec():
+    samples = SequenceSet.from_strings(["NATCGGTT", "GGGGATNGGGG", "GGGGATGGGG"], ["s1", "s2", "s3"],
+                                       [[0, 10, 20, 30, 10, 20, 30, 5], [30] * 11, [20] * 10])  # fmt: skip
+    result = scan(samples, SequenceSet.from_strings(["ATC", "ATN"], ["ATC", "ATN"]), k=2)
+    assert lines(result) == ["s1: ATC (20.000)", "s1: ATN (20.000)", "s2: ATC (30.000)", "s2: ATN (30.000)",
+                             "s3: ATN (20.000)"]  # fmt: skip
+    assert result.offset.tolist() == [1, 1, 4, 4, 4]
+    assert lines(result, tsv=True)[:2] == ["sample\tsignature\toffset\tscore", "s1\tATC\t1\t20.000"]
+
+
+@pytest.mark.parametrize("n_ratio", [0.0, 0.01, 0.1, 0.3])
+@pytest.mark.parametrize("report", ["first", "best", "all"])
+def test_generated_data_equals_the_oracle(n_ratio, report):
+    data = simulate_scan(n_signatures=25, signature_length=(20, 400), n_clean=12, n_infected=10, max_per_sample=3,
+                         sample_length=(300, 4000), n_ratio=n_ratio, seed=int(n_ratio * 100))  # fmt: skip
+    result = assert_same_as_oracle(data.samples, data.signatures, report=report, both_strands=True)
+    found = {(int(i), int(s)) for i, s in zip(result.sample, result.signature)}
+    assert {(i, s) for i, s, _ in data.planted} <= found
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 8, 11, 12, 13])
+def test_the_result_does_not_depend_on_k(k):
+    data = simulate_scan(n_signatures=15, signature_length=(5, 200), n_clean=6, n_infected=6, sample_length=(0, 2000),
+                         n_ratio=0.2, seed=k)  # fmt: skip
+    assert_same_as_oracle(data.samples, data.signatures, k=k, report="all")
+
+
+def test_ns_inside_planted_copies_force_the_fallback(rng):
+    """Every 12-window of each planted copy holds an N (sample side), so no index hit can find them."""
+    signatures, samples, quals = [], [], []
+    for length in (12, 13, 40, 64, 65, 300):
+        signature = rng.integers(0, 4, length)
+        sample = rng.integers(0, 4, 700)
+        at = int(rng.integers(0, 700 - length))
+        copy = signature.copy()
+        copy[rng.integers(0, 3) :: 5] = 4  # an N every 5 bases
+        sample[at : at + length] = copy
+        sample[at + length : at + length + 30 : 7] = 4
+        signatures.append("".join("ACGTN"[c] for c in signature))
+        samples.append("".join("ACGTN"[c] for c in sample))
+        quals.append(np.where(sample == 4, 0, 20 + rng.integers(0, 15, sample.size)))
+    samples = SequenceSet.from_strings(samples, qualities=quals)
+    signatures = SequenceSet.from_strings(signatures)
+    for report in ("first", "all"):
+        result = assert_same_as_oracle(samples, signatures, report=report)
+        assert {(i, i) for i in range(6)} <= set(zip(result.sample.tolist(), result.signature.tolist()))
+
+
+def test_short_all_n_and_oversized_signatures_and_empty_samples():
+    samples = SequenceSet.from_strings(["ACGTACGTNNACGT", "", "A", "NNNNNNNNNNNNNNNNNNNN", "ACGTTTTTTTTTTTTTTTTTTTTTA"],
+                                       qualities=[[7] * 14, [], [3], [0] * 20, list(range(25))])  # fmt: skip
+    signatures = SequenceSet.from_strings(["A", "GT", "NNN", "N" * 20, "N" * 21, "ACGTACGTACGTACGTACGTACGTACGT",
+                                           "TTTTTTTTTTTTTTTTTTTTT", "CGTN"])  # fmt: skip
+    for report in ("first", "best", "all"):
+        result = assert_same_as_oracle(samples, signatures, report=report, both_strands=True)
+    assert ("seq4", "seq5") not in {(result.sample_names[i], result.signature_names[s])
+                                    for i, s in zip(result.sample, result.signature)}  # fmt: skip
+
+
+def test_real_viral_genomes_planted_in_real_nanopore_reads():
+    reads = os.path.join(EXAMPLE, "reads.fastq")
+    signatures = os.path.join(EXAMPLE, "signatures.fasta")
+    result = scan(reads, signatures, both_strands=True, threads=2)
+    with open(os.path.join(EXAMPLE, "planted.tsv")) as handle:
+        planted = [line.rstrip("\n").split("\t") for line in handle][1:]
+    assert [[result.sample_names[i], result.signature_names[s], str(o), "-" if strand else "+"]
+            for i, s, o, strand in zip(result.sample, result.signature, result.offset, result.strand)] == planted
+    assert lines(result)[:3] == [
+        "channel_72_read_0_twodirections:R73_Lambda/minion_pc_Lambda_73d_3408_1_ch72_file0_strand.fast5: H1N1pdm-np (12.055)",
+        "channel_70_read_4_twodirections:R73_Lambda/minion_pc_Lambda_73d_3408_1_ch70_file7_strand.fast5: FluB-Brisbane2008-mp (14.610)",
+        "channel_108_read_10_twodirections:R73_Lambda/minion_pc_Lambda_73d_3408_1_ch108_file11_strand.fast5: FluB-Brisbane2008-ns (9.442)",
+    ]  # fmt: skip
+    for report in ("first", "all"):
+        assert_same_as_oracle(reads, signatures, report=report, both_strands=True)
+
+
+def test_real_reads_against_real_lambda_pieces():
+    """Exact 30-base pieces of the lambda genome against real lambda reads (sequencing errors included)."""
+    from seqcompare.io.fasta import read_sequences
+    from seqcompare.io.fastq import read_fastq
+
+    reads = read_fastq(os.path.join(EXAMPLE, "reads.fastq"))
+    genome = SequenceSet.from_strings([reads.text(0)[q : q + 30] for q in range(100, 1600, 150)])
+    result = assert_same_as_oracle(reads, genome, report="all", both_strands=True)
+    assert len(result) >= 10
+    del read_sequences
+
+
+def test_min_score_best_and_integrity():
+    samples = SequenceSet.from_strings(["ACGTTACGTTACGT"], ["s"], [[5, 5, 5, 5, 0, 30, 30, 30, 30, 0, 9, 9, 9, 9]])
+    signatures = SequenceSet.from_strings(["ACGT"], ["sig"])
+    assert scan(samples, signatures).offset.tolist() == [0]
+    assert scan(samples, signatures, report="best").offset.tolist() == [5]
+    assert scan(samples, signatures, report="all").offset.tolist() == [0, 5, 10]
+    assert scan(samples, signatures, min_score=9).offset.tolist() == [5]
+    assert scan(samples, signatures, min_score=9, report="all").offset.tolist() == [5, 10]
+    assert scan(samples, signatures, min_score=31).offset.tolist() == []
+    result = scan(samples, signatures, report="all")
+    assert lines(result, integrity=True) == [f"s: sig ({x}) [{(20 + 120 + 36) % 97}] offset={o}"
+                                              for x, o in (("5.000", 0), ("30.000", 5), ("9.000", 10))]  # fmt: skip
+
+
+def test_both_strands_prefers_the_leftmost_then_the_given_strand():
+    samples = SequenceSet.from_strings(["TTGCAAAAACGT", "AAAAACGT"], ["a", "b"], [[10] * 12, [10] * 8])
+    signatures = SequenceSet.from_strings(["ACGT", "TTGC"], ["palindrome", "other"])
+    result = scan(samples, signatures, both_strands=True, report="all")
+    assert lines(result, tsv=True) == ["sample\tsignature\toffset\tscore\tstrand", "a\tpalindrome\t8\t10.000\t+",
+                                       "a\tpalindrome\t8\t10.000\t-", "a\tother\t0\t10.000\t+",
+                                       "a\tother\t2\t10.000\t-", "b\tpalindrome\t4\t10.000\t+",
+                                       "b\tpalindrome\t4\t10.000\t-"]  # fmt: skip
+    first = scan(samples, signatures, both_strands=True)
+    assert lines(first) == ["a: palindrome (10.000)", "a: other (10.000)", "b: palindrome (10.000)"]
+
+
+@given(st.data())
+def test_random_n_placement_property(data):
+    alphabet = st.sampled_from("ACGTN")
+    sample_texts = data.draw(st.lists(st.text(alphabet, max_size=60), min_size=1, max_size=4))
+    signature_texts = data.draw(st.lists(st.text(alphabet, min_size=1, max_size=20), min_size=1, max_size=4))
+    k = data.draw(st.integers(1, 6))
+    samples = SequenceSet.from_strings(sample_texts, qualities=[[len(t) % 40] * len(t) for t in sample_texts])
+    signatures = SequenceSet.from_strings(signature_texts)
+    report = data.draw(st.sampled_from(["first", "all"]))
+    fast = scan(samples, signatures, k=k, report=report, threads=1)
+    oracle = scan(samples, signatures, method="reference", report=report)
+    assert lines(fast, tsv=True) == lines(oracle, tsv=True)
+
+
+def test_plain_python_brute_force_agrees_with_the_oracle_kernel(rng):
+    for _ in range(200):
+        sample = rng.integers(0, 5, int(rng.integers(0, 30))).astype(np.uint8)
+        signature = rng.integers(0, 5, int(rng.integers(1, 6))).astype(np.uint8)
+        expected = [o for o in range(sample.size - signature.size + 1)
+                    if all(a == b or 4 in (a, b) for a, b in zip(signature, sample[o : o + signature.size]))]  # fmt: skip
+        assert occurrence_offsets(sample, signature).tolist() == expected
+
+
+def test_empty_signature_is_an_input_error():
+    samples = SequenceSet.from_strings(["ACGT"], qualities=[[1] * 4])
+    with pytest.raises(InputError, match="signature #2 'seq2' is empty"):
+        scan(samples, SequenceSet.from_strings(["AC", ""]))
+
+
+def run_cli(*args, **kwargs):
+    return subprocess.run([sys.executable, "-m", "seqcompare", *args], capture_output=True, text=True, **kwargs)
+
+
+def test_cli_default_output_tsv_and_errors(tmp_path):
+    reads = os.path.join(EXAMPLE, "reads.fastq")
+    signatures = os.path.join(EXAMPLE, "signatures.fasta")
+    out = tmp_path / "matches.txt"
+    done = run_cli("scan", reads, signatures, "-o", str(out), "-q", "--integrity-hash")
+    assert done.returncode == 0, done.stderr
+    text = out.read_text().splitlines()
+    assert len(text) == 16 and all(line.endswith("]") for line in text)  # the 16 forward plantings
+    assert text[0].startswith("channel_72_read_0_") and ": H1N1pdm-np (12.055) [" in text[0]
+
+    bad = tmp_path / "bad.fq"
+    bad.write_bytes(b"@r\nACGT\n+\nIII\n")
+    target = tmp_path / "never.txt"
+    done = run_cli("scan", str(bad), signatures, "-o", str(target))
+    assert done.returncode == 1
+    assert done.stderr.strip().count("\n") == 0 and "record #1 'r' is truncated" in done.stderr
+    assert not target.exists() and not any(p.name.startswith(".seqcompare-") for p in tmp_path.iterdir())
+    done = run_cli("scan", reads, str(tmp_path / "missing.fa"))
+    assert done.returncode == 1 and "no such file" in done.stderr
+
+
+def test_cli_simulate_scan_plants_what_scan_finds(tmp_path):
+    fq, fa, truth = tmp_path / "s.fastq", tmp_path / "g.fasta", tmp_path / "t.tsv"
+    done = run_cli("simulate", "scan", "--signatures", "20", "--signature-length", "50", "300", "--clean-samples", "5",
+                   "--infected-samples", "4", "--sample-length", "1000", "3000", "--seed", "3", "--samples-out",
+                   str(fq), "--signatures-out", str(fa), "--truth", str(truth))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done = run_cli("scan", str(fq), str(fa), "--tsv", "-q")
+    found = {tuple(line.split("\t")[:2]) for line in done.stdout.splitlines()[1:]}
+    planted = {tuple(line.split("\t")[:2]) for line in truth.read_text().splitlines()[1:]}
+    assert planted and planted <= found
+    assert open(fq).readline().startswith("@sample_3_")
