@@ -191,9 +191,10 @@ def test_cli_default_output_tsv_and_errors(tmp_path):
     bad = tmp_path / "bad.fq"
     bad.write_bytes(b"@r\nACGT\n+\nIII\n")
     target = tmp_path / "never.txt"
-    done = run_cli("scan", str(bad), signatures, "-o", str(target))
+    done = run_cli("scan", str(bad), signatures, "-o", str(target), "-q")
     assert done.returncode == 1
-    assert done.stderr.strip().count("\n") == 0 and "record #1 'r' is truncated" in done.stderr
+    assert done.stderr.startswith("seqcompare: error: ") and done.stderr.count("\n") == 1
+    assert "record #1 'r' is truncated" in done.stderr
     assert not target.exists() and not any(p.name.startswith(".seqcompare-") for p in tmp_path.iterdir())
     done = run_cli("scan", reads, str(tmp_path / "missing.fa"))
     assert done.returncode == 1 and "no such file" in done.stderr
