@@ -2,12 +2,12 @@
 # On a GPU machine with no network (CuPy, Numba, pytest, hypothesis preinstalled; Python 3.12): install the
 # package from this working tree, run the GPU tests, then the GPU benchmarks, writing everything to OUTDIR.
 #
-#   bash bench/gpu_run.sh OUTDIR [tests|bench|scale|all|WHAT,WHAT] [extra pytest args...]
+#   bash bench/gpu_run.sh OUTDIR [tests|bench|scale|scan|all|WHAT,WHAT] [extra pytest args...]
 #
 # tests: pytest -m gpu; bench: bench/hamming_gpu.py (32,768 x 30,000: kernels, shapes, mask builders);
 # scale: bench/hamming_gpu_scale.py table, gpus and e2e (100,000 x 30,000 from FASTA on disk). The FASTA and
 # pairs files of e2e go to $SEQCOMPARE_WORK (default /tmp/seqcompare-work), not OUTDIR (3 GB);
-# SCALE_PARTS="gpus e2e" runs some of the three.
+# SCALE_PARTS="gpus e2e" runs some of the three. scan: bench/scan_bench.py --device cuda (course full-size run).
 set -uo pipefail
 OUT=${1:?usage: bash bench/gpu_run.sh OUTDIR [tests|bench|all] [pytest args]}
 WHAT=${2:-all}
@@ -44,5 +44,9 @@ if wants scale; then
         python3 bench/hamming_gpu_scale.py "$what" --out "$OUT" --work "$WORK" 2>&1 | tee "$OUT/scale_$what.log"
         [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
     done
+fi
+if wants scan; then
+    python3 bench/scan_bench.py --out "$OUT" --device cuda --work "${SEQCOMPARE_WORK:-/tmp/seqcompare-work}" 2>&1 | tee "$OUT/scan_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 exit $status

@@ -105,3 +105,24 @@ def test_reverse_complement_and_record_sums():
     assert SequenceSet(sigs.names, out, sigs.offsets).text(0) == "NACGT"
     assert SequenceSet(sigs.names, out, sigs.offsets).text(2) == "GTT"
     assert record_sums(np.array([1, 2, 3, 4], np.uint8), np.array([0, 2, 2, 4])).tolist() == [3, 0, 7]
+
+
+def test_gpu_packing_layout_round_trips_on_the_cpu(rng):
+    from seqcompare.gpu.scan import pack_records, window_sums  # plain NumPy/Numba: imports no CuPy
+
+    texts = ["".join(rng.choice(list("ACGTN"), int(n))) for n in (0, 1, 31, 32, 33, 64, 100)]
+    records = SequenceSet.from_strings(texts)
+    bases, nmask, word0 = pack_records(records.codes, records.offsets, threads=3)
+    assert bases.size == nmask.size == 1 + sum((len(t) + 31) // 32 for t in texts)
+    for r, text in enumerate(texts):
+        for q, letter in enumerate(text):
+            word, bit = word0[r] + q // 32, q % 32
+            assert bool(nmask[word] >> np.uint32(bit) & np.uint32(1)) == (letter == "N")
+            if letter != "N":
+                assert int(bases[word] >> np.uint64(2 * bit) & np.uint64(3)) == "ACGT".index(letter)
+        padding = (len(text) + 31) // 32 * 32
+        for q in range(len(text), padding):
+            assert nmask[word0[r] + q // 32] >> np.uint32(q % 32) & np.uint32(1)
+    quality = np.arange(20, dtype=np.uint8)
+    sums = window_sums(quality, np.array([0, 5, 20]), np.array([1, 0]), np.array([2, 0]), np.array([3, 5]))
+    assert sums.tolist() == [7 + 8 + 9, 0 + 1 + 2 + 3 + 4]

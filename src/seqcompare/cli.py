@@ -289,6 +289,10 @@ def _run_scan(args) -> int:
     log = _Log(args.quiet)
     if not 1 <= args.k <= MAX_K:
         raise InputError(f"-k must be between 1 and {MAX_K}, got {args.k}")
+    if args.device == "cuda" and args.method != "reference":
+        from .gpu._runtime import warm_up_in_background
+
+        warm_up_in_background("scan.cu")  # CUDA start-up overlaps parsing
     signatures = read_sequences(args.signatures, iupac_as_n=args.iupac_as_n)
     log(f"read {len(signatures)} signatures ({signatures.codes.size} bases) from {args.signatures}")
     samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)

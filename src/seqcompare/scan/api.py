@@ -185,7 +185,7 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         if resolve_device(device) == "cuda":
             from ..gpu.scan import scan_on_gpu
 
-            rows = scan_on_gpu(samples, codes, offsets, k, report_all, threshold)
+            rows = scan_on_gpu(samples, codes, offsets, k, report_all, threshold, threads=threads)
         else:
             rows = _index_rows(samples, codes, offsets, k, report_all, threshold, threads)
     sample, index, offset, total = rows

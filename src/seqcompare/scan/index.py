@@ -88,7 +88,7 @@ def _count_clean_windows(codes, offsets, k):
 
 @jit
 def _clean_windows(codes, offsets, k, keys, entry_sig, entry_pos):
-    mask = (1 << (2 * k)) - 1
+    top = 2 * (k - 1)  # keys hold a window's first base in their lowest bits, as the GPU's packed words do
     at = 0
     for s in range(offsets.size - 1):
         clean = 0
@@ -100,7 +100,7 @@ def _clean_windows(codes, offsets, k, keys, entry_sig, entry_pos):
                 clean = 0
             else:
                 clean += 1
-                key = ((key << 2) | c) & mask
+                key = (key >> 2) | (np.int64(c) << top)
             if clean >= k:
                 keys[at] = key
                 entry_sig[at] = s
@@ -331,7 +331,7 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, bucket_star
         prefix[q + 1] = prefix[q] + quality[q]
 
     # 1. Candidates from the index: clean sample windows that equal a clean signature window.
-    mask = (1 << (2 * k)) - 1
+    top = 2 * (k - 1)  # keys hold a window's first base in their lowest bits, as the GPU's packed words do
     n_candidates = 0
     clean = 0
     key = 0
@@ -341,7 +341,7 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, bucket_star
             clean = 0
             continue
         clean += 1
-        key = ((key << 2) | c) & mask
+        key = (key >> 2) | (np.int64(c) << top)
         if clean >= k and (bitmap[key >> 6] >> np.uint64(key & 63)) & np.uint64(1):
             window = q - k + 1
             for e in range(bucket_start[key], bucket_start[key + 1]):

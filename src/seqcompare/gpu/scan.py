@@ -1,0 +1,186 @@
+"""Signature scanning on an NVIDIA GPU (CuPy): the CPU's exact index + fallback method on packed data.
+
+Only packed data crosses PCIe: 3 bits a base (2 for the base, 1 for N) of samples and signatures, the index
+(a bitmap of present k-mers and its buckets) and the signatures' clean runs. Scores are summed on the host from
+the qualities, which never travel.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._jit import jit
+from ..scan.index import LADDER_RECIPE, SignatureIndex
+from ._runtime import module, require_cupy
+
+_SOURCE = "scan.cu"
+_KERNELS = ("scan_index", "clean_windows", "dilate", "scan_fallback")
+NO_MATCH = 0x7FFFFFFF
+_MAX_GRID_Y = 65535  # samples per launch (the grid's y extent)
+
+
+@jit
+def _pack(codes, offsets, word0, first, last, bases, nmask):
+    """Pack records ``first:last``: 2 bits a base into ``bases`` (N as 0), N bits into ``nmask``, each record
+    from its 32-base word ``word0[r]``; bases past a record's end are N."""
+    for r in range(first, last):
+        start, stop = offsets[r], offsets[r + 1]
+        n_words = (stop - start + 31) >> 5
+        for w in range(n_words):
+            packed = np.uint64(0)
+            mask = np.uint32(0)
+            for j in range(32):
+                q = start + 32 * w + j
+                if q < stop:
+                    c = codes[q]
+                    if c == 4:
+                        mask |= np.uint32(1) << np.uint32(j)
+                    else:
+                        packed |= np.uint64(c) << np.uint64(2 * j)
+                else:
+                    mask |= np.uint32(1) << np.uint32(j)
+            bases[word0[r] + w] = packed
+            nmask[word0[r] + w] = mask
+
+
+def pack_records(codes: np.ndarray, offsets: np.ndarray, threads: int = 1):
+    """``(bases, nmask, word0)``: records packed from 32-base word boundaries, plus one spare word."""
+    lengths = np.diff(offsets)
+    words = (lengths + 31) >> 5
+    word0 = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(words, out=word0[1:])
+    bases = np.zeros(int(word0[-1]) + 1, dtype=np.uint64)
+    nmask = np.full(int(word0[-1]) + 1, 0xFFFFFFFF, dtype=np.uint32)
+    bounds = np.unique(np.searchsorted(offsets, np.linspace(0, offsets[-1], 4 * threads + 1)).clip(0, lengths.size))
+    bounds = np.unique(np.concatenate([[0], bounds, [lengths.size]]))
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda lo_hi: _pack(codes, offsets, word0, lo_hi[0], lo_hi[1], bases, nmask),
+                      zip(bounds[:-1], bounds[1:])))  # fmt: skip
+    return bases, nmask, word0[:-1]
+
+
+@jit
+def window_sums(quality, offsets, sample, offset, length):
+    """Sum of each row's sample qualities over ``[offset, offset + length)``."""
+    out = np.empty(sample.size, np.int64)
+    for row in range(sample.size):
+        start = offsets[sample[row]] + offset[row]
+        total = 0
+        for q in range(start, start + length[row]):
+            total += quality[q]
+        out[row] = total
+    return out
+
+
+def scan_on_gpu(samples, codes: np.ndarray, offsets: np.ndarray, k: int, report_all: bool, threshold: float,
+                *, threads: int = 1, timings: dict | None = None):  # fmt: skip
+    """Occurrences on GPU 0: ``(sample, signature, offset, quality sum)`` rows, as the CPU path returns them
+    (the first occurrence per pair, or every occurrence). With a score threshold every occurrence is found on
+    the device and the host keeps those that reach it."""
+    cupy = require_cupy()
+    clock = {"start": time.perf_counter()}
+    find_all = report_all or threshold >= 0
+    index = SignatureIndex(codes, offsets, k)
+    clock["index"] = time.perf_counter()
+    sample_bases, sample_nmask, sample_word0 = pack_records(samples.codes, samples.offsets, threads)
+    sig_bases, sig_nmask, sig_word0 = pack_records(codes, offsets, threads)
+    clock["pack"] = time.perf_counter()
+    n_samples, n_signatures = len(samples), index.lengths.size
+    sample_length = samples.lengths.astype(np.int32)
+    row_words = ((sample_length.astype(np.int64) + 63) >> 6) + 2
+    row0 = np.zeros(n_samples + 1, dtype=np.int64)
+    np.cumsum(row_words, out=row0[1:])
+    level_stride = int(row0[-1])
+    n_levels = index.max_level + 1
+
+    kernels = module(_SOURCE, ())
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        up = {name: cupy.asarray(value) for name, value in {
+            "sample_bases": sample_bases, "sample_nmask": sample_nmask, "sample_word0": sample_word0,
+            "sample_length": sample_length, "sig_bases": sig_bases, "sig_nmask": sig_nmask, "sig_word0": sig_word0,
+            "sig_length": index.lengths.astype(np.int32), "bitmap": index.bitmap,
+            "bucket_start": index.bucket_start, "entry_sig": index.entry_sig, "entry_pos": index.entry_pos,
+            "row0": row0[:-1], "row_words": row_words.astype(np.int32), "run_offsets": index.run_offsets,
+            "run_starts": index.run_starts.astype(np.int32), "run_levels": index.run_levels.astype(np.int32),
+        }.items()}  # fmt: skip
+        best = cupy.full(max(1, n_samples * n_signatures), NO_MATCH, dtype=cupy.int32)
+        levels = cupy.empty(max(1, n_levels * level_stride), dtype=cupy.uint64)
+        capacity = 1 << 20
+        while True:
+            out = cupy.empty(3 * capacity, dtype=cupy.int32)
+            count = cupy.zeros(1, dtype=cupy.uint64)
+            best.fill(NO_MATCH)
+            stream.synchronize()
+            clock["upload"] = time.perf_counter()
+            start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record(stream)
+            max_length = int(sample_length.max()) if n_samples else 0
+            max_words = int(row_words.max()) if n_samples else 0
+            common_out = (np.int32(find_all), best, out, count, np.uint64(capacity))
+            for first_sample in range(0, n_samples, _MAX_GRID_Y):
+                batch = min(_MAX_GRID_Y, n_samples - first_sample)
+                tail = (np.int32(first_sample),)
+                if max_length >= k:
+                    kernels.get_function("scan_index")(
+                        ((max_length + 255) // 256, batch), (256,),
+                        (up["sample_bases"], up["sample_nmask"], up["sample_word0"], up["sample_length"],
+                         up["sig_bases"], up["sig_nmask"], up["sig_word0"], up["sig_length"], np.int32(n_signatures),
+                         np.int32(k), up["bitmap"], up["bucket_start"], up["entry_sig"], up["entry_pos"], *common_out,
+                         *tail),
+                        stream=stream,
+                    )  # fmt: skip
+                grid = ((max_words + 255) // 256, batch)
+                kernels.get_function("clean_windows")(
+                    grid, (256,), (up["sample_nmask"], up["sample_word0"], up["sample_length"], up["row0"],
+                                   up["row_words"], np.int32(k), levels, *tail), stream=stream)  # fmt: skip
+                for level in range(1, n_levels):
+                    first, second, shift = (int(x) for x in LADDER_RECIPE[level])
+                    kernels.get_function("dilate")(
+                        grid, (256,), (levels, np.int64(level_stride), up["row0"], up["row_words"], np.int32(level),
+                                       np.int32(first), np.int32(second), np.int32(shift), *tail),
+                        stream=stream)  # fmt: skip
+                if n_signatures:
+                    kernels.get_function("scan_fallback")(
+                        (n_signatures, batch), (128,),
+                        (up["sample_bases"], up["sample_nmask"], up["sample_word0"], up["sample_length"],
+                         up["sig_bases"], up["sig_nmask"], up["sig_word0"], up["sig_length"], np.int32(n_signatures),
+                         levels, np.int64(level_stride), up["row0"], up["row_words"], up["run_offsets"],
+                         up["run_starts"], up["run_levels"], *common_out, *tail),
+                        stream=stream,
+                    )  # fmt: skip
+            stop.record(stream)
+            stop.synchronize()
+            clock["kernels"] = time.perf_counter()
+            kernel_seconds = cupy.cuda.get_elapsed_time(start, stop) / 1e3
+            found = int(count.get()[0])
+            if found <= capacity:
+                break
+            capacity = found  # run again with room for every occurrence
+        if find_all:
+            rows = out[: 3 * found].reshape(-1, 3).get().astype(np.int64)
+            sample, signature, offset = rows[:, 0], rows[:, 1], rows[:, 2]
+        else:
+            hits = cupy.flatnonzero(best != NO_MATCH)
+            sample = (hits // n_signatures).get().astype(np.int64)
+            signature = (hits % n_signatures).get().astype(np.int64)
+            offset = best[hits].get().astype(np.int64)
+    lengths = index.lengths[signature]
+    total = window_sums(samples.quality, samples.offsets, sample, offset, lengths)
+    if threshold >= 0:
+        keep = total >= threshold * lengths
+        sample, signature, offset, total = sample[keep], signature[keep], offset[keep], total[keep]
+        if not report_all:
+            order = np.lexsort((offset, signature, sample))
+            pair = sample[order] * n_signatures + signature[order]
+            first = order[np.r_[True, pair[1:] != pair[:-1]]] if order.size else order
+            sample, signature, offset, total = sample[first], signature[first], offset[first], total[first]
+    clock["done"] = time.perf_counter()
+    if timings is not None:
+        timings.update(index_build_s=clock["index"] - clock["start"], pack_s=clock["pack"] - clock["index"],
+                       upload_s=clock["upload"] - clock["pack"], kernels_s=kernel_seconds,
+                       kernels_wall_s=clock["kernels"] - clock["upload"], results_s=clock["done"] - clock["kernels"])  # fmt: skip
+    return sample, signature, offset, total
