@@ -103,8 +103,13 @@ def stages(samples_path: str, signatures_path: str, threads: int, repeats: int) 
 
     result: dict = {}
     start = time.perf_counter()
-    samples = read_fastq(samples_path, threads=threads)
+    parse: dict = {}
+    samples = read_fastq(samples_path, threads=threads, timings=parse)
     result["read_fastq_s"] = time.perf_counter() - start
+    result["read_fastq_stages_s"] = parse
+    start = time.perf_counter()
+    read_fastq(samples_path, threads=threads)
+    result["read_fastq_again_s"] = time.perf_counter() - start
     signatures = read_sequences(signatures_path)
     scan_on_gpu(samples, signatures.codes, signatures.offsets, 12, False, -1.0, threads=threads)
     runs = []

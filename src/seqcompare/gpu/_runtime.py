@@ -76,6 +76,17 @@ def module(name: str, name_expressions: tuple[str, ...] = ()):
     return compiled
 
 
+def resolve_device(device: str = "cpu") -> str:
+    """``"cpu"`` or ``"cuda"``; ``"auto"`` is ``"cuda"`` when CuPy sees a GPU, else ``"cpu"``."""
+    if device == "auto":
+        return "cuda" if available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto'; got {device!r}")
+    if device == "cuda":
+        require_cupy()  # fail now, with the fix in the message, rather than after the work on the CPU
+    return device
+
+
 def warm_up_in_background(source: str) -> threading.Thread:
     """Import CuPy, create the CUDA context and load ``source``'s module on device 0 in a thread, so that this
     start-up (a few hundred milliseconds) overlaps the caller's input parsing. Errors are left for the real

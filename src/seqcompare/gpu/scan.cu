@@ -78,7 +78,7 @@ extern "C" __global__ void scan_index(
     const long long* __restrict__ sample_word0, const int* __restrict__ sample_length,
     const u64* __restrict__ sig_bases, const u32* __restrict__ sig_nmask, const long long* __restrict__ sig_word0,
     const int* __restrict__ sig_length, int n_signatures, int k, const u64* __restrict__ bitmap,
-    const long long* __restrict__ bucket_start, const int* __restrict__ entry_sig,
+    const long long* __restrict__ word_rank, const long long* __restrict__ key_start, const int* __restrict__ entry_sig,
     const int* __restrict__ entry_pos, int report_all, int* best, int* out, unsigned long long* out_count,
     unsigned long long capacity, int sample_first) {
     int sample = sample_first + blockIdx.y;
@@ -88,8 +88,11 @@ extern "C" __global__ void scan_index(
     long long word0 = sample_word0[sample];
     if (nmask_at(sample_nmask, word0, q) & ((1u << k) - 1u)) return;
     u64 key = bases_at(sample_bases, word0, q) & ((1ull << (2 * k)) - 1ull);
-    if (!((bitmap[key >> 6] >> (key & 63)) & 1ull)) return;
-    for (long long e = bucket_start[key]; e < bucket_start[key + 1]; ++e) {
+    u64 word = bitmap[key >> 6];
+    int bit = (int)(key & 63);
+    if (!((word >> bit) & 1ull)) return;
+    long long rank = word_rank[key >> 6] + __popcll(word & ((1ull << bit) - 1ull));
+    for (long long e = key_start[rank]; e < key_start[rank + 1]; ++e) {
         int s = entry_sig[e];
         long long o = q - entry_pos[e];
         int length = sig_length[s];

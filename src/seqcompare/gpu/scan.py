@@ -25,35 +25,44 @@ _MAX_GRID_Y = 65535  # samples per launch (the grid's y extent)
 @jit
 def _pack(codes, offsets, word0, first, last, bases, nmask):
     """Pack records ``first:last``: 2 bits a base into ``bases`` (N as 0), N bits into ``nmask``, each record
-    from its 32-base word ``word0[r]``; bases past a record's end are N."""
+    from its 32-base word ``word0[r]``; bases past a record's end are N. Codes are 0..4, so ``c & 3`` is the
+    base and ``c >> 2`` the N bit, without branches."""
     for r in range(first, last):
         start, stop = offsets[r], offsets[r + 1]
-        n_words = (stop - start + 31) >> 5
-        for w in range(n_words):
+        full = (stop - start) >> 5
+        for w in range(full):
+            q = start + 32 * w
             packed = np.uint64(0)
-            mask = np.uint32(0)
+            mask = np.uint64(0)
             for j in range(32):
-                q = start + 32 * w + j
-                if q < stop:
-                    c = codes[q]
-                    if c == 4:
-                        mask |= np.uint32(1) << np.uint32(j)
-                    else:
-                        packed |= np.uint64(c) << np.uint64(2 * j)
-                else:
-                    mask |= np.uint32(1) << np.uint32(j)
+                c = np.uint64(codes[q + j])
+                packed |= (c & np.uint64(3)) << np.uint64(2 * j)
+                mask |= (c >> np.uint64(2)) << np.uint64(j)
             bases[word0[r] + w] = packed
-            nmask[word0[r] + w] = mask
+            nmask[word0[r] + w] = np.uint32(mask)
+        if start + 32 * full < stop:
+            packed = np.uint64(0)
+            mask = np.uint64(0xFFFFFFFF)
+            for j in range(stop - start - 32 * full):
+                c = np.uint64(codes[start + 32 * full + j])
+                packed |= (c & np.uint64(3)) << np.uint64(2 * j)
+                mask &= ~((np.uint64(1) - (c >> np.uint64(2))) << np.uint64(j))
+            bases[word0[r] + full] = packed
+            nmask[word0[r] + full] = np.uint32(mask)
 
 
-def pack_records(codes: np.ndarray, offsets: np.ndarray, threads: int = 1):
-    """``(bases, nmask, word0)``: records packed from 32-base word boundaries, plus one spare word."""
+def pack_records(codes: np.ndarray, offsets: np.ndarray, threads: int = 1, allocate=np.empty):
+    """``(bases, nmask, word0)``: records packed from 32-base word boundaries, plus one spare word.
+    ``allocate(shape, dtype)`` makes the outputs (e.g. in page-locked memory)."""
     lengths = np.diff(offsets)
     words = (lengths + 31) >> 5
     word0 = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(words, out=word0[1:])
-    bases = np.zeros(int(word0[-1]) + 1, dtype=np.uint64)
-    nmask = np.full(int(word0[-1]) + 1, 0xFFFFFFFF, dtype=np.uint32)
+    total = int(word0[-1])
+    bases = allocate((total + 1,), np.uint64)
+    nmask = allocate((total + 1,), np.uint32)
+    bases[total] = 0
+    nmask[total] = 0xFFFFFFFF
     bounds = np.unique(np.searchsorted(offsets, np.linspace(0, offsets[-1], 4 * threads + 1)).clip(0, lengths.size))
     bounds = np.unique(np.concatenate([[0], bounds, [lengths.size]]))
     with ThreadPoolExecutor(threads) as pool:
@@ -79,61 +88,69 @@ def scan_on_gpu(samples, codes: np.ndarray, offsets: np.ndarray, k: int, report_
                 *, threads: int = 1, timings: dict | None = None):  # fmt: skip
     """Occurrences on GPU 0: ``(sample, signature, offset, quality sum)`` rows, as the CPU path returns them
     (the first occurrence per pair, or every occurrence). With a score threshold every occurrence is found on
-    the device and the host keeps those that reach it."""
+    the device and the host keeps those that reach it. ``timings`` receives stage times (host clocks) and
+    kernel times (CUDA events)."""
+    from .hamming import pinned_empty
+
     cupy = require_cupy()
     clock = {"start": time.perf_counter()}
     find_all = report_all or threshold >= 0
-    index = SignatureIndex(codes, offsets, k)
-    clock["index"] = time.perf_counter()
-    sample_bases, sample_nmask, sample_word0 = pack_records(samples.codes, samples.offsets, threads)
-    sig_bases, sig_nmask, sig_word0 = pack_records(codes, offsets, threads)
-    clock["pack"] = time.perf_counter()
-    n_samples, n_signatures = len(samples), index.lengths.size
-    sample_length = samples.lengths.astype(np.int32)
-    row_words = ((sample_length.astype(np.int64) + 63) >> 6) + 2
-    row0 = np.zeros(n_samples + 1, dtype=np.int64)
-    np.cumsum(row_words, out=row0[1:])
-    level_stride = int(row0[-1])
-    n_levels = index.max_level + 1
-
     kernels = module(_SOURCE, ())
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
-        up = {name: cupy.asarray(value) for name, value in {
+        # The index's tables are sorted and ranked on the device (CuPy); its keys come from the CPU.
+        index = SignatureIndex(codes, offsets, k, xp=cupy)
+        clock["index"] = time.perf_counter()
+        sample_bases, sample_nmask, sample_word0 = pack_records(samples.codes, samples.offsets, threads,
+                                                                allocate=pinned_empty)  # fmt: skip
+        sig_bases, sig_nmask, sig_word0 = pack_records(codes, offsets, threads)
+        clock["pack"] = time.perf_counter()
+        n_samples, n_signatures = len(samples), index.lengths.size
+        sample_length = samples.lengths.astype(np.int32)
+        row_words = ((sample_length.astype(np.int64) + 63) >> 6) + 2
+        row0 = np.zeros(n_samples + 1, dtype=np.int64)
+        np.cumsum(row_words, out=row0[1:])
+        level_stride = int(row0[-1])
+        n_levels = index.max_level + 1
+        up = {}
+        for name, value in {
             "sample_bases": sample_bases, "sample_nmask": sample_nmask, "sample_word0": sample_word0,
             "sample_length": sample_length, "sig_bases": sig_bases, "sig_nmask": sig_nmask, "sig_word0": sig_word0,
-            "sig_length": index.lengths.astype(np.int32), "bitmap": index.bitmap,
-            "bucket_start": index.bucket_start, "entry_sig": index.entry_sig, "entry_pos": index.entry_pos,
-            "row0": row0[:-1], "row_words": row_words.astype(np.int32), "run_offsets": index.run_offsets,
-            "run_starts": index.run_starts.astype(np.int32), "run_levels": index.run_levels.astype(np.int32),
-        }.items()}  # fmt: skip
-        best = cupy.full(max(1, n_samples * n_signatures), NO_MATCH, dtype=cupy.int32)
+            "sig_length": index.lengths.astype(np.int32), "row0": row0[:-1], "row_words": row_words.astype(np.int32),
+            "run_offsets": index.run_offsets, "run_starts": index.run_starts.astype(np.int32),
+            "run_levels": index.run_levels.astype(np.int32),
+        }.items():  # fmt: skip
+            up[name] = cupy.empty(value.shape, dtype=value.dtype)
+            up[name].set(value, stream=stream)
+        best = cupy.empty(max(1, n_samples * n_signatures), dtype=cupy.int32)
         levels = cupy.empty(max(1, n_levels * level_stride), dtype=cupy.uint64)
+        stream.synchronize()
+        clock["upload"] = time.perf_counter()
+        max_length = int(sample_length.max()) if n_samples else 0
+        max_words = int(row_words.max()) if n_samples else 0
         capacity = 1 << 20
         while True:
             out = cupy.empty(3 * capacity, dtype=cupy.int32)
             count = cupy.zeros(1, dtype=cupy.uint64)
             best.fill(NO_MATCH)
-            stream.synchronize()
-            clock["upload"] = time.perf_counter()
-            start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record(stream)
-            max_length = int(sample_length.max()) if n_samples else 0
-            max_words = int(row_words.max()) if n_samples else 0
+            events = [cupy.cuda.Event() for _ in range(4)]
+            events[0].record(stream)
             common_out = (np.int32(find_all), best, out, count, np.uint64(capacity))
-            for first_sample in range(0, n_samples, _MAX_GRID_Y):
-                batch = min(_MAX_GRID_Y, n_samples - first_sample)
-                tail = (np.int32(first_sample),)
+            batches = [(first, min(_MAX_GRID_Y, n_samples - first)) for first in range(0, n_samples, _MAX_GRID_Y)]
+            for first_sample, batch in batches:
                 if max_length >= k:
                     kernels.get_function("scan_index")(
                         ((max_length + 255) // 256, batch), (256,),
                         (up["sample_bases"], up["sample_nmask"], up["sample_word0"], up["sample_length"],
                          up["sig_bases"], up["sig_nmask"], up["sig_word0"], up["sig_length"], np.int32(n_signatures),
-                         np.int32(k), up["bitmap"], up["bucket_start"], up["entry_sig"], up["entry_pos"], *common_out,
-                         *tail),
+                         np.int32(k), index.bitmap, index.word_rank, index.key_start, index.entry_sig,
+                         index.entry_pos, *common_out, np.int32(first_sample)),
                         stream=stream,
                     )  # fmt: skip
+            events[1].record(stream)
+            for first_sample, batch in batches:
                 grid = ((max_words + 255) // 256, batch)
+                tail = (np.int32(first_sample),)
                 kernels.get_function("clean_windows")(
                     grid, (256,), (up["sample_nmask"], up["sample_word0"], up["sample_length"], up["row0"],
                                    up["row_words"], np.int32(k), levels, *tail), stream=stream)  # fmt: skip
@@ -143,19 +160,20 @@ def scan_on_gpu(samples, codes: np.ndarray, offsets: np.ndarray, k: int, report_
                         grid, (256,), (levels, np.int64(level_stride), up["row0"], up["row_words"], np.int32(level),
                                        np.int32(first), np.int32(second), np.int32(shift), *tail),
                         stream=stream)  # fmt: skip
+            events[2].record(stream)
+            for first_sample, batch in batches:
                 if n_signatures:
                     kernels.get_function("scan_fallback")(
                         (n_signatures, batch), (128,),
                         (up["sample_bases"], up["sample_nmask"], up["sample_word0"], up["sample_length"],
                          up["sig_bases"], up["sig_nmask"], up["sig_word0"], up["sig_length"], np.int32(n_signatures),
                          levels, np.int64(level_stride), up["row0"], up["row_words"], up["run_offsets"],
-                         up["run_starts"], up["run_levels"], *common_out, *tail),
+                         up["run_starts"], up["run_levels"], *common_out, np.int32(first_sample)),
                         stream=stream,
                     )  # fmt: skip
-            stop.record(stream)
-            stop.synchronize()
+            events[3].record(stream)
+            events[3].synchronize()
             clock["kernels"] = time.perf_counter()
-            kernel_seconds = cupy.cuda.get_elapsed_time(start, stop) / 1e3
             found = int(count.get()[0])
             if found <= capacity:
                 break
@@ -180,7 +198,9 @@ def scan_on_gpu(samples, codes: np.ndarray, offsets: np.ndarray, k: int, report_
             sample, signature, offset, total = sample[first], signature[first], offset[first], total[first]
     clock["done"] = time.perf_counter()
     if timings is not None:
+        elapsed = [cupy.cuda.get_elapsed_time(events[j], events[j + 1]) / 1e3 for j in range(3)]
         timings.update(index_build_s=clock["index"] - clock["start"], pack_s=clock["pack"] - clock["index"],
-                       upload_s=clock["upload"] - clock["pack"], kernels_s=kernel_seconds,
-                       kernels_wall_s=clock["kernels"] - clock["upload"], results_s=clock["done"] - clock["kernels"])  # fmt: skip
+                       upload_s=clock["upload"] - clock["pack"], kernels_wall_s=clock["kernels"] - clock["upload"],
+                       results_s=clock["done"] - clock["kernels"], kernel_index_s=elapsed[0],
+                       kernel_ladder_s=elapsed[1], kernel_fallback_s=elapsed[2], kernels_s=sum(elapsed))  # fmt: skip
     return sample, signature, offset, total

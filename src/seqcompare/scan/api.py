@@ -180,7 +180,7 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     if method == "reference":
         rows = _reference_rows(samples, codes, offsets, report_all, threshold)
     else:
-        from ..metrics.hamming.api import resolve_device
+        from ..gpu._runtime import resolve_device
 
         if resolve_device(device) == "cuda":
             from ..gpu.scan import scan_on_gpu
@@ -260,7 +260,8 @@ def _index_rows(samples: SequenceSet, codes, offsets, k: int, report_all: bool, 
             quality = samples.quality[samples.offsets[i] : samples.offsets[i + 1]]
             while True:
                 count = scan_sample(sample, quality, index.codes, index.offsets, index.lengths, k, index.bitmap,
-                                    index.bucket_start, index.entry_sig, index.entry_pos, index.run_offsets,
+                                    index.word_rank, index.key_start, index.entry_sig, index.entry_pos,
+                                    index.run_offsets,
                                     index.run_starts, index.run_levels, index.max_level, LADDER_RECIPE, report_all,
                                     threshold, candidates, out[0], out[1], out[2])  # fmt: skip
                 if count == -1:

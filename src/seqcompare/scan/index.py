@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import jit, popcount64
 
 DEFAULT_K = 12
 MAX_K = 13  # the index's bucket table has 4**k entries
@@ -44,9 +44,15 @@ LADDER_RECIPE = np.array(_LADDER_RECIPE, dtype=np.int64)
 
 
 class SignatureIndex:
-    """Clean k-windows of a set of signatures, and their clean runs, ready for :func:`scan_samples`."""
+    """Clean k-windows of a set of signatures, and their clean runs, ready for :func:`scan_sample`.
 
-    def __init__(self, codes: np.ndarray, offsets: np.ndarray, k: int = DEFAULT_K):
+    Lookup of a k-mer ``key`` (2 bits a base, the window's first base lowest): present iff bit ``key % 64`` of
+    ``bitmap[key // 64]``; then its rank among present keys is ``word_rank[key // 64]`` plus the set bits
+    below it in that word, and its entries (signature, position) are ``key_start[rank]:key_start[rank + 1]``.
+    A few MB whatever ``k``, instead of a ``4**k`` table. ``xp`` (NumPy or CuPy) is where the tables are built.
+    """
+
+    def __init__(self, codes: np.ndarray, offsets: np.ndarray, k: int = DEFAULT_K, xp=np):
         if not 1 <= k <= MAX_K:
             raise ValueError(f"k must be in 1..{MAX_K}, got {k}")
         self.k = k
@@ -58,20 +64,41 @@ class SignatureIndex:
         entry_sig = np.empty(n_windows, dtype=np.int32)
         entry_pos = np.empty(n_windows, dtype=np.int32)
         _clean_windows(codes, offsets, k, keys, entry_sig, entry_pos)
-        order = np.argsort(keys, kind="stable")
-        self.entry_sig = entry_sig[order]
-        self.entry_pos = entry_pos[order]
-        counts = np.bincount(keys, minlength=4**k)
-        self.bucket_start = np.zeros(4**k + 1, dtype=np.int64)
-        np.cumsum(counts, out=self.bucket_start[1:])
-        padded = np.zeros(-(-counts.size // 64) * 64, dtype=bool)
-        padded[: counts.size] = counts > 0
-        self.bitmap = np.packbits(padded, bitorder="little").view("<u8").astype(np.uint64)
+        self.bitmap, self.word_rank, self.key_start, self.entry_sig, self.entry_pos = lookup_tables(
+            xp.asarray(keys), xp.asarray(entry_sig), xp.asarray(entry_pos), k, xp
+        )
         self.run_offsets, self.run_starts, self.run_levels = _clean_runs(codes, offsets, k)
         self.max_level = int(self.run_levels.max()) if self.run_levels.size else 0
 
     def __len__(self) -> int:
         return self.lengths.size
+
+
+def lookup_tables(keys, entry_sig, entry_pos, k: int, xp=np):
+    """``(bitmap, word_rank, key_start, entry_sig, entry_pos)`` of :class:`SignatureIndex` from unsorted
+    window keys and their entries, with ``xp`` = NumPy or CuPy."""
+    order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+    keys, entry_sig, entry_pos = keys[order], entry_sig[order], entry_pos[order]
+    n = int(keys.size)
+    boundary = xp.flatnonzero(keys[1:] != keys[:-1]) + 1 if n else xp.zeros(0, dtype=xp.int64)
+    key_start = xp.concatenate([xp.zeros(1, dtype=xp.int64), boundary.astype(xp.int64),
+                                xp.full(1 if n else 0, n, dtype=xp.int64)])  # fmt: skip
+    unique = keys[key_start[:-1]]
+    n_words = -(-(4**k) // 64)
+    word = unique >> 6
+    bit = xp.left_shift(xp.uint64(1), (unique & 63).astype(xp.uint64))
+    bitmap = xp.zeros(n_words, dtype=xp.uint64)
+    if unique.size:
+        if xp is np:
+            # Keys are distinct, so within a word OR = sum; reduceat sums each word's run of keys at once.
+            starts = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])
+            bitmap[word[starts]] = np.bitwise_or.reduceat(bit, starts)
+        else:
+            import cupyx
+
+            cupyx.scatter_add(bitmap, word, bit)
+    word_rank = xp.searchsorted(word, xp.arange(n_words, dtype=word.dtype)).astype(xp.int64)
+    return bitmap, word_rank, key_start, entry_sig, entry_pos
 
 
 @jit
@@ -314,7 +341,7 @@ def _fallback(sample, prefix, codes, offsets, lengths, k, run_offsets, run_start
 
 
 @jit
-def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, bucket_start, entry_sig, entry_pos,
+def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, key_start, entry_sig, entry_pos,
                 run_offsets, run_starts, run_levels, max_level, recipe, report_all, min_score,
                 candidates, out_sig, out_offset, out_sum):  # fmt: skip
     """Occurrences of every signature in one sample.
@@ -342,9 +369,14 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, bucket_star
             continue
         clean += 1
         key = (key >> 2) | (np.int64(c) << top)
-        if clean >= k and (bitmap[key >> 6] >> np.uint64(key & 63)) & np.uint64(1):
+        if clean < k:
+            continue
+        word = bitmap[key >> 6]
+        bit = np.uint64(key & 63)
+        if (word >> bit) & np.uint64(1):
             window = q - k + 1
-            for e in range(bucket_start[key], bucket_start[key + 1]):
+            rank = word_rank[key >> 6] + popcount64(word & ((np.uint64(1) << bit) - np.uint64(1)))
+            for e in range(key_start[rank], key_start[rank + 1]):
                 s = entry_sig[e]
                 o = window - entry_pos[e]
                 if o >= 0 and o + lengths[s] <= size:

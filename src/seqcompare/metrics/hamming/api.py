@@ -16,6 +16,7 @@ from ...encoding import (
     pack_planes,
     sequence_encoding,
 )
+from ...gpu._runtime import resolve_device
 from ...engine import Tile, ThreadExecutor, default_threads, default_tile_size, plan_tiles, run_tiles
 from ...errors import InputError
 from ...io.fasta import Alignment, read_alignment
@@ -131,21 +132,6 @@ def encode_inputs(X, Y=None, *, alphabet="acgt", keep_case=False, missing=None) 
         return Encoded(parts[0], parts[1] if Y is not None else None, space, table)
     codes, space = encode_categorical(parts, missing=missing)
     return Encoded(codes[0], codes[1] if Y is not None else None, space)
-
-
-def resolve_device(device: str = "cpu") -> str:
-    """``"cpu"`` or ``"cuda"``; ``"auto"`` is ``"cuda"`` when CuPy sees a GPU, else ``"cpu"``."""
-    if device == "auto":
-        from ...gpu import available
-
-        return "cuda" if available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto'; got {device!r}")
-    if device == "cuda":
-        from ...gpu import require_cupy
-
-        require_cupy()  # fail now, with the fix in the message, rather than after the work on the CPU
-    return device
 
 
 def resolve_method(method: str, device: str = "cpu", n_codes: int = 5) -> str:
