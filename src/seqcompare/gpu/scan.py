@@ -84,9 +84,29 @@ def window_sums(quality, offsets, sample, offset, length):
     return out
 
 
-def scan_on_gpu(samples, codes: np.ndarray, offsets: np.ndarray, k: int, report_all: bool, threshold: float,
-                *, threads: int = 1, timings: dict | None = None):  # fmt: skip
-    """Occurrences on GPU 0: ``(sample, signature, offset, quality sum)`` rows, as the CPU path returns them
+def device_index(codes: np.ndarray, offsets: np.ndarray, k: int) -> SignatureIndex:
+    """A :class:`~seqcompare.scan.index.SignatureIndex` whose lookup tables live on GPU 0 (sorted and ranked
+    there), with the signatures' packed bases uploaded too."""
+    cupy = require_cupy()
+    with cupy.cuda.Device(0):
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            index = SignatureIndex(codes, offsets, k, xp=cupy)
+            bases, nmask, word0 = pack_records(codes, offsets)
+            index.device_arrays = {name: cupy.asarray(value) for name, value in {
+                "sig_bases": bases, "sig_nmask": nmask, "sig_word0": word0,
+                "sig_length": index.lengths.astype(np.int32), "run_offsets": index.run_offsets,
+                "run_starts": index.run_starts.astype(np.int32), "run_levels": index.run_levels.astype(np.int32),
+            }.items()}  # fmt: skip
+            module(_SOURCE, ())
+        stream.synchronize()
+    return index
+
+
+def scan_on_gpu(samples, index: SignatureIndex, report_all: bool, threshold: float, *, threads: int = 1,
+                timings: dict | None = None):  # fmt: skip
+    """Occurrences of ``index``'s signatures (see :func:`device_index`) on GPU 0: ``(sample, signature, offset,
+    quality sum)`` rows, as the CPU path returns them
     (the first occurrence per pair, or every occurrence). With a score threshold every occurrence is found on
     the device and the host keeps those that reach it. ``timings`` receives stage times (host clocks) and
     kernel times (CUDA events)."""
@@ -97,13 +117,13 @@ def scan_on_gpu(samples, codes: np.ndarray, offsets: np.ndarray, k: int, report_
     find_all = report_all or threshold >= 0
     kernels = module(_SOURCE, ())
     stream = cupy.cuda.Stream(non_blocking=True)
+    k = index.k
     with stream:
-        # The index's tables are sorted and ranked on the device (CuPy); its keys come from the CPU.
-        index = SignatureIndex(codes, offsets, k, xp=cupy)
+        if not hasattr(index, "device_arrays"):
+            index = device_index(index.codes, index.offsets, k)
         clock["index"] = time.perf_counter()
         sample_bases, sample_nmask, sample_word0 = pack_records(samples.codes, samples.offsets, threads,
                                                                 allocate=pinned_empty)  # fmt: skip
-        sig_bases, sig_nmask, sig_word0 = pack_records(codes, offsets, threads)
         clock["pack"] = time.perf_counter()
         n_samples, n_signatures = len(samples), index.lengths.size
         sample_length = samples.lengths.astype(np.int32)
@@ -112,13 +132,10 @@ def scan_on_gpu(samples, codes: np.ndarray, offsets: np.ndarray, k: int, report_
         np.cumsum(row_words, out=row0[1:])
         level_stride = int(row0[-1])
         n_levels = index.max_level + 1
-        up = {}
+        up = dict(index.device_arrays)
         for name, value in {
             "sample_bases": sample_bases, "sample_nmask": sample_nmask, "sample_word0": sample_word0,
-            "sample_length": sample_length, "sig_bases": sig_bases, "sig_nmask": sig_nmask, "sig_word0": sig_word0,
-            "sig_length": index.lengths.astype(np.int32), "row0": row0[:-1], "row_words": row_words.astype(np.int32),
-            "run_offsets": index.run_offsets, "run_starts": index.run_starts.astype(np.int32),
-            "run_levels": index.run_levels.astype(np.int32),
+            "sample_length": sample_length, "row0": row0[:-1], "row_words": row_words.astype(np.int32),
         }.items():  # fmt: skip
             up[name] = cupy.empty(value.shape, dtype=value.dtype)
             up[name].set(value, stream=stream)

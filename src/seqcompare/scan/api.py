@@ -122,6 +122,52 @@ def _as_signatures(signatures, iupac_as_n: bool) -> SequenceSet:
     return result
 
 
+@dataclass
+class PreparedSignatures:
+    """Signatures ready to scan many sample sets (see :func:`prepare_signatures`)."""
+
+    signatures: SequenceSet
+    codes: np.ndarray  # with the reverse complements appended when both_strands
+    offsets: np.ndarray
+    k: int
+    both_strands: bool
+    device: str | None
+    index: object = None
+
+
+def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = False, iupac_as_n: bool = False,
+                       device: str | None = "cpu") -> PreparedSignatures:  # fmt: skip
+    """Read signatures and build their index once (on the GPU for ``device="cuda"``), for :func:`scan`.
+
+    Parameters
+    ----------
+    signatures : path, list of str, or SequenceSet
+    k, both_strands, iupac_as_n
+        As for :func:`scan`.
+    device : {"cpu", "cuda", "auto"} or None
+        Where the index will be used; None builds no index (for the reference method).
+    """
+    signatures = _as_signatures(signatures, iupac_as_n)
+    codes, offsets = signatures.codes, signatures.offsets
+    if both_strands:
+        reverse = np.empty_like(codes)
+        reverse_complement(codes, offsets, reverse)
+        codes = np.concatenate([codes, reverse])
+        offsets = np.concatenate([offsets, offsets[1:] + offsets[-1]])
+    index = None
+    if device is not None:
+        from ..gpu._runtime import resolve_device
+
+        device = resolve_device(device)
+        if device == "cuda":
+            from ..gpu.scan import device_index
+
+            index = device_index(codes, offsets, k)
+        else:
+            index = SignatureIndex(codes, offsets, k)
+    return PreparedSignatures(signatures, codes, offsets, k, both_strands, device, index)
+
+
 def scan(samples, signatures, *, report: str = "first", min_score: float | None = None,
          both_strands: bool = False, iupac_as_n: bool = False, k: int = DEFAULT_K, method: str = "auto",
          device: str = "cpu", threads: int | None = None) -> ScanResult:  # fmt: skip
@@ -131,8 +177,9 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     ----------
     samples : path or SequenceSet
         FASTQ file (plain or gzip), or sequences with Phred qualities.
-    signatures : path, list of str, or SequenceSet
-        FASTA file of signatures (e.g. viral genomes), or the sequences themselves.
+    signatures : path, list of str, SequenceSet, or PreparedSignatures
+        FASTA file of signatures (e.g. viral genomes), the sequences themselves, or their prepared index
+        (:func:`prepare_signatures`, to scan many sample sets against one set of signatures).
     report : {"first", "best", "all"}
         Per (sample, signature): the leftmost occurrence, the one with the highest confidence (ties: the
         leftmost), or every occurrence.
@@ -166,28 +213,27 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     threads = threads or default_threads()
+    if isinstance(signatures, PreparedSignatures):
+        prepared = signatures
+        if prepared.both_strands != both_strands or (method != "reference" and prepared.k != k):
+            raise ValueError("signatures were prepared with other both_strands or k than this scan asks for")
+    else:
+        prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
+                                      device=device if method != "reference" else None)  # fmt: skip
     samples = _as_samples(samples, iupac_as_n, threads)
-    signatures = _as_signatures(signatures, iupac_as_n)
+    signatures = prepared.signatures
     n_signatures = len(signatures)
-    codes, offsets = signatures.codes, signatures.offsets
-    if both_strands:
-        reverse = np.empty_like(codes)
-        reverse_complement(codes, offsets, reverse)
-        codes = np.concatenate([codes, reverse])
-        offsets = np.concatenate([offsets, offsets[1:] + offsets[-1]])
+    codes, offsets = prepared.codes, prepared.offsets
     report_all = report != "first"
     threshold = -1.0 if min_score is None else float(min_score)
     if method == "reference":
         rows = _reference_rows(samples, codes, offsets, report_all, threshold)
+    elif prepared.device == "cuda":
+        from ..gpu.scan import scan_on_gpu
+
+        rows = scan_on_gpu(samples, prepared.index, report_all, threshold, threads=threads)
     else:
-        from ..gpu._runtime import resolve_device
-
-        if resolve_device(device) == "cuda":
-            from ..gpu.scan import scan_on_gpu
-
-            rows = scan_on_gpu(samples, codes, offsets, k, report_all, threshold, threads=threads)
-        else:
-            rows = _index_rows(samples, codes, offsets, k, report_all, threshold, threads)
+        rows = _index_rows(samples, prepared.index, report_all, threshold, threads)
     sample, index, offset, total = rows
     strand = (index >= n_signatures).astype(np.int8)
     signature = np.where(strand == 1, index - n_signatures, index)
@@ -243,8 +289,8 @@ def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, thre
     return table[:, 0], table[:, 1], table[:, 2], table[:, 3]
 
 
-def _index_rows(samples: SequenceSet, codes, offsets, k: int, report_all: bool, threshold: float, threads: int):
-    index = SignatureIndex(codes, offsets, k)
+def _index_rows(samples: SequenceSet, index: SignatureIndex, report_all: bool, threshold: float, threads: int):
+    k = index.k
     n_samples = len(samples)
     # Tasks of consecutive samples of about equal total length.
     cuts = np.searchsorted(samples.offsets, np.linspace(0, samples.offsets[-1], 8 * threads + 1))

@@ -94,9 +94,7 @@ def lookup_tables(keys, entry_sig, entry_pos, k: int, xp=np):
             starts = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])
             bitmap[word[starts]] = np.bitwise_or.reduceat(bit, starts)
         else:
-            import cupyx
-
-            cupyx.scatter_add(bitmap, word, bit)
+            xp.add.at(bitmap, word, bit)
     word_rank = xp.searchsorted(word, xp.arange(n_words, dtype=word.dtype)).astype(xp.int64)
     return bitmap, word_rank, key_start, entry_sig, entry_pos
 
