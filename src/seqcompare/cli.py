@@ -244,7 +244,8 @@ def _run_hamming(args) -> int:
 
 
 def _add_scan_parser(subparsers) -> None:
-    from .scan import DEFAULT_K, MAX_K, METHODS, REPORTS
+    from .scan.api import METHODS, REPORTS
+    from .scan.index import DEFAULT_K, MAX_K
 
     parser = subparsers.add_parser(
         "scan",
@@ -279,32 +280,16 @@ def _add_scan_parser(subparsers) -> None:
     parser.set_defaults(handler=_run_scan)
 
 
-def _start_cuda() -> None:
-    """Import CuPy and create the CUDA context (driver work that releases the GIL), for a background thread."""
-    try:
-        import cupy
-
-        with cupy.cuda.Device(0):
-            cupy.zeros(1).sum()
-    except Exception:  # noqa: BLE001 - the real GPU call reports any problem
-        pass
-
-
 def _run_scan(args) -> int:
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from .scan import MAX_K
+    from .io.fastq import read_fastq
+    from .scan.api import prepare_signatures, scan
+    from .scan.index import MAX_K
 
     log = _Log(args.quiet)
     if not 1 <= args.k <= MAX_K:
         raise InputError(f"-k must be between 1 and {MAX_K}, got {args.k}")
-    if args.device == "cuda" and args.method != "reference":
-        # CUDA's start-up overlaps the imports and the parsing below.
-        threading.Thread(target=_start_cuda, name="seqcompare-cuda-start", daemon=True).start()
-    from .io.fastq import read_fastq
-    from .scan.api import prepare_signatures, scan
-
     # The signatures' index (and on a GPU, CUDA's start-up) is built while the samples are parsed.
     with ThreadPoolExecutor(1) as background:
         prepared = background.submit(
