@@ -97,3 +97,19 @@ def test_full_size_like_sample_lengths():
     cpu = scan(data.samples, data.signatures, device="cpu")
     assert list(gpu.lines(tsv=True)) == list(cpu.lines(tsv=True))
     assert {(i, s) for i, s, _ in data.planted} <= set(zip(gpu.sample.tolist(), gpu.signature.tolist()))
+
+
+def test_samples_too_long_to_stage_use_the_global_memory_fallback(rng):
+    """A 1.7 Mb sample's ladder rows do not fit in shared memory: the one-block-per-pair kernel runs."""
+    sample = rng.integers(0, 4, 1_700_000)
+    sample[rng.random(sample.size) < 0.2] = 4
+    signatures = []
+    for at, length in ((5, 40), (900_000, 300), (1_699_000, 1000)):
+        signature = rng.integers(0, 4, length)
+        copy = signature.copy()
+        copy[1::4] = 4
+        sample[at : at + length] = copy
+        signatures.append("".join("ACGTN"[c] for c in signature))
+    samples = SequenceSet.from_strings(["".join("ACGTN"[c] for c in sample)], qualities=[np.where(sample == 4, 0, 30)])
+    result = assert_gpu_equals_oracle(samples, SequenceSet.from_strings(signatures), report="all")
+    assert {0, 900_000, 1_699_000} <= set(result.offset.tolist())

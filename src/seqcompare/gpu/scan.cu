@@ -200,3 +200,56 @@ extern "C" __global__ void scan_fallback(
         }
     }
 }
+
+// 2c'. The same fallback with one block per sample: the sample's highest `n_staged` ladder levels (those the
+// longest runs read, so most reads) are staged in shared memory once and serve every signature; lower levels
+// are read from global memory. Dynamic shared memory: n_staged * max_row_words words.
+extern "C" __global__ void scan_fallback_staged(
+    const u64* __restrict__ sample_bases, const u32* __restrict__ sample_nmask,
+    const long long* __restrict__ sample_word0, const int* __restrict__ sample_length,
+    const u64* __restrict__ sig_bases, const u32* __restrict__ sig_nmask, const long long* __restrict__ sig_word0,
+    const int* __restrict__ sig_length, int n_signatures, const u64* __restrict__ levels, long long level_stride,
+    const long long* __restrict__ row0, const int* __restrict__ row_words, const long long* __restrict__ run_offsets,
+    const int* __restrict__ run_starts, const int* __restrict__ run_levels, int report_all, int* best, int* out,
+    unsigned long long* out_count, unsigned long long capacity, int sample_first, int first_staged, int n_staged,
+    int max_row_words) {
+    extern __shared__ u64 staged[];
+    int sample = sample_first + blockIdx.x;
+    int size = sample_length[sample];
+    int n_words = row_words[sample];
+    const u64* rows = levels + row0[sample];
+    for (int l = 0; l < n_staged; ++l)
+        for (int w = threadIdx.x; w < n_words; w += blockDim.x)
+            staged[l * max_row_words + w] = rows[(first_staged + l) * level_stride + w];
+    __syncthreads();
+    long long word0 = sample_word0[sample];
+    for (int s = 0; s < n_signatures; ++s) {
+        int length = sig_length[s];
+        if (length > size) continue;
+        long long limit = (long long)size - length + 1;
+        int* slot = best + (long long)sample * n_signatures + s;
+        if (!report_all && *slot < limit) limit = *slot;
+        long long n_live = (limit + 63) >> 6;
+        long long first_run = run_offsets[s], last_run = run_offsets[s + 1];
+        for (long long w = threadIdx.x; w < n_live; w += blockDim.x) {
+            long long base = 64 * w;
+            u64 acc = (w == n_live - 1 && (limit & 63)) ? ((1ull << (limit & 63)) - 1ull) : ~0ull;
+            for (long long r = first_run; r < last_run && acc; ++r) {
+                int level = run_levels[r];
+                const u64* row = level >= first_staged ? staged + (level - first_staged) * max_row_words
+                                                       : rows + level * level_stride;
+                acc &= ~row_bits(row, n_words, base + run_starts[r]);
+            }
+            while (acc) {
+                int bit = __ffsll((long long)acc) - 1;
+                acc &= acc - 1;
+                long long o = base + bit;
+                if (!report_all && o >= *((volatile int*)slot)) break;
+                if (occurs(sample_bases, sample_nmask, word0, o, sig_bases, sig_nmask, sig_word0[s], length)) {
+                    emit(sample, s, o, report_all, best, n_signatures, out, out_count, capacity);
+                    if (!report_all) break;
+                }
+            }
+        }
+    }
+}

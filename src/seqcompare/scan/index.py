@@ -135,36 +135,32 @@ def _clean_windows(codes, offsets, k, keys, entry_sig, entry_pos):
 
 def _clean_runs(codes, offsets, k):
     """Per signature, its clean runs of at least ``k`` bases, longest first: start and ladder level."""
-    starts, lengths, owners = _runs(codes, offsets, k)
-    if starts.size:
-        width = lengths - k + 1
-        levels = np.searchsorted(LADDER, width, side="right") - 1
-        order = np.lexsort((starts, -lengths, owners))
-        starts, levels, owners = starts[order], levels[order], owners[order]
-    else:
-        levels = np.empty(0, dtype=np.int64)
-    run_offsets = np.zeros(offsets.size, dtype=np.int64)
-    np.cumsum(np.bincount(owners, minlength=offsets.size - 1), out=run_offsets[1:])
-    return run_offsets, starts.astype(np.int64), levels.astype(np.int64)
+    run_offsets, starts, lengths = _runs(codes, offsets, k)
+    levels = np.searchsorted(LADDER, lengths - k + 1, side="right") - 1
+    return run_offsets, starts, levels.astype(np.int64)
 
 
 @jit
 def _runs(codes, offsets, k):
-    n = 0
-    for s in range(offsets.size - 1):
+    """Clean runs of every signature (``run_offsets`` per signature), each signature's longest first (ties:
+    leftmost first)."""
+    n_sig = offsets.size - 1
+    run_offsets = np.zeros(n_sig + 1, np.int64)
+    for s in range(n_sig):
+        count = 0
         clean = 0
         for q in range(offsets[s], offsets[s + 1] + 1):
             if q < offsets[s + 1] and codes[q] != 4:
                 clean += 1
             else:
                 if clean >= k:
-                    n += 1
+                    count += 1
                 clean = 0
-    starts = np.empty(n, np.int64)
-    lengths = np.empty(n, np.int64)
-    owners = np.empty(n, np.int64)
-    at = 0
-    for s in range(offsets.size - 1):
+        run_offsets[s + 1] = run_offsets[s] + count
+    starts = np.empty(run_offsets[-1], np.int64)
+    lengths = np.empty(run_offsets[-1], np.int64)
+    for s in range(n_sig):
+        at = run_offsets[s]
         clean = 0
         for q in range(offsets[s], offsets[s + 1] + 1):
             if q < offsets[s + 1] and codes[q] != 4:
@@ -173,10 +169,15 @@ def _runs(codes, offsets, k):
                 if clean >= k:
                     starts[at] = q - clean - offsets[s]
                     lengths[at] = clean
-                    owners[at] = s
                     at += 1
                 clean = 0
-    return starts, lengths, owners
+        lo, hi = run_offsets[s], run_offsets[s + 1]
+        if hi - lo > 1:
+            # Starts are below 2**32 (signature offsets are int32 on the GPU), so this key is unique.
+            order = np.argsort(-lengths[lo:hi] * (np.int64(1) << 32) + starts[lo:hi])
+            starts[lo:hi] = starts[lo:hi][order]
+            lengths[lo:hi] = lengths[lo:hi][order]
+    return run_offsets, starts, lengths
 
 
 @jit
