@@ -19,7 +19,6 @@ from ._runtime import module, require_cupy
 _SOURCE = "scan.cu"
 NO_MATCH = 0x7FFFFFFF
 _MAX_GRID_Y = 65535  # samples per launch (the grid's y extent)
-_STAGED_BYTES = 200 * 1024  # shared memory for staged ladder levels (an H100/H200 block may have 227 KB)
 
 
 @jit
@@ -178,23 +177,8 @@ def scan_on_gpu(samples, index: SignatureIndex, report_all: bool, threshold: flo
                                        np.int32(first), np.int32(second), np.int32(shift), *tail),
                         stream=stream)  # fmt: skip
             events[2].record(stream)
-            # Stage the highest ladder levels of a sample in shared memory when they fit (up to 6 of them).
-            n_staged = min(6, n_levels, _STAGED_BYTES // max(1, 8 * max_words))
-            staged_kernel = kernels.get_function("scan_fallback_staged")
-            if n_staged and n_signatures:
-                staged_kernel.max_dynamic_shared_size_bytes = 8 * n_staged * max_words
             for first_sample, batch in batches:
-                if n_staged and n_signatures:
-                    staged_kernel(
-                        (batch,), (512,),
-                        (up["sample_bases"], up["sample_nmask"], up["sample_word0"], up["sample_length"],
-                         up["sig_bases"], up["sig_nmask"], up["sig_word0"], up["sig_length"], np.int32(n_signatures),
-                         levels, np.int64(level_stride), up["row0"], up["row_words"], up["run_offsets"],
-                         up["run_starts"], up["run_levels"], *common_out, np.int32(first_sample),
-                         np.int32(n_levels - n_staged), np.int32(n_staged), np.int32(max_words)),
-                        stream=stream, shared_mem=8 * n_staged * max_words,
-                    )  # fmt: skip
-                elif n_signatures:
+                if n_signatures:
                     kernels.get_function("scan_fallback")(
                         (n_signatures, batch), (128,),
                         (up["sample_bases"], up["sample_nmask"], up["sample_word0"], up["sample_length"],
