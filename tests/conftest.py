@@ -49,3 +49,23 @@ def random_alignment(rng, n, m, alphabet=b"ACGTN-acgtRYKMSWn"):
     noise = rng.random((n, m)) < 0.3
     rows[noise] = symbols[rng.integers(0, len(symbols), int(noise.sum()))]
     return rows
+
+
+def planted_with_dense_ns(rng, lengths, sample_length):
+    """One sample per signature length, each carrying a copy of its signature with an N every 5 bases (so no
+    clean index window can find it: only the exact fallback can). Returns (samples, signatures) SequenceSets."""
+    from seqcompare.io.sequences import SequenceSet
+
+    signatures, samples, quals = [], [], []
+    for length in lengths:
+        signature = rng.integers(0, 4, length)
+        sample = rng.integers(0, 4, sample_length)
+        at = int(rng.integers(0, sample_length - length))
+        copy = signature.copy()
+        copy[rng.integers(0, 3) :: 5] = 4
+        sample[at : at + length] = copy
+        sample[at + length : at + length + 30 : 7] = 4
+        signatures.append("".join("ACGTN"[c] for c in signature))
+        samples.append("".join("ACGTN"[c] for c in sample))
+        quals.append(np.where(sample == 4, 0, 20 + rng.integers(0, 15, sample.size)))
+    return SequenceSet.from_strings(samples, qualities=quals), SequenceSet.from_strings(signatures)

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import DATA, planted_with_dense_ns
 
 from seqcompare.io.sequences import SequenceSet
 from seqcompare.scan.api import scan
@@ -39,19 +39,7 @@ def test_every_k(k):
 
 
 def test_ns_inside_planted_copies_force_the_fallback(rng):
-    signatures, samples, quals = [], [], []
-    for length in (12, 13, 31, 32, 33, 40, 64, 65, 300, 1000):
-        signature = rng.integers(0, 4, length)
-        sample = rng.integers(0, 4, 3000)
-        at = int(rng.integers(0, 3000 - length))
-        copy = signature.copy()
-        copy[rng.integers(0, 3) :: 5] = 4
-        sample[at : at + length] = copy
-        signatures.append("".join("ACGTN"[c] for c in signature))
-        samples.append("".join("ACGTN"[c] for c in sample))
-        quals.append(np.where(sample == 4, 0, 20 + rng.integers(0, 15, sample.size)))
-    samples = SequenceSet.from_strings(samples, qualities=quals)
-    signatures = SequenceSet.from_strings(signatures)
+    samples, signatures = planted_with_dense_ns(rng, (12, 13, 31, 32, 33, 40, 64, 65, 300, 1000), 3000)
     for report in ("first", "all"):
         result = assert_gpu_equals_oracle(samples, signatures, report=report)
         assert {(i, i) for i in range(10)} <= set(zip(result.sample.tolist(), result.signature.tolist()))

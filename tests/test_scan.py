@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import DATA, planted_with_dense_ns
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -60,20 +60,7 @@ def test_the_result_does_not_depend_on_k(k):
 
 def test_ns_inside_planted_copies_force_the_fallback(rng):
     """Every 12-window of each planted copy holds an N (sample side), so no index hit can find them."""
-    signatures, samples, quals = [], [], []
-    for length in (12, 13, 40, 64, 65, 300):
-        signature = rng.integers(0, 4, length)
-        sample = rng.integers(0, 4, 700)
-        at = int(rng.integers(0, 700 - length))
-        copy = signature.copy()
-        copy[rng.integers(0, 3) :: 5] = 4  # an N every 5 bases
-        sample[at : at + length] = copy
-        sample[at + length : at + length + 30 : 7] = 4
-        signatures.append("".join("ACGTN"[c] for c in signature))
-        samples.append("".join("ACGTN"[c] for c in sample))
-        quals.append(np.where(sample == 4, 0, 20 + rng.integers(0, 15, sample.size)))
-    samples = SequenceSet.from_strings(samples, qualities=quals)
-    signatures = SequenceSet.from_strings(signatures)
+    samples, signatures = planted_with_dense_ns(rng, (12, 13, 40, 64, 65, 300), 700)
     for report in ("first", "all"):
         result = assert_same_as_oracle(samples, signatures, report=report)
         assert {(i, i) for i in range(6)} <= set(zip(result.sample.tolist(), result.signature.tolist()))

@@ -239,6 +239,17 @@ def _lowest_bit(word):
 
 
 @jit
+def _append_row(out_sig, out_offset, out_sum, n_out, signature, offset, total):
+    """Append an occurrence; returns the new row count, or -2 when the outputs are full."""
+    if n_out == out_sig.size:
+        return -2
+    out_sig[n_out] = signature
+    out_offset[n_out] = offset
+    out_sum[n_out] = total
+    return n_out + 1
+
+
+@jit
 def _verify(sample, o, codes, start, length):
     for p in range(length):
         a = codes[start + p]
@@ -324,12 +335,9 @@ def _fallback(sample, prefix, codes, offsets, lengths, k, run_offsets, run_start
                 if total < min_score * length or not _verify(sample, o, codes, offsets[s], length):
                     continue
                 if report_all:
-                    if n_out == out_sig.size:
-                        return -2
-                    out_sig[n_out] = s
-                    out_offset[n_out] = o
-                    out_sum[n_out] = total
-                    n_out += 1
+                    n_out = _append_row(out_sig, out_offset, out_sum, n_out, s, o, total)
+                    if n_out < 0:
+                        return n_out
                 else:
                     first[s] = o
                     limit = o
@@ -404,12 +412,9 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, 
         if not _verify(sample, o, codes, offsets[s], length):
             continue
         if report_all:
-            if n_out == out_sig.size:
-                return -2
-            out_sig[n_out] = s
-            out_offset[n_out] = o
-            out_sum[n_out] = total
-            n_out += 1
+            n_out = _append_row(out_sig, out_offset, out_sum, n_out, s, o, total)
+            if n_out < 0:
+                return n_out
         else:
             first[s] = o
 
@@ -421,10 +426,8 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, 
     if not report_all:
         for s in range(n_sig):
             if first[s] >= 0:
-                if n_out == out_sig.size:
-                    return -2
-                out_sig[n_out] = s
-                out_offset[n_out] = first[s]
-                out_sum[n_out] = prefix[first[s] + lengths[s]] - prefix[first[s]]
-                n_out += 1
+                total = prefix[first[s] + lengths[s]] - prefix[first[s]]
+                n_out = _append_row(out_sig, out_offset, out_sum, n_out, s, first[s], total)
+                if n_out < 0:
+                    return n_out
     return n_out
