@@ -58,6 +58,14 @@ def main() -> int:
         marks.append(("FASTQ parsed", since_start()))
         prepared = future.result()
         marks.append(("signatures ready", since_start()))
+    from seqcompare.gpu.scan import scan_on_gpu
+
+    for label in ("cold", "warm"):
+        timings: dict = {}
+        start = time.perf_counter()
+        scan_on_gpu(samples, prepared.index, False, -1.0, threads=threads, timings=timings)
+        stages = ", ".join(f"{key[:-2]} {value:.3f}" for key, value in timings.items())
+        marks.append((f"scan_on_gpu {label}: {time.perf_counter() - start:.3f} s ({stages})", since_start()))
     start = time.perf_counter()
     result = scan(samples, prepared, device="cuda", threads=threads)
     marks.append((f"scan done ({len(result)} matches, {time.perf_counter() - start:.3f} s)", since_start()))

@@ -419,6 +419,18 @@ def _numba_without_blas_probe():
             del sys.modules[name]
 
 
+def entry() -> None:
+    """The ``seqcompare`` console script: :func:`main`, then an immediate exit once the output is flushed.
+
+    Skipping the interpreter's teardown (CuPy's memory pools and CUDA context, Numba's state) saves ~0.3 s
+    per GPU run; every output file is complete and renamed before :func:`main` returns."""
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``seqcompare`` command; returns the exit status."""
     parser = build_parser()
