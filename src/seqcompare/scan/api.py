@@ -35,7 +35,7 @@ class ScanResult:
         Signature length (the window the score is averaged over).
     sample_names, signature_names : list of str
     integrity : ndarray of int64
-        Per sample: the sum of all its Phred scores modulo 97 (the course's integrity field).
+        Per match: the sum of all the matched sample's Phred scores modulo 97 (the course's integrity field).
     """
 
     sample: np.ndarray
@@ -79,12 +79,12 @@ class ScanResult:
                 if self.both_strands:
                     fields.append("-" if self.strand[row] else "+")
                 if integrity:
-                    fields.append(str(self.integrity[self.sample[row]]))
+                    fields.append(str(self.integrity[row]))
                 yield "\t".join(fields)
                 continue
             line = f"{sample}: {signature} ({score})"
             if integrity:
-                line += f" [{self.integrity[self.sample[row]]}]"
+                line += f" [{self.integrity[row]}]"
             if self.report == "all":
                 line += f" offset={self.offset[row]}"
             if self.strand[row]:
@@ -239,13 +239,23 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     signature = np.where(strand == 1, index - n_signatures, index)
     lengths = np.diff(signatures.offsets)[signature]
     keep = _select(report, sample, signature, strand, offset, total, lengths)
-    integrity = _integrity(samples)
-    return ScanResult(sample[keep], signature[keep], strand[keep], offset[keep], total[keep], lengths[keep],
+    sample = sample[keep]
+    integrity = _integrity(samples, sample)
+    return ScanResult(sample, signature[keep], strand[keep], offset[keep], total[keep], lengths[keep],
                       samples.names, signatures.names, integrity, both_strands, report)  # fmt: skip
 
 
-def _integrity(samples: SequenceSet) -> np.ndarray:
-    return record_sums(samples.quality, samples.offsets) % INTEGRITY_MODULUS
+def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
+    """The integrity field of each row's sample; only matched samples are summed (a pass over every quality
+    of a 600 MB FASTQ would cost more than the GPU's whole scan)."""
+    matched, inverse = np.unique(rows, return_inverse=True)
+    starts, stops = samples.offsets[matched], samples.offsets[matched + 1]
+    lengths = stops - starts
+    gathered_offsets = np.zeros(matched.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=gathered_offsets[1:])
+    gathered = np.concatenate([samples.quality[a:b] for a, b in zip(starts, stops)]) if matched.size else np.empty(0, np.uint8)
+    sums = record_sums(gathered, gathered_offsets) % INTEGRITY_MODULUS
+    return sums[inverse.reshape(-1)] if rows.size else np.empty(0, dtype=np.int64)
 
 
 def _select(report, sample, signature, strand, offset, total, lengths) -> np.ndarray:
