@@ -12,8 +12,7 @@ from ..errors import InputError
 from ..io.sequences import SequenceSet, record_sums, reverse_complement
 from .index import DEFAULT_K, LADDER_RECIPE, SignatureIndex, scan_sample
 
-REPORTS = ("first", "best", "all")
-METHODS = ("auto", "index", "reference")
+from . import METHODS, REPORTS
 INTEGRITY_MODULUS = 97
 
 
