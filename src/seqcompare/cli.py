@@ -244,7 +244,8 @@ def _run_hamming(args) -> int:
 
 
 def _add_scan_parser(subparsers) -> None:
-    from .scan import DEFAULT_K, MAX_K, METHODS, REPORTS
+    from .scan.api import METHODS, REPORTS
+    from .scan.index import DEFAULT_K, MAX_K
 
     parser = subparsers.add_parser(
         "scan",
@@ -279,36 +280,22 @@ def _add_scan_parser(subparsers) -> None:
     parser.set_defaults(handler=_run_scan)
 
 
-def _prepare_signatures(args):
-    """Read and index the signatures (for a background thread). On a GPU, CUDA starts first: its driver work
-    releases the GIL, so it overlaps the main thread's imports and parsing."""
-    device = args.device if args.method != "reference" else None
-    if device == "cuda":
-        from .gpu._runtime import require_cupy
-
-        cupy = require_cupy()
-        with cupy.cuda.Device(0):
-            cupy.zeros(1).sum()
-    from .scan.api import prepare_signatures
-
-    return prepare_signatures(args.signatures, k=args.k, both_strands=args.both_strands,
-                              iupac_as_n=args.iupac_as_n, device=device)  # fmt: skip
-
-
 def _run_scan(args) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
-    from .scan import MAX_K
+    from .io.fastq import read_fastq
+    from .scan.api import prepare_signatures, scan
+    from .scan.index import MAX_K
 
     log = _Log(args.quiet)
     if not 1 <= args.k <= MAX_K:
         raise InputError(f"-k must be between 1 and {MAX_K}, got {args.k}")
     # The signatures' index (and on a GPU, CUDA's start-up) is built while the samples are parsed.
     with ThreadPoolExecutor(1) as background:
-        prepared = background.submit(_prepare_signatures, args)
-        from .io.fastq import read_fastq
-        from .scan.api import scan
-
+        prepared = background.submit(
+            prepare_signatures, args.signatures, k=args.k, both_strands=args.both_strands,
+            iupac_as_n=args.iupac_as_n, device=args.device if args.method != "reference" else None,
+        )  # fmt: skip
         samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
         log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
         signatures = prepared.result()

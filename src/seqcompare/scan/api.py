@@ -12,7 +12,8 @@ from ..errors import InputError
 from ..io.sequences import SequenceSet, record_sums, reverse_complement
 from .index import DEFAULT_K, LADDER_RECIPE, SignatureIndex, scan_sample
 
-from . import METHODS, REPORTS
+REPORTS = ("first", "best", "all")
+METHODS = ("auto", "index", "reference")
 INTEGRITY_MODULUS = 97
 
 

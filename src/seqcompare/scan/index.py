@@ -29,7 +29,8 @@ import numpy as np
 
 from .._jit import jit, popcount64
 
-from . import DEFAULT_K, MAX_K  # noqa: F401 (re-exported)
+DEFAULT_K = 12
+MAX_K = 13  # the index's bucket table has 4**k entries
 # Window counts of the clean-window dilation ladder (each level one pass over a sample's bitset).
 LADDER = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
                    3072, 4096, 6144, 8192, 12288, 16384], dtype=np.int64)  # fmt: skip
