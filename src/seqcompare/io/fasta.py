@@ -231,12 +231,12 @@ def _copy_records(buf, line_ends, out, length, allowed, whitespace):
 _PIECE_BYTES = 16 << 20
 
 
-def _piece_starts(raw, size: int, pieces: int) -> list[int]:
-    """Byte offsets that split a FASTA image into about ``pieces`` parts, each after the first starting at
-    a record (a '>' that begins a line)."""
+def _piece_starts(raw, size: int, pieces: int, boundary: bytes = b"\n>") -> list[int]:
+    """Byte offsets that split an image into about ``pieces`` parts, each after the first starting just after
+    the newline of a ``boundary`` (default: at a FASTA record, a '>' that begins a line)."""
     starts = [0]
     for k in range(1, pieces):
-        at = raw.find(b"\n>", max(starts[-1], k * size // pieces))
+        at = raw.find(boundary, max(starts[-1], k * size // pieces))
         if at < 0:
             break
         if at + 1 > starts[-1]:

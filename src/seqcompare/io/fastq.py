@@ -14,7 +14,7 @@ import numpy as np
 
 from .._jit import jit
 from ..errors import InputError
-from .fasta import _decode_name, _line_ends, read_bytes
+from .fasta import _decode_name, _line_ends, _piece_starts, read_bytes
 from .sequences import ILLEGAL, SequenceSet, code_table, illegal_base_message
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
@@ -109,14 +109,7 @@ def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, code
 
 
 def _parallel_line_ends(raw, image: np.ndarray, pool, pieces: int) -> np.ndarray:
-    starts = [0]
-    for k in range(1, pieces):
-        at = raw.find(b"\n", max(starts[-1], k * image.size // pieces))
-        if at < 0:
-            break
-        if at + 1 > starts[-1]:
-            starts.append(at + 1)
-    bounds = [*starts, image.size]
+    bounds = [*_piece_starts(raw, image.size, pieces, b"\n"), image.size]
     parts = list(pool.map(lambda lo_hi: _line_ends(image[lo_hi[0] : lo_hi[1]]) + lo_hi[0], zip(bounds[:-1], bounds[1:])))
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
