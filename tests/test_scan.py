@@ -198,3 +198,66 @@ def test_cli_simulate_scan_plants_what_scan_finds(tmp_path):
     planted = {tuple(line.split("\t")[:2]) for line in truth.read_text().splitlines()[1:]}
     assert planted and planted <= found
     assert open(fq).readline().startswith("@sample_3_")
+
+
+def cpu_stand_in_for_the_device(bases, nmask, word0, lengths, index, find_all, **_):
+    """What :func:`seqcompare.gpu.scan.device_occurrences` returns, computed on the CPU from the packed words
+    the helper received (so the helper's packing, sharing and unpacking are checked without a GPU)."""
+    from seqcompare.scan.api import _index_rows
+
+    codes = []
+    for start, length in zip(word0, lengths):
+        words = -(-int(length) // 32)
+        positions = np.arange(32 * words)
+        base = (bases[start : start + words, None] >> (2 * np.arange(32, dtype=np.uint64))) & np.uint64(3)
+        is_n = (nmask[start : start + words, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
+        codes.append(np.where(is_n.ravel() == 1, 4, base.ravel()).astype(np.uint8)[positions < length])
+    offsets = np.zeros(len(codes) + 1, dtype=np.int64)
+    np.cumsum([c.size for c in codes], out=offsets[1:])
+    unpacked = SequenceSet([str(i) for i in range(len(codes))], np.concatenate(codes), offsets,
+                           np.zeros(offsets[-1], dtype=np.uint8))  # fmt: skip
+    sample, signature, offset, _ = _index_rows(unpacked, index, find_all, -1.0, 1)
+    return sample, signature, offset
+
+
+@pytest.fixture
+def helper_on_cpu(monkeypatch):
+    """The command line's GPU helper process, with the GPU steps done on the CPU (fork carries the patches)."""
+    import seqcompare.gpu.scan
+    import seqcompare.scan.api
+    from seqcompare.gpu import scan_helper
+
+    if not scan_helper.supported():
+        pytest.skip("the GPU helper process needs fork and memfd_create (Linux)")
+    real_prepare = seqcompare.scan.api.prepare_signatures
+    monkeypatch.setattr(seqcompare.scan.api, "prepare_signatures", lambda *a, **kw: real_prepare(*a, **{**kw, "device": "cpu"}))
+    monkeypatch.setattr(seqcompare.gpu.scan, "device_occurrences", cpu_stand_in_for_the_device)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("options", [("--both-strands", "--tsv"), ("--report", "all", "--integrity-hash"),
+                                     ("--report", "best", "--min-score", "12")])  # fmt: skip
+def test_cli_gpu_helper_process_output_equals_the_in_process_scan(helper_on_cpu, tmp_path, options):
+    from seqcompare.cli import main
+
+    reads = os.path.join(EXAMPLE, "reads.fastq")
+    signatures = os.path.join(EXAMPLE, "signatures.fasta")
+    helped, plain = tmp_path / "helped.txt", tmp_path / "plain.txt"
+    assert main(["scan", reads, signatures, "--device", "cuda", "-k", "7", "-q", "-o", str(helped), *options]) == 0
+    assert main(["scan", reads, signatures, "--device", "cpu", "-q", "-o", str(plain), *options]) == 0
+    assert helped.read_text() == plain.read_text() and helped.read_text().count("\n") >= 5
+
+
+def test_cli_gpu_helper_process_failures_are_one_line_errors(helper_on_cpu, tmp_path, capsys):
+    import seqcompare.gpu.scan
+    from seqcompare.cli import main
+
+    reads = os.path.join(EXAMPLE, "reads.fastq")
+    target = tmp_path / "never.txt"
+    assert main(["scan", reads, str(tmp_path / "missing.fa"), "--device", "cuda", "-o", str(target)]) == 1
+    assert "missing.fa: no such file" in capsys.readouterr().err
+    helper_on_cpu.setattr(seqcompare.gpu.scan, "device_occurrences", lambda *args, **kwargs: os._exit(3))
+    signatures = os.path.join(EXAMPLE, "signatures.fasta")
+    assert main(["scan", reads, signatures, "--device", "cuda", "-q", "-o", str(target)]) == 1
+    assert "GPU helper process ended unexpectedly (exit code 3)" in capsys.readouterr().err
+    assert not target.exists()

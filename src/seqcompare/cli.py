@@ -285,30 +285,55 @@ def _run_scan(args) -> int:
 
     from .io.fastq import read_fastq
     from .scan.api import prepare_signatures, scan
+    from .gpu import scan_helper
     from .scan.index import MAX_K
 
     log = _Log(args.quiet)
     if not 1 <= args.k <= MAX_K:
         raise InputError(f"-k must be between 1 and {MAX_K}, got {args.k}")
-    # The signatures' index (and on a GPU, CUDA's start-up) is built while the samples are parsed.
-    with ThreadPoolExecutor(1) as background:
-        prepared = background.submit(
-            prepare_signatures, args.signatures, k=args.k, both_strands=args.both_strands,
-            iupac_as_n=args.iupac_as_n, device=args.device if args.method != "reference" else None,
-        )  # fmt: skip
-        samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
-        log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
-        signatures = prepared.result()
-    log(f"indexed {len(signatures.signatures)} signatures ({signatures.signatures.codes.size} bases) from "
-        f"{args.signatures}")
-    result = scan(samples, signatures, report=args.report, min_score=args.min_score,
-                  both_strands=args.both_strands, k=args.k, method=args.method, device=args.device,
-                  threads=args.threads)  # fmt: skip
+    if args.device == "cuda" and args.method != "reference" and scan_helper.supported():
+        result = _scan_with_helper(args, log)
+    else:
+        # The signatures' index is built while the samples are parsed.
+        with ThreadPoolExecutor(1) as background:
+            prepared = background.submit(
+                prepare_signatures, args.signatures, k=args.k, both_strands=args.both_strands,
+                iupac_as_n=args.iupac_as_n, device=args.device if args.method != "reference" else None,
+            )  # fmt: skip
+            samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
+            log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
+            signatures = prepared.result()
+        log(f"indexed {len(signatures.signatures)} signatures ({signatures.signatures.codes.size} bases) from "
+            f"{args.signatures}")
+        result = scan(samples, signatures, report=args.report, min_score=args.min_score,
+                      both_strands=args.both_strands, k=args.k, method=args.method, device=args.device,
+                      threads=args.threads)  # fmt: skip
     log(f"found {len(result)} matches")
     text = "".join(line + "\n" for line in result.lines(tsv=args.tsv, integrity=args.integrity_hash))
     with atomic_output(args.output) as out:
         out.write(text.encode("utf-8", "surrogateescape"))
     return 0
+
+
+def _scan_with_helper(args, log):
+    """``--device cuda``: a forked helper starts CUDA and indexes the signatures while this process parses
+    the samples (see :mod:`seqcompare.gpu.scan_helper`)."""
+    from .engine import default_threads
+    from .gpu.scan_helper import ScanHelper
+    from .io.fastq import read_fastq
+    from .scan.api import scan_result
+
+    threads = args.threads or default_threads()
+    with ScanHelper(args.signatures, k=args.k, both_strands=args.both_strands,
+                    iupac_as_n=args.iupac_as_n) as helper:  # fmt: skip
+        samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=threads)
+        log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
+        prepared = helper.prepared()
+        log(f"indexed {len(prepared.signatures)} signatures ({prepared.signatures.codes.size} bases) from "
+            f"{args.signatures}")
+        threshold = -1.0 if args.min_score is None else float(args.min_score)
+        rows = helper.rows(samples, args.report != "first", threshold, threads)
+    return scan_result(samples, prepared, rows, args.report)
 
 
 def build_parser() -> argparse.ArgumentParser:

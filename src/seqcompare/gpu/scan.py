@@ -54,10 +54,7 @@ def pack_records(codes: np.ndarray, offsets: np.ndarray, threads: int = 1, alloc
     """``(bases, nmask, word0)``: records packed from 32-base word boundaries, plus one spare word.
     ``allocate(shape, dtype)`` makes the outputs (e.g. in page-locked memory)."""
     lengths = np.diff(offsets)
-    words = (lengths + 31) >> 5
-    word0 = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(words, out=word0[1:])
-    total = int(word0[-1])
+    word0, total = sample_layout(lengths)
     bases = allocate((total + 1,), np.uint64)
     nmask = allocate((total + 1,), np.uint32)
     bases[total] = 0
@@ -67,7 +64,7 @@ def pack_records(codes: np.ndarray, offsets: np.ndarray, threads: int = 1, alloc
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(lambda lo_hi: _pack(codes, offsets, word0, lo_hi[0], lo_hi[1], bases, nmask),
                       zip(bounds[:-1], bounds[1:])))  # fmt: skip
-    return bases, nmask, word0[:-1]
+    return bases, nmask, word0
 
 
 @jit
@@ -102,6 +99,14 @@ def device_index(codes: np.ndarray, offsets: np.ndarray, k: int) -> SignatureInd
     return index
 
 
+def sample_layout(lengths: np.ndarray):
+    """``(word0, total_words)``: where each sample's packed words start (from 32-base word boundaries), as
+    :func:`pack_records` lays them out, and how many words that takes (without the spare word)."""
+    word0 = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum((lengths + 31) >> 5, out=word0[1:])
+    return word0[:-1], int(word0[-1])
+
+
 def scan_on_gpu(samples, index: SignatureIndex, report_all: bool, threshold: float, *, threads: int = 1,
                 timings: dict | None = None):  # fmt: skip
     """Occurrences of ``index``'s signatures (see :func:`device_index`) on GPU 0: ``(sample, signature, offset,
@@ -111,21 +116,52 @@ def scan_on_gpu(samples, index: SignatureIndex, report_all: bool, threshold: flo
     kernel times (CUDA events)."""
     from .hamming import pinned_empty
 
+    start = time.perf_counter()
+    if not hasattr(index, "device_arrays"):
+        index = device_index(index.codes, index.offsets, index.k)
+    packed_at = time.perf_counter()
+    bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=pinned_empty)
+    device: dict = {}
+    sample, signature, offset = device_occurrences(bases, nmask, word0, samples.lengths, index,
+                                                   report_all or threshold >= 0, timings=device)  # fmt: skip
+    rows = host_rows(samples, index.lengths, sample, signature, offset, report_all, threshold)
+    if timings is not None:
+        uploaded, done = device.pop("start"), device.pop("done")
+        timings.update(index_build_s=packed_at - start, pack_s=uploaded - packed_at,
+                       results_s=time.perf_counter() - done, **device)  # fmt: skip
+    return rows
+
+
+def host_rows(samples, signature_lengths: np.ndarray, sample, signature, offset, report_all: bool, threshold: float):
+    """``(sample, signature, offset, quality sum)`` rows from the device's occurrences: scores are summed on
+    the host (the qualities never travel); with a threshold, occurrences below it are dropped and, unless
+    ``report_all``, the first remaining one per pair is kept."""
+    lengths = signature_lengths[signature]
+    total = window_sums(samples.quality, samples.offsets, sample, offset, lengths)
+    if threshold >= 0:
+        keep = total >= threshold * lengths
+        sample, signature, offset, total = sample[keep], signature[keep], offset[keep], total[keep]
+        if not report_all:
+            order = np.lexsort((offset, signature, sample))
+            pair = sample[order] * (signature_lengths.size + 1) + signature[order]
+            first = order[np.r_[True, pair[1:] != pair[:-1]]] if order.size else order
+            sample, signature, offset, total = sample[first], signature[first], offset[first], total[first]
+    return sample, signature, offset, total
+
+
+def device_occurrences(sample_bases, sample_nmask, sample_word0, sample_lengths, index: SignatureIndex,
+                       find_all: bool, *, timings: dict | None = None):  # fmt: skip
+    """Upload packed samples (:func:`pack_records`' output) and run the scan kernels on GPU 0 against a
+    :func:`device_index`: ``(sample, signature, offset)``, the first occurrence per pair or, with
+    ``find_all``, every occurrence. ``timings`` receives host clock marks and kernel times (CUDA events)."""
     cupy = require_cupy()
     clock = {"start": time.perf_counter()}
-    find_all = report_all or threshold >= 0
     kernels = module(_SOURCE, ())
     stream = cupy.cuda.Stream(non_blocking=True)
     k = index.k
     with stream:
-        if not hasattr(index, "device_arrays"):
-            index = device_index(index.codes, index.offsets, k)
-        clock["index"] = time.perf_counter()
-        sample_bases, sample_nmask, sample_word0 = pack_records(samples.codes, samples.offsets, threads,
-                                                                allocate=pinned_empty)  # fmt: skip
-        clock["pack"] = time.perf_counter()
-        n_samples, n_signatures = len(samples), index.lengths.size
-        sample_length = samples.lengths.astype(np.int32)
+        n_samples, n_signatures = sample_lengths.size, index.lengths.size
+        sample_length = sample_lengths.astype(np.int32)
         row_words = ((sample_length.astype(np.int64) + 63) >> 6) + 2
         row0 = np.zeros(n_samples + 1, dtype=np.int64)
         np.cumsum(row_words, out=row0[1:])
@@ -202,21 +238,10 @@ def scan_on_gpu(samples, index: SignatureIndex, report_all: bool, threshold: flo
             sample = (hits // n_signatures).get().astype(np.int64)
             signature = (hits % n_signatures).get().astype(np.int64)
             offset = best[hits].get().astype(np.int64)
-    lengths = index.lengths[signature]
-    total = window_sums(samples.quality, samples.offsets, sample, offset, lengths)
-    if threshold >= 0:
-        keep = total >= threshold * lengths
-        sample, signature, offset, total = sample[keep], signature[keep], offset[keep], total[keep]
-        if not report_all:
-            order = np.lexsort((offset, signature, sample))
-            pair = sample[order] * n_signatures + signature[order]
-            first = order[np.r_[True, pair[1:] != pair[:-1]]] if order.size else order
-            sample, signature, offset, total = sample[first], signature[first], offset[first], total[first]
     clock["done"] = time.perf_counter()
     if timings is not None:
         elapsed = [cupy.cuda.get_elapsed_time(events[j], events[j + 1]) / 1e3 for j in range(3)]
-        timings.update(index_build_s=clock["index"] - clock["start"], pack_s=clock["pack"] - clock["index"],
-                       upload_s=clock["upload"] - clock["pack"], kernels_wall_s=clock["kernels"] - clock["upload"],
-                       results_s=clock["done"] - clock["kernels"], kernel_index_s=elapsed[0],
+        timings.update(start=clock["start"], done=clock["done"], upload_s=clock["upload"] - clock["start"],
+                       kernels_wall_s=clock["kernels"] - clock["upload"], kernel_index_s=elapsed[0],
                        kernel_ladder_s=elapsed[1], kernel_fallback_s=elapsed[2], kernels_s=sum(elapsed))  # fmt: skip
-    return sample, signature, offset, total
+    return sample, signature, offset

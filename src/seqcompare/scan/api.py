@@ -221,19 +221,24 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
                                       device=device if method != "reference" else None)  # fmt: skip
     samples = _as_samples(samples, iupac_as_n, threads)
-    signatures = prepared.signatures
-    n_signatures = len(signatures)
-    codes, offsets = prepared.codes, prepared.offsets
     report_all = report != "first"
     threshold = -1.0 if min_score is None else float(min_score)
     if method == "reference":
-        rows = _reference_rows(samples, codes, offsets, report_all, threshold)
+        rows = _reference_rows(samples, prepared.codes, prepared.offsets, report_all, threshold)
     elif prepared.device == "cuda":
         from ..gpu.scan import scan_on_gpu
 
         rows = scan_on_gpu(samples, prepared.index, report_all, threshold, threads=threads)
     else:
         rows = _index_rows(samples, prepared.index, report_all, threshold, threads)
+    return scan_result(samples, prepared, rows, report)
+
+
+def scan_result(samples: SequenceSet, prepared: PreparedSignatures, rows, report: str) -> ScanResult:
+    """The :class:`ScanResult` of ``(sample, signature row, offset, quality sum)`` occurrence rows, where
+    signature rows past the signatures' count are reverse complements: the report's rows, in output order."""
+    signatures = prepared.signatures
+    n_signatures = len(signatures)
     sample, index, offset, total = rows
     strand = (index >= n_signatures).astype(np.int8)
     signature = np.where(strand == 1, index - n_signatures, index)
@@ -242,7 +247,7 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     sample = sample[keep]
     integrity = _integrity(samples, sample)
     return ScanResult(sample, signature[keep], strand[keep], offset[keep], total[keep], lengths[keep],
-                      samples.names, signatures.names, integrity, both_strands, report)  # fmt: skip
+                      samples.names, signatures.names, integrity, prepared.both_strands, report)  # fmt: skip
 
 
 def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
