@@ -232,6 +232,7 @@ def helper_on_cpu(monkeypatch):
     real_prepare = seqcompare.scan.api.prepare_signatures
     monkeypatch.setattr(seqcompare.scan.api, "prepare_signatures", lambda *a, **kw: real_prepare(*a, **{**kw, "device": "cpu"}))
     monkeypatch.setattr(seqcompare.gpu.scan, "device_occurrences", cpu_stand_in_for_the_device)
+    monkeypatch.setattr(scan_helper, "_start_cuda", lambda: None)
     return monkeypatch
 
 

@@ -329,10 +329,13 @@ def _scan_with_helper(args, log):
         samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=threads)
         log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
         prepared = helper.prepared()
+        log(f"GPU helper process: CUDA started in {prepared.timings['cuda_start_s']:.2f} s, signatures read and "
+            f"indexed in {prepared.timings['index_s']:.2f} s")
         log(f"indexed {len(prepared.signatures)} signatures ({prepared.signatures.codes.size} bases) from "
             f"{args.signatures}")
         threshold = -1.0 if args.min_score is None else float(args.min_score)
         rows = helper.rows(samples, args.report != "first", threshold, threads)
+        log(f"scanned on the GPU ({rows[0].size} occurrences)")
     return scan_result(samples, prepared, rows, args.report)
 
 

@@ -17,6 +17,7 @@ import mmap
 import multiprocessing
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -105,6 +106,15 @@ class ScanHelper:
         self.close()
 
 
+def _start_cuda() -> None:
+    """Import CuPy and create GPU 0's context (the helper's first job, timed on its own)."""
+    from ._runtime import require_cupy
+
+    cupy = require_cupy()
+    cupy.cuda.Device(0).use()
+    cupy.cuda.runtime.free(cupy.cuda.runtime.malloc(1))
+
+
 def _serve(connection, parent_end, memory: int, signatures, k: int, both_strands: bool, iupac_as_n: bool) -> None:
     """The helper: index the signatures on the GPU, then scan each batch of packed samples it is sent."""
     parent_end.close()
@@ -112,9 +122,13 @@ def _serve(connection, parent_end, memory: int, signatures, k: int, both_strands
         from ..scan.api import PreparedSignatures, prepare_signatures
         from .scan import device_occurrences
 
+        started = time.perf_counter()
+        _start_cuda()
+        cuda_ready = time.perf_counter()
         prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
                                       device="cuda")  # fmt: skip
-        shipped = PreparedSignatures(prepared.signatures, prepared.codes, prepared.offsets, k, both_strands, "cuda")
+        shipped = PreparedSignatures(prepared.signatures, prepared.codes, prepared.offsets, k, both_strands, "cuda",
+                                     timings={"cuda_start_s": cuda_ready - started, "index_s": time.perf_counter() - cuda_ready})
         connection.send(("ready", shipped))
         while True:
             try:

@@ -133,6 +133,7 @@ class PreparedSignatures:
     both_strands: bool
     device: str | None
     index: object = None
+    timings: dict | None = None  # seconds of preparation steps, where measured
 
 
 def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = False, iupac_as_n: bool = False,
