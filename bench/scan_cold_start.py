@@ -112,7 +112,7 @@ def helper_steps(signatures_path: str) -> int:
         tables = index_module.lookup_tables(cupy.asarray(keys), cupy.asarray(entry_sig), cupy.asarray(entry_pos), k, cupy)
         cupy.cuda.Device(0).synchronize()
         marks.append(("lookup tables sorted and ranked (GPU)", since_start()))
-        index_module._clean_runs(codes, offsets, k)
+        index_module.clean_runs(codes, offsets, k)
         marks.append(("clean runs (CPU)", since_start()))
         from seqcompare.gpu._runtime import module
         from seqcompare.gpu.scan import pack_records

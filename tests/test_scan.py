@@ -200,38 +200,49 @@ def test_cli_simulate_scan_plants_what_scan_finds(tmp_path):
     assert open(fq).readline().startswith("@sample_3_")
 
 
-def cpu_stand_in_for_the_device(bases, nmask, word0, lengths, index, find_all, **_):
-    """What :func:`seqcompare.gpu.scan.device_occurrences` returns, computed on the CPU from the packed words
-    the helper received (so the helper's packing, sharing and unpacking are checked without a GPU)."""
-    from seqcompare.scan.api import _index_rows
-
+def unpack(bases, nmask, word0, lengths):
+    """Base codes and offsets of records packed by :func:`seqcompare.gpu.scan.pack_records`."""
     codes = []
     for start, length in zip(word0, lengths):
         words = -(-int(length) // 32)
-        positions = np.arange(32 * words)
         base = (bases[start : start + words, None] >> (2 * np.arange(32, dtype=np.uint64))) & np.uint64(3)
         is_n = (nmask[start : start + words, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
-        codes.append(np.where(is_n.ravel() == 1, 4, base.ravel()).astype(np.uint8)[positions < length])
+        codes.append(np.where(is_n.ravel() == 1, 4, base.ravel()).astype(np.uint8)[: int(length)])
     offsets = np.zeros(len(codes) + 1, dtype=np.int64)
     np.cumsum([c.size for c in codes], out=offsets[1:])
-    unpacked = SequenceSet([str(i) for i in range(len(codes))], np.concatenate(codes), offsets,
-                           np.zeros(offsets[-1], dtype=np.uint8))  # fmt: skip
+    return (np.concatenate(codes) if codes else np.empty(0, np.uint8)), offsets
+
+
+def cpu_stand_in_for_upload_index(parts, k):
+    """A CPU index of the signatures as the helper received them, packed (see the fixture below)."""
+    from seqcompare.scan.index import SignatureIndex
+
+    codes, offsets = unpack(parts["sig_bases"], parts["sig_nmask"], parts["sig_word0"], parts["sig_length"])
+    return SignatureIndex(codes, offsets, k)
+
+
+def cpu_stand_in_for_device_occurrences(bases, nmask, word0, lengths, index, find_all, **_):
+    """What :func:`seqcompare.gpu.scan.device_occurrences` returns, computed on the CPU from the packed words
+    the helper received."""
+    from seqcompare.scan.api import _index_rows
+
+    codes, offsets = unpack(bases, nmask, word0, lengths)
+    unpacked = SequenceSet([str(i) for i in range(lengths.size)], codes, offsets, np.zeros(codes.size, np.uint8))
     sample, signature, offset, _ = _index_rows(unpacked, index, find_all, -1.0, 1)
     return sample, signature, offset
 
 
 @pytest.fixture
 def helper_on_cpu(monkeypatch):
-    """The command line's GPU helper process, with the GPU steps done on the CPU (fork carries the patches)."""
+    """The command line's GPU helper process with its GPU steps done on the CPU (fork carries the patches),
+    so that the sharing of packed samples and signatures between the processes is checked without a GPU."""
     import seqcompare.gpu.scan
-    import seqcompare.scan.api
     from seqcompare.gpu import scan_helper
 
     if not scan_helper.supported():
         pytest.skip("the GPU helper process needs fork and memfd_create (Linux)")
-    real_prepare = seqcompare.scan.api.prepare_signatures
-    monkeypatch.setattr(seqcompare.scan.api, "prepare_signatures", lambda *a, **kw: real_prepare(*a, **{**kw, "device": "cpu"}))
-    monkeypatch.setattr(seqcompare.gpu.scan, "device_occurrences", cpu_stand_in_for_the_device)
+    monkeypatch.setattr(seqcompare.gpu.scan, "upload_index", cpu_stand_in_for_upload_index)
+    monkeypatch.setattr(seqcompare.gpu.scan, "device_occurrences", cpu_stand_in_for_device_occurrences)
     monkeypatch.setattr(scan_helper, "_start_cuda", lambda: None)
     return monkeypatch
 
@@ -251,14 +262,19 @@ def test_cli_gpu_helper_process_output_equals_the_in_process_scan(helper_on_cpu,
 
 def test_cli_gpu_helper_process_failures_are_one_line_errors(helper_on_cpu, tmp_path, capsys):
     import seqcompare.gpu.scan
+    import seqcompare.gpu.scan_helper
     from seqcompare.cli import main
 
     reads = os.path.join(EXAMPLE, "reads.fastq")
+    signatures = os.path.join(EXAMPLE, "signatures.fasta")
     target = tmp_path / "never.txt"
     assert main(["scan", reads, str(tmp_path / "missing.fa"), "--device", "cuda", "-o", str(target)]) == 1
     assert "missing.fa: no such file" in capsys.readouterr().err
+    helper_on_cpu.setattr(seqcompare.gpu.scan_helper, "_start_cuda", lambda: 1 / 0)
+    assert main(["scan", reads, signatures, "--device", "cuda", "-q", "-o", str(target)]) == 1
+    assert "GPU helper process: ZeroDivisionError" in capsys.readouterr().err
+    helper_on_cpu.setattr(seqcompare.gpu.scan_helper, "_start_cuda", lambda: None)
     helper_on_cpu.setattr(seqcompare.gpu.scan, "device_occurrences", lambda *args, **kwargs: os._exit(3))
-    signatures = os.path.join(EXAMPLE, "signatures.fasta")
     assert main(["scan", reads, signatures, "--device", "cuda", "-q", "-o", str(target)]) == 1
     assert "GPU helper process ended unexpectedly (exit code 3)" in capsys.readouterr().err
     assert not target.exists()

@@ -316,26 +316,25 @@ def _run_scan(args) -> int:
 
 
 def _scan_with_helper(args, log):
-    """``--device cuda``: a forked helper starts CUDA and indexes the signatures while this process parses
-    the samples (see :mod:`seqcompare.gpu.scan_helper`)."""
+    """``--device cuda``: a forked helper starts CUDA while this process reads the inputs and does the
+    compiled CPU passes (see :mod:`seqcompare.gpu.scan_helper`)."""
     from .engine import default_threads
     from .gpu.scan_helper import ScanHelper
     from .io.fastq import read_fastq
-    from .scan.api import scan_result
+    from .scan.api import prepare_signatures, scan_result
 
     threads = args.threads or default_threads()
-    with ScanHelper(args.signatures, k=args.k, both_strands=args.both_strands,
-                    iupac_as_n=args.iupac_as_n) as helper:  # fmt: skip
+    with ScanHelper() as helper:
+        prepared = prepare_signatures(args.signatures, k=args.k, both_strands=args.both_strands,
+                                      iupac_as_n=args.iupac_as_n, device=None)  # fmt: skip
+        log(f"read {len(prepared.signatures)} signatures ({prepared.signatures.codes.size} bases) from "
+            f"{args.signatures}")
         samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=threads)
         log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
-        prepared = helper.prepared()
-        log(f"GPU helper process: CUDA started in {prepared.timings['cuda_start_s']:.2f} s, signatures read and "
-            f"indexed in {prepared.timings['index_s']:.2f} s")
-        log(f"indexed {len(prepared.signatures)} signatures ({prepared.signatures.codes.size} bases) from "
-            f"{args.signatures}")
         threshold = -1.0 if args.min_score is None else float(args.min_score)
-        rows = helper.rows(samples, args.report != "first", threshold, threads)
-        log(f"scanned on the GPU ({rows[0].size} occurrences)")
+        rows = helper.rows(samples, prepared, args.report != "first", threshold, threads)
+        log("scanned on the GPU by a helper process (" + ", ".join(f"{name[:-2].replace('_', ' ')} {value:.3f} s"
+                                                               for name, value in helper.timings.items()) + ")")
     return scan_result(samples, prepared, rows, args.report)
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._jit import jit
-from ..scan.index import LADDER_RECIPE, SignatureIndex
+from ..scan.index import LADDER_RECIPE, SignatureIndex, clean_runs, lookup_tables, window_keys
 from ._runtime import module, require_cupy
 
 _SOURCE = "scan.cu"
@@ -80,23 +81,54 @@ def window_sums(quality, offsets, sample, offset, length):
     return out
 
 
-def device_index(codes: np.ndarray, offsets: np.ndarray, k: int) -> SignatureIndex:
-    """A :class:`~seqcompare.scan.index.SignatureIndex` whose lookup tables live on GPU 0 (sorted and ranked
-    there), with the signatures' packed bases uploaded too."""
+@dataclass
+class DeviceIndex:
+    """A signature index on GPU 0: :class:`~seqcompare.scan.index.SignatureIndex`'s lookup tables (sorted and
+    ranked on the device) plus the signatures' packed bases and clean runs, in ``device_arrays``."""
+
+    k: int
+    lengths: np.ndarray  # per signature row, on the host
+    max_level: int
+    bitmap: object
+    word_rank: object
+    key_start: object
+    entry_sig: object
+    entry_pos: object
+    device_arrays: dict
+
+
+def index_host_parts(codes: np.ndarray, offsets: np.ndarray, k: int, allocate=np.empty) -> dict:
+    """The host's share of a :class:`DeviceIndex` (compiled CPU passes): window keys and entries, clean runs
+    and the packed signatures; ``allocate(shape, dtype)`` makes the large arrays."""
+    keys, entry_sig, entry_pos = window_keys(codes, offsets, k, allocate)
+    run_offsets, run_starts, run_levels = clean_runs(codes, offsets, k)
+    sig_bases, sig_nmask, sig_word0 = pack_records(codes, offsets, allocate=allocate)
+    return {"keys": keys, "entry_sig": entry_sig, "entry_pos": entry_pos, "sig_bases": sig_bases,
+            "sig_nmask": sig_nmask, "sig_word0": sig_word0, "sig_length": np.diff(offsets).astype(np.int32),
+            "run_offsets": run_offsets, "run_starts": run_starts.astype(np.int32),
+            "run_levels": run_levels.astype(np.int32)}  # fmt: skip
+
+
+def upload_index(parts: dict, k: int) -> DeviceIndex:
+    """Sort and rank :func:`index_host_parts`' keys on GPU 0 and upload the rest (CuPy only, no CPU kernels)."""
     cupy = require_cupy()
     with cupy.cuda.Device(0):
         stream = cupy.cuda.Stream(non_blocking=True)
         with stream:
-            index = SignatureIndex(codes, offsets, k, xp=cupy)
-            bases, nmask, word0 = pack_records(codes, offsets)
-            index.device_arrays = {name: cupy.asarray(value) for name, value in {
-                "sig_bases": bases, "sig_nmask": nmask, "sig_word0": word0,
-                "sig_length": index.lengths.astype(np.int32), "run_offsets": index.run_offsets,
-                "run_starts": index.run_starts.astype(np.int32), "run_levels": index.run_levels.astype(np.int32),
-            }.items()}  # fmt: skip
+            tables = lookup_tables(cupy.asarray(parts["keys"]), cupy.asarray(parts["entry_sig"]),
+                                   cupy.asarray(parts["entry_pos"]), k, cupy)  # fmt: skip
+            names = ("sig_bases", "sig_nmask", "sig_word0", "sig_length", "run_offsets", "run_starts", "run_levels")
+            uploaded = {name: cupy.asarray(parts[name]) for name in names}
             module(_SOURCE, ())
         stream.synchronize()
-    return index
+    levels = parts["run_levels"]
+    return DeviceIndex(k, parts["sig_length"].astype(np.int64), int(levels.max()) if levels.size else 0, *tables,
+                       uploaded)  # fmt: skip
+
+
+def device_index(codes: np.ndarray, offsets: np.ndarray, k: int) -> DeviceIndex:
+    """The :class:`DeviceIndex` of signatures ``codes``/``offsets`` (as :class:`SequenceSet` holds them)."""
+    return upload_index(index_host_parts(codes, offsets, k), k)
 
 
 def sample_layout(lengths: np.ndarray):
@@ -107,7 +139,7 @@ def sample_layout(lengths: np.ndarray):
     return word0[:-1], int(word0[-1])
 
 
-def scan_on_gpu(samples, index: SignatureIndex, report_all: bool, threshold: float, *, threads: int = 1,
+def scan_on_gpu(samples, index: DeviceIndex | SignatureIndex, report_all: bool, threshold: float, *, threads: int = 1,
                 timings: dict | None = None):  # fmt: skip
     """Occurrences of ``index``'s signatures (see :func:`device_index`) on GPU 0: ``(sample, signature, offset,
     quality sum)`` rows, as the CPU path returns them
@@ -117,7 +149,7 @@ def scan_on_gpu(samples, index: SignatureIndex, report_all: bool, threshold: flo
     from .hamming import pinned_empty
 
     start = time.perf_counter()
-    if not hasattr(index, "device_arrays"):
+    if not isinstance(index, DeviceIndex):
         index = device_index(index.codes, index.offsets, index.k)
     packed_at = time.perf_counter()
     bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=pinned_empty)
@@ -149,7 +181,7 @@ def host_rows(samples, signature_lengths: np.ndarray, sample, signature, offset,
     return sample, signature, offset, total
 
 
-def device_occurrences(sample_bases, sample_nmask, sample_word0, sample_lengths, index: SignatureIndex,
+def device_occurrences(sample_bases, sample_nmask, sample_word0, sample_lengths, index: DeviceIndex,
                        find_all: bool, *, timings: dict | None = None):  # fmt: skip
     """Upload packed samples (:func:`pack_records`' output) and run the scan kernels on GPU 0 against a
     :func:`device_index`: ``(sample, signature, offset)``, the first occurrence per pair or, with

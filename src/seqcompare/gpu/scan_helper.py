@@ -1,12 +1,13 @@
-"""A GPU scan run by a forked helper process, so CUDA's start-up overlaps the parsing of the samples.
+"""A GPU scan run by a forked helper process, so CUDA's start-up overlaps the parsing of the inputs.
 
-Importing CuPy, creating the CUDA context and indexing the signatures take about half a second of Python work
-that holds the GIL; so do the first calls of the compiled FASTQ parser. In one process the two take turns (a
-0.1 s parse then takes 0.8 s). The command line therefore forks a helper that starts CUDA and builds the
-signature index while the parent parses the samples and packs them (3 bits a base) into a shared ``memfd``
-mapping; the helper uploads the packed words, runs the kernels of :mod:`seqcompare.gpu.scan` and sends back
-the occurrences. Qualities never leave the parent, which sums the scores, so the output is the same as
-:func:`seqcompare.scan.api.scan`'s with ``device="cuda"``.
+Importing CuPy and creating the CUDA context take about 0.4 s of Python work that holds the GIL; so do the first
+calls of the compiled parsers (Numba loading its cached machine code). In one process the two take turns. The
+command line therefore forks a helper that only starts CUDA and loads the GPU kernels, while the parent reads
+the signatures and the samples and does every compiled CPU pass (window keys, clean runs, packing at 3 bits a
+base) straight into a shared ``memfd``. The helper then sorts the keys and scans on the GPU
+(:func:`seqcompare.gpu.scan.upload_index`, :func:`~seqcompare.gpu.scan.device_occurrences`) and sends back the
+occurrences. Qualities never leave the parent, which sums the scores, so the output is that of
+:func:`seqcompare.scan.api.scan` with ``device="cuda"``.
 
 Linux only (``fork`` and ``memfd_create``); :func:`supported` says whether it can be used.
 """
@@ -16,13 +17,14 @@ from __future__ import annotations
 import mmap
 import multiprocessing
 import os
-import sys
 import time
 
 import numpy as np
 
 from ..errors import DeviceError, InputError
-from .scan import pack_records, sample_layout
+from .scan import index_host_parts, pack_records
+
+_PAGE = mmap.ALLOCATIONGRANULARITY
 
 
 def supported() -> bool:
@@ -30,60 +32,96 @@ def supported() -> bool:
     return hasattr(os, "memfd_create") and "fork" in multiprocessing.get_all_start_methods()
 
 
-class ScanHelper:
-    """A forked process that owns the GPU for one scan; start it before the samples are parsed.
+class SharedArrays:
+    """NumPy arrays in one anonymous shared file (``memfd``), each at a page boundary, that another process
+    maps from the file and a small description (:meth:`describe`, :func:`attach`)."""
 
-    Parameters
-    ----------
-    signatures : path
-        FASTA signatures; the helper reads and indexes them (errors come back from :meth:`prepared`).
-    k, both_strands, iupac_as_n
-        As for :func:`seqcompare.scan.api.scan`.
+    def __init__(self, descriptor: int):
+        self.descriptor = descriptor
+        self.size = 0
+        self._offsets: dict[int, int] = {}  # data address -> offset in the file
+
+    def empty(self, shape, dtype) -> np.ndarray:
+        """An uninitialised array in the shared file (the signature of ``np.empty``)."""
+        dtype = np.dtype(dtype)
+        count = int(np.prod(shape))
+        length = -(-max(1, count * dtype.itemsize) // _PAGE) * _PAGE
+        offset = self.size
+        self.size += length
+        os.ftruncate(self.descriptor, self.size)
+        array = np.frombuffer(mmap.mmap(self.descriptor, length, offset=offset), dtype, count).reshape(shape)
+        self._offsets[array.__array_interface__["data"][0]] = offset
+        return array
+
+    def describe(self, arrays: dict) -> dict:
+        """``{name: ("shared", offset, dtype, shape)}`` for arrays made by :meth:`empty`; other arrays are
+        carried as they are (``("inline", array)``)."""
+        described = {}
+        for name, array in arrays.items():
+            offset = self._offsets.get(array.__array_interface__["data"][0])
+            if offset is None or not array.flags.c_contiguous:
+                described[name] = ("inline", np.ascontiguousarray(array))
+            else:
+                described[name] = ("shared", offset, array.dtype.str, array.shape)
+        return described
+
+
+def attach(descriptor: int, size: int, described: dict) -> dict:
+    """The arrays of :meth:`SharedArrays.describe`, read-only views of the shared file (or inline copies)."""
+    shared = mmap.mmap(descriptor, size, access=mmap.ACCESS_READ) if size else None
+    arrays = {}
+    for name, entry in described.items():
+        if entry[0] == "inline":
+            arrays[name] = entry[1]
+        else:
+            _, offset, dtype, shape = entry
+            arrays[name] = np.frombuffer(shared, np.dtype(dtype), int(np.prod(shape)), offset).reshape(shape)
+    return arrays
+
+
+class ScanHelper:
+    """A forked process that owns the GPU for one scan; start it before reading the inputs.
+
+    Use as a context manager: leaving it stops the helper. Errors of the helper (no CuPy, no GPU, a failed
+    kernel) are raised by :meth:`rows` as :class:`~seqcompare.errors.DeviceError`.
     """
 
-    def __init__(self, signatures, *, k: int, both_strands: bool, iupac_as_n: bool):
+    def __init__(self):
         context = multiprocessing.get_context("fork")
-        self._memory = os.memfd_create("seqcompare-scan-samples")
+        self._memory = os.memfd_create("seqcompare-scan")
         self._connection, child_end = context.Pipe()
-        self._process = context.Process(
-            target=_serve, daemon=True,
-            args=(child_end, self._connection, self._memory, signatures, k, both_strands, iupac_as_n),
-        )  # fmt: skip
+        self._process = context.Process(target=_serve, args=(child_end, self._connection, self._memory), daemon=True)
         self._process.start()
         child_end.close()
-        self._prepared = None
+        self.timings: dict = {}
 
-    def prepared(self):
-        """The signatures as :func:`~seqcompare.scan.api.prepare_signatures` gives them (without the index,
-        which stays in the helper); waits for the helper to have CUDA up and the index built."""
-        if self._prepared is None:
-            self._prepared = self._receive()
-        return self._prepared
-
-    def rows(self, samples, report_all: bool, threshold: float, threads: int):
+    def rows(self, samples, prepared, report_all: bool, threshold: float, threads: int):
         """``(sample, signature row, offset, quality sum)`` occurrence rows of ``samples`` (a
-        :class:`~seqcompare.io.sequences.SequenceSet` with qualities), as :func:`~seqcompare.gpu.scan.scan_on_gpu`
-        returns them."""
+        :class:`~seqcompare.io.sequences.SequenceSet` with qualities) against ``prepared`` signatures
+        (:func:`~seqcompare.scan.api.prepare_signatures` with ``device=None``), as
+        :func:`~seqcompare.gpu.scan.scan_on_gpu` returns them."""
         from .scan import host_rows
 
-        prepared = self.prepared()
-        lengths = samples.lengths
-        _, total = sample_layout(lengths)
-        words = total + 1
-        os.ftruncate(self._memory, 12 * words)
-        shared = mmap.mmap(self._memory, 12 * words)
-        places = {np.dtype(np.uint64): 0, np.dtype(np.uint32): 8 * words}
-        pack_records(samples.codes, samples.offsets, threads,
-                     allocate=lambda shape, dtype: np.frombuffer(shared, dtype, words, places[np.dtype(dtype)]))  # fmt: skip
-        self._connection.send((lengths, report_all or threshold >= 0))
-        sample, signature, offset = self._receive()
+        started = time.perf_counter()
+        shared = SharedArrays(self._memory)
+        index_parts = index_host_parts(prepared.codes, prepared.offsets, prepared.k, allocate=shared.empty)
+        bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=shared.empty)
+        packed = {"bases": bases, "nmask": nmask, "word0": word0, "lengths": samples.lengths}
+        self.timings["host_passes_s"] = time.perf_counter() - started
+        try:
+            self._connection.send((shared.size, shared.describe(index_parts), shared.describe(packed), prepared.k,
+                                   report_all or threshold >= 0))  # fmt: skip
+        except OSError:
+            pass  # the helper has ended: what it sent before, or its exit code, says why
+        (sample, signature, offset), helper_timings = self._receive()
+        self.timings.update(helper_timings)
         return host_rows(samples, np.diff(prepared.offsets), sample, signature, offset, report_all, threshold)
 
     def _receive(self):
         try:
             kind, value = self._connection.recv()
         except (EOFError, OSError):
-            self.close()
+            self._process.join(1)
             raise DeviceError(f"the GPU helper process ended unexpectedly (exit code {self._process.exitcode})") from None
         if kind == "error":
             raise value
@@ -107,41 +145,41 @@ class ScanHelper:
 
 
 def _start_cuda() -> None:
-    """Import CuPy and create GPU 0's context (the helper's first job, timed on its own)."""
-    from ._runtime import require_cupy
+    """Import CuPy, create GPU 0's context and load what the scan will use (kernels, CuPy's sort)."""
+    from ..scan.index import lookup_tables
+    from ._runtime import module, require_cupy
+    from .scan import _SOURCE
 
     cupy = require_cupy()
-    cupy.cuda.Device(0).use()
-    cupy.cuda.runtime.free(cupy.cuda.runtime.malloc(1))
+    with cupy.cuda.Device(0):
+        module(_SOURCE, ())
+        tiny = cupy.arange(3, dtype=cupy.int64)
+        lookup_tables(tiny, tiny.astype(cupy.int32), tiny.astype(cupy.int32), 2, cupy)
+        cupy.cuda.Device(0).synchronize()
 
 
-def _serve(connection, parent_end, memory: int, signatures, k: int, both_strands: bool, iupac_as_n: bool) -> None:
-    """The helper: index the signatures on the GPU, then scan each batch of packed samples it is sent."""
+def _serve(connection, parent_end, memory: int) -> None:
+    """The helper: start CUDA, then scan what the parent shares."""
     parent_end.close()
     try:
-        from ..scan.api import PreparedSignatures, prepare_signatures
-        from .scan import device_occurrences
+        from .scan import device_occurrences, upload_index
 
         started = time.perf_counter()
         _start_cuda()
-        cuda_ready = time.perf_counter()
-        prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
-                                      device="cuda")  # fmt: skip
-        shipped = PreparedSignatures(prepared.signatures, prepared.codes, prepared.offsets, k, both_strands, "cuda",
-                                     timings={"cuda_start_s": cuda_ready - started, "index_s": time.perf_counter() - cuda_ready})
-        connection.send(("ready", shipped))
-        while True:
-            try:
-                lengths, find_all = connection.recv()
-            except EOFError:
-                break
-            word0, total = sample_layout(lengths)
-            words = total + 1
-            shared = mmap.mmap(memory, 12 * words, access=mmap.ACCESS_READ)
-            bases = np.frombuffer(shared, np.uint64, words)
-            nmask = np.frombuffer(shared, np.uint32, words, 8 * words)
-            occurrences = device_occurrences(bases, nmask, word0, lengths, prepared.index, find_all)
-            connection.send(("rows", occurrences))
+        timings = {"helper_cuda_start_s": time.perf_counter() - started}
+        try:
+            size, index_parts, packed, k, find_all = connection.recv()
+        except EOFError:
+            return
+        index_parts = attach(memory, size, index_parts)
+        packed = attach(memory, size, packed)
+        started = time.perf_counter()
+        index = upload_index(index_parts, k)
+        timings["helper_index_s"] = time.perf_counter() - started
+        occurrences = device_occurrences(packed["bases"], packed["nmask"], packed["word0"], packed["lengths"], index,
+                                         find_all)  # fmt: skip
+        timings["helper_scan_s"] = time.perf_counter() - started - timings["helper_index_s"]
+        connection.send(("rows", (occurrences, timings)))
     except BaseException as exc:  # every failure goes back to the parent, which reports it
         try:
             connection.send(("error", exc if isinstance(exc, (InputError, DeviceError)) else
@@ -149,6 +187,4 @@ def _serve(connection, parent_end, memory: int, signatures, k: int, both_strands
         except Exception:
             pass
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
         os._exit(0)  # skip CuPy's teardown; the parent has what it needs

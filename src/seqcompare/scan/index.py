@@ -59,19 +59,26 @@ class SignatureIndex:
         self.codes = codes
         self.offsets = offsets
         self.lengths = np.diff(offsets)
-        n_windows = _count_clean_windows(codes, offsets, k)
-        keys = np.empty(n_windows, dtype=np.int64)
-        entry_sig = np.empty(n_windows, dtype=np.int32)
-        entry_pos = np.empty(n_windows, dtype=np.int32)
-        _clean_windows(codes, offsets, k, keys, entry_sig, entry_pos)
+        keys, entry_sig, entry_pos = window_keys(codes, offsets, k)
         self.bitmap, self.word_rank, self.key_start, self.entry_sig, self.entry_pos = lookup_tables(
             xp.asarray(keys), xp.asarray(entry_sig), xp.asarray(entry_pos), k, xp
         )
-        self.run_offsets, self.run_starts, self.run_levels = _clean_runs(codes, offsets, k)
+        self.run_offsets, self.run_starts, self.run_levels = clean_runs(codes, offsets, k)
         self.max_level = int(self.run_levels.max()) if self.run_levels.size else 0
 
     def __len__(self) -> int:
         return self.lengths.size
+
+
+def window_keys(codes: np.ndarray, offsets: np.ndarray, k: int, allocate=np.empty):
+    """``(keys, entry_sig, entry_pos)`` of every clean (N-free) k-window of the signatures, in signature and
+    position order; ``allocate(shape, dtype)`` makes the arrays."""
+    n_windows = _count_clean_windows(codes, offsets, k)
+    keys = allocate((n_windows,), np.int64)
+    entry_sig = allocate((n_windows,), np.int32)
+    entry_pos = allocate((n_windows,), np.int32)
+    _clean_windows(codes, offsets, k, keys, entry_sig, entry_pos)
+    return keys, entry_sig, entry_pos
 
 
 def lookup_tables(keys, entry_sig, entry_pos, k: int, xp=np):
@@ -133,7 +140,7 @@ def _clean_windows(codes, offsets, k, keys, entry_sig, entry_pos):
                 at += 1
 
 
-def _clean_runs(codes, offsets, k):
+def clean_runs(codes, offsets, k):
     """Per signature, its clean runs of at least ``k`` bases, longest first: start and ladder level."""
     run_offsets, starts, lengths = _runs(codes, offsets, k)
     levels = np.searchsorted(LADDER, lengths - k + 1, side="right") - 1
