@@ -46,7 +46,7 @@ if wants scale; then
     done
 fi
 if wants scan; then
-    python3 bench/scan_bench.py --out "$OUT" --device cuda --work "${SEQCOMPARE_WORK:-/tmp/seqcompare-work}" 2>&1 | tee "$OUT/scan_bench.log"
+    python3 bench/scan_bench.py --out "$OUT" --device cuda --repeats "${SCAN_REPEATS:-7}" --work "${SEQCOMPARE_WORK:-/tmp/seqcompare-work}" 2>&1 | tee "$OUT/scan_bench.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 exit $status

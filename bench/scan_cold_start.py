@@ -3,11 +3,9 @@
 Usage::
 
     python3 bench/scan_cold_start.py SAMPLES.fastq SIGNATURES.fasta [--threads N]
-    python3 bench/scan_cold_start.py --helper SIGNATURES.fasta
 
-The second form times, alone in a fresh process, each step the command line's GPU helper process
-(:mod:`seqcompare.gpu.scan_helper`) takes before it can scan: CuPy import, CUDA context, signature reading,
-the index's CPU and GPU parts, and the kernels' module.
+This is the in-process path (``seqcompare.scan.api.scan``); the command line forks a helper process instead
+(:mod:`seqcompare.gpu.scan_helper`), and its log (without ``-q``) gives that path's stage times.
 
 Runs, in this fresh process, the same steps as the command line (signature preparation in a background thread
 while the FASTQ is parsed, then the scan) and prints each step's end as seconds since the process started
@@ -82,56 +80,5 @@ def main() -> int:
     return 0
 
 
-def helper_steps(signatures_path: str) -> int:
-    marks = [("python started, script running", since_start())]
-    import numpy as np
-
-    from seqcompare.scan.api import prepare_signatures  # noqa: F401  (what the forked helper has imported)
-
-    marks.append(("numpy, numba, seqcompare.scan.api imported", since_start()))
-    import cupy
-
-    marks.append(("cupy imported", since_start()))
-    cupy.cuda.runtime.getDeviceCount()
-    with cupy.cuda.Device(0):
-        cupy.zeros(1).sum()
-        cupy.cuda.Device(0).synchronize()
-        marks.append(("CUDA context, first kernel", since_start()))
-        from seqcompare.io.fasta import read_sequences
-
-        signatures = read_sequences(signatures_path)
-        marks.append(("signatures read", since_start()))
-        from seqcompare.scan import index as index_module
-
-        codes, offsets, k = signatures.codes, signatures.offsets, index_module.DEFAULT_K
-        n = index_module._count_clean_windows(codes, offsets, k)
-        keys = np.empty(n, np.int64)
-        entry_sig, entry_pos = np.empty(n, np.int32), np.empty(n, np.int32)
-        index_module._clean_windows(codes, offsets, k, keys, entry_sig, entry_pos)
-        marks.append(("index keys (CPU)", since_start()))
-        tables = index_module.lookup_tables(cupy.asarray(keys), cupy.asarray(entry_sig), cupy.asarray(entry_pos), k, cupy)
-        cupy.cuda.Device(0).synchronize()
-        marks.append(("lookup tables sorted and ranked (GPU)", since_start()))
-        index_module.clean_runs(codes, offsets, k)
-        marks.append(("clean runs (CPU)", since_start()))
-        from seqcompare.gpu._runtime import module
-        from seqcompare.gpu.scan import pack_records
-
-        packed = [cupy.asarray(a) for a in pack_records(codes, offsets)]
-        marks.append(("signatures packed and uploaded", since_start()))
-        module("scan.cu", ())
-        marks.append(("scan kernels' module loaded", since_start()))
-        from seqcompare.gpu.scan import device_index
-
-        device_index(codes, offsets, k)
-        marks.append(("device_index again (warm)", since_start()))
-    del tables, packed
-    for name, at in marks:
-        print(f"{at:7.3f} s  {name}")
-    return 0
-
-
 if __name__ == "__main__":
-    if sys.argv[1] == "--helper":
-        raise SystemExit(helper_steps(sys.argv[2]))
     raise SystemExit(main())

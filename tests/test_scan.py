@@ -201,7 +201,7 @@ def test_cli_simulate_scan_plants_what_scan_finds(tmp_path):
 
 
 def unpack(bases, nmask, word0, lengths):
-    """Base codes and offsets of records packed by :func:`seqcompare.gpu.scan.pack_records`."""
+    """Base codes and offsets of records packed by :func:`seqcompare.scan.packed.pack_records`."""
     codes = []
     for start, length in zip(word0, lengths):
         words = -(-int(length) // 32)

@@ -244,8 +244,7 @@ def _run_hamming(args) -> int:
 
 
 def _add_scan_parser(subparsers) -> None:
-    from .scan.api import METHODS, REPORTS
-    from .scan.index import DEFAULT_K, MAX_K
+    from .scan.common import DEFAULT_K, MAX_K, METHODS, REPORTS
 
     parser = subparsers.add_parser(
         "scan",
@@ -281,12 +280,8 @@ def _add_scan_parser(subparsers) -> None:
 
 
 def _run_scan(args) -> int:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .io.fastq import read_fastq
-    from .scan.api import prepare_signatures, scan
     from .gpu import scan_helper
-    from .scan.index import MAX_K
+    from .scan.common import MAX_K
 
     log = _Log(args.quiet)
     if not 1 <= args.k <= MAX_K:
@@ -294,6 +289,11 @@ def _run_scan(args) -> int:
     if args.device == "cuda" and args.method != "reference" and scan_helper.supported():
         result = _scan_with_helper(args, log)
     else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from .io.fastq import read_fastq
+        from .scan.api import prepare_signatures, scan
+
         # The signatures' index is built while the samples are parsed.
         with ThreadPoolExecutor(1) as background:
             prepared = background.submit(
@@ -317,14 +317,16 @@ def _run_scan(args) -> int:
 
 def _scan_with_helper(args, log):
     """``--device cuda``: a forked helper starts CUDA while this process reads the inputs and does the
-    compiled CPU passes (see :mod:`seqcompare.gpu.scan_helper`)."""
-    from .engine import default_threads
+    compiled CPU passes (see :mod:`seqcompare.gpu.scan_helper`). The helper is forked first, before this
+    process imports Numba, so that its CuPy import and CUDA start overlap all of this process's work."""
     from .gpu.scan_helper import ScanHelper
-    from .io.fastq import read_fastq
-    from .scan.api import prepare_signatures, scan_result
 
-    threads = args.threads or default_threads()
     with ScanHelper() as helper:
+        from .engine import default_threads
+        from .io.fastq import read_fastq
+        from .scan.api import prepare_signatures, scan_result
+
+        threads = args.threads or default_threads()
         prepared = prepare_signatures(args.signatures, k=args.k, both_strands=args.both_strands,
                                       iupac_as_n=args.iupac_as_n, device=None)  # fmt: skip
         log(f"read {len(prepared.signatures)} signatures ({prepared.signatures.codes.size} bases) from "

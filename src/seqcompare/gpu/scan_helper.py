@@ -22,7 +22,6 @@ import time
 import numpy as np
 
 from ..errors import DeviceError, InputError
-from .scan import index_host_parts, pack_records
 
 _PAGE = mmap.ALLOCATIONGRANULARITY
 
@@ -100,7 +99,7 @@ class ScanHelper:
         :class:`~seqcompare.io.sequences.SequenceSet` with qualities) against ``prepared`` signatures
         (:func:`~seqcompare.scan.api.prepare_signatures` with ``device=None``), as
         :func:`~seqcompare.gpu.scan.scan_on_gpu` returns them."""
-        from .scan import host_rows
+        from ..scan.packed import host_rows, index_host_parts, pack_records
 
         started = time.perf_counter()
         shared = SharedArrays(self._memory)
@@ -146,7 +145,7 @@ class ScanHelper:
 
 def _start_cuda() -> None:
     """Import CuPy, create GPU 0's context and load what the scan will use (kernels, CuPy's sort)."""
-    from ..scan.index import lookup_tables
+    from ..scan.common import lookup_tables
     from ._runtime import module, require_cupy
     from .scan import _SOURCE
 

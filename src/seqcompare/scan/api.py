@@ -10,10 +10,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..io.sequences import SequenceSet, record_sums, reverse_complement
-from .index import DEFAULT_K, LADDER_RECIPE, SignatureIndex, scan_sample
+from .common import DEFAULT_K, LADDER_RECIPE, METHODS, REPORTS
+from .index import SignatureIndex, scan_sample
 
-REPORTS = ("first", "best", "all")
-METHODS = ("auto", "index", "reference")
 INTEGRITY_MODULUS = 97
 
 
