@@ -1,0 +1,303 @@
+"""Public CCC/DUO API: 2-way and 3-way tables of genotype vectors, thresholded or in full, with a checksum."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from .checksum import Checksum
+from .formulas import DEFAULT_PARAM, MAX_EXACT_TALLY, Metric, counts, marginals, max_tally, tables, values
+
+METHODS = ("auto", "reference", "blas", "bitmma")
+CLASS_NAMES = {2: ("LL", "LH", "HH", "LLHH"), 3: ("LLL", "LLH", "LHH", "HHH", "LLLHHH")}
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """CoMet's thresholds: an entry is kept when its value is **greater** than the threshold of its class.
+
+    Classes count the entry's allele-1 ("H") bits: LL, LH (both off-diagonal entries), HH for 2-way; LLL, LLH,
+    LHH, HHH for 3-way. The optional combined threshold also keeps the all-L and all-H entries of a table when
+    both are positive and their sum is greater than it (CoMet's ``tLLHH`` / ``tLLLHHH``).
+    """
+
+    by_class: tuple
+    combined: float | None = None
+
+    @classmethod
+    def parse(cls, text, way: int) -> Threshold:
+        """A float (every class), or ``way + 2`` comma-separated floats: the classes, then the combined one."""
+        if isinstance(text, Threshold):
+            return text
+        parts = [float(x) for x in str(text).split(",")] if isinstance(text, str) else [float(text)]
+        if len(parts) == 1:
+            return cls((parts[0],) * (way + 1))
+        if len(parts) != way + 2:
+            names = ",".join("t" + name for name in CLASS_NAMES[way])
+            raise InputError(f"threshold: give one value or {way + 2} ({names}), got {len(parts)}")
+        return cls(tuple(parts[:-1]), parts[-1])
+
+    def passed(self, flat_values: np.ndarray, way: int) -> np.ndarray:
+        """Boolean ``(n, 2**way)``: which entries of each table are kept."""
+        high_bits = np.array([bin(e).count("1") for e in range(1 << way)])
+        limits = np.asarray(self.by_class, dtype=np.float64)[high_bits]
+        keep = flat_values > limits
+        if self.combined is not None:
+            low, high = flat_values[:, 0], flat_values[:, -1]
+            both = (low > 0) & (high > 0) & (low + high > self.combined)
+            keep[:, 0] |= both
+            keep[:, -1] |= both
+        return keep
+
+
+@dataclass
+class CCCResult:
+    """Result of :func:`ccc`.
+
+    Full results (no threshold): ``index`` ``(n_items, way)`` (pairs ``i < j`` or triples ``i < j < k`` in
+    lexicographic order, the condensed order of ``scipy.spatial.distance``), ``values`` float64
+    ``(n_items, 2, 2)`` or ``(n_items, 2, 2, 2)`` indexed by allele bits (0 = the vector's allele 0, the
+    alphabetically first), and ``tables`` (the integer tallies) when asked for.
+
+    Thresholded results: ``entry_index`` ``(n_entries, way)``, ``entry_bits`` ``(n_entries, way)`` and
+    ``entry_value``, in the same order.
+
+    Always: ``checksum`` (:class:`~seqcompare.ccc.checksum.Checksum`), ``comparisons`` (items x fields, as
+    CoMet counts), ``seconds``, and ``histogram`` (``edges``, ``counts`` per class) when asked for.
+    """
+
+    way: int
+    metric: Metric
+    n_vectors: int
+    n_fields: int
+    checksum: Checksum
+    index: np.ndarray | None = None
+    values: np.ndarray | None = None
+    tables: np.ndarray | None = None
+    entry_index: np.ndarray | None = None
+    entry_bits: np.ndarray | None = None
+    entry_value: np.ndarray | None = None
+    histogram: dict | None = None
+    seconds: float = 0.0
+    method: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def comparisons(self) -> int:
+        """Vector pairs (triples) times fields: CoMet's "element comparisons"."""
+        n = self.n_vectors
+        items = n * (n - 1) // 2 if self.way == 2 else n * (n - 1) * (n - 2) // 6
+        return items * self.n_fields
+
+    @property
+    def rate(self) -> float:
+        """Comparisons per second."""
+        return self.comparisons / self.seconds if self.seconds > 0 else float("inf")
+
+
+class Histogram:
+    """Counts of values per class (as CoMet's ``--histograms_file``): ``bins`` equal bins over
+    ``[0, upper]``; values above ``upper`` land in the last bin."""
+
+    def __init__(self, bins: int, way: int, upper: float):
+        self.way = way
+        self.edges = np.linspace(0.0, upper, bins + 1)
+        self.counts = np.zeros((way + 2, bins), dtype=np.int64)
+
+    def add(self, flat_values: np.ndarray) -> None:
+        bins = self.counts.shape[1]
+        high_bits = np.array([bin(e).count("1") for e in range(1 << self.way)])
+
+        def count(values, row):
+            at = np.clip(np.searchsorted(self.edges, values, side="right") - 1, 0, bins - 1)
+            self.counts[row] += np.bincount(at.ravel(), minlength=bins)
+
+        for klass in range(self.way + 1):
+            count(flat_values[:, high_bits == klass], klass)
+        count(flat_values[:, 0] + flat_values[:, -1], self.way + 1)
+
+    def as_dict(self) -> dict:
+        return {"edges": self.edges, "counts": self.counts, "classes": CLASS_NAMES[self.way]}
+
+
+def codes_from_counts(genotypes: np.ndarray, ploidy: int = 2) -> np.ndarray:
+    """CoMet codes of allele-1 counts (0..ploidy, -1 = missing): diploid 0 -> 0, 1 -> 1, 2 -> 3; haploid
+    0 -> 0, 1 -> 1; missing -> 2."""
+    counts_ = np.asarray(genotypes)
+    if counts_.ndim != 2:
+        raise InputError(f"genotypes must be 2-D (vectors x fields), got shape {counts_.shape}")
+    bad = (counts_ < -1) | (counts_ > ploidy)
+    if bad.any():
+        vector, field_ = (int(x) for x in np.argwhere(bad)[0])
+        raise InputError(f"genotype {counts_[vector, field_]} at vector {vector}, field {field_} is not an allele "
+                         f"count 0..{ploidy} or -1 (missing)")  # fmt: skip
+    table = np.array([2, 0, 1, 3] if ploidy == 2 else [2, 0, 1], dtype=np.uint8)
+    return table[counts_.astype(np.int64) + 1]
+
+
+def _codes_of(genotypes, metric_name: str) -> tuple[np.ndarray, dict]:
+    codes = getattr(genotypes, "codes", None)
+    if codes is not None:
+        return np.ascontiguousarray(codes, dtype=np.uint8), {"names": genotypes.names, "alleles": genotypes.alleles}
+    return codes_from_counts(genotypes, 2 if metric_name == "ccc" else 1), {}
+
+
+def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, multiplier: float | None = None,
+        param: float = DEFAULT_PARAM, threshold=None, method: str = "auto", device: str = "cpu",
+        histogram: int | None = None, keep_tables: bool = False) -> CCCResult:  # fmt: skip
+    """CoMet's Custom Correlation Coefficient (or DUO) between every pair or triple of genotype vectors.
+
+    Parameters
+    ----------
+    genotypes : Genotypes or array_like
+        A :class:`~seqcompare.io.genotypes.Genotypes` (from VCF, PLINK or CoMet's binary), or an integer
+        array ``(n_vectors, n_fields)`` of allele-1 copy counts (0..2 for CCC, 0..1 for DUO; -1 = missing).
+    way : {2, 3}
+        Pairs or triples (``i < j < k`` only).
+    metric : {"ccc", "duo"}
+    sparse : bool
+        Treat missing genotypes as missing (CoMet's ``--sparse yes``); otherwise code ``10`` counts as one copy
+        of each allele, as in CoMet's non-sparse mode.
+    multiplier, param : float
+        M (default 9/2 for CCC, 4 for DUO) and gamma (default 2/3).
+    threshold : float or str, optional
+        Keep only entries whose value is greater than it; ``"tLL,tLH,tHH,tLLHH"`` (3-way:
+        ``"tLLL,tLLH,tLHH,tHHH,tLLLHHH"``) for per-class thresholds (see :class:`Threshold`).
+    method : {"auto", "reference", "blas", "bitmma"}
+        ``reference``: direct loops (the oracle); ``blas``: GEMMs of allele counts on the CPU; ``bitmma``:
+        1-bit tensor cores on a GPU (``device="cuda"``).
+    device : {"cpu", "cuda", "auto"}
+    histogram : int, optional
+        Also count values per entry class in this many bins.
+    keep_tables : bool
+        Keep the integer tallies too (full results only).
+
+    Returns
+    -------
+    CCCResult
+    """
+    from ..gpu._runtime import resolve_device
+
+    if way not in (2, 3):
+        raise ValueError(f"way must be 2 or 3, got {way}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    metric_ = Metric(metric, sparse, multiplier, param)
+    shape = np.shape(getattr(genotypes, "codes", genotypes))
+    largest = max_tally(shape[-1] if len(shape) == 2 else 0, way, metric_)
+    if largest > MAX_EXACT_TALLY:
+        raise InputError(f"{shape[-1]} fields: {way}-way {metric} tallies could reach {largest}, beyond the exact "
+                         f"32-bit range (at most {MAX_EXACT_TALLY // metric_.counted_bits**way} fields)")  # fmt: skip
+    codes, _ = _codes_of(genotypes, metric)
+    n_vectors, n_fields = codes.shape
+    device = resolve_device(device)
+    if method == "auto":
+        method = "bitmma" if device == "cuda" else "blas"
+    if (method == "bitmma") != (device == "cuda"):
+        raise ValueError(f"method {method!r} runs on {'cuda' if method == 'bitmma' else 'the cpu'}, not {device!r}")
+    limits = Threshold.parse(threshold, way) if threshold is not None else None
+    result = CCCResult(way, metric_, n_vectors, n_fields, Checksum(), method=method)
+    hist = Histogram(histogram, way, _value_bound(metric_, way)) if histogram else None
+    sink = _Sink(way, metric_, limits, hist, result.checksum, keep_tables)
+    start = time.perf_counter()
+    a, d = counts(codes, metric_)
+    defined, ones = marginals(a, d)
+    if method == "reference":
+        from .reference import reference_tables
+
+        index, table, _, _ = reference_tables(codes, way, metric_)
+        sink.add(index, table, defined, ones)
+    elif method == "blas":
+        _run_blas(a, d, defined, ones, metric_, way, sink)
+    else:
+        from ..gpu.ccc import run_bitmma
+
+        run_bitmma(codes, a, d, defined, ones, metric_, way, sink)
+    sink.finish(result)
+    result.seconds = time.perf_counter() - start
+    result.histogram = hist.as_dict() if hist else None
+    return result
+
+
+def _value_bound(metric: Metric, way: int) -> float:
+    """max over f in [0, 1] of M f (1 - g f)**way: the largest value when the joint frequency equals the
+    marginal ones (1 for 2-way CCC with CoMet's constants)."""
+    gamma = metric.param
+    peak = 1.0 if gamma <= 0 else min(1.0, 1.0 / (gamma * (way + 1)))
+    return max(1e-12, metric.multiplier * peak * (1 - gamma * peak) ** way)
+
+
+class _Sink:
+    """Turns blocks of tables into values and hands them to the requested outputs."""
+
+    def __init__(self, way, metric, limits, histogram, checksum, keep_tables):
+        self.way, self.metric, self.limits = way, metric, limits
+        self.histogram, self.checksum, self.keep_tables = histogram, checksum, keep_tables
+        self.parts: list = []
+
+    def add(self, index: np.ndarray, table: np.ndarray, defined: np.ndarray, ones: np.ndarray) -> None:
+        """Items ``index`` (``(n, way)``, ascending per row) with their integer tables."""
+        way = self.way
+        value = values(table, [defined[index[:, x]] for x in range(way)], [ones[index[:, x]] for x in range(way)],
+                       self.metric)  # fmt: skip
+        self.add_values(index, value, table)
+
+    def add_values(self, index, value, table=None) -> None:
+        way = self.way
+        flat = value.reshape(len(index), 1 << way)
+        if self.histogram is not None:
+            self.histogram.add(flat)
+        if self.limits is None:
+            self.checksum.add(index, flat, way)
+            self.parts.append((index, value, table if self.keep_tables else None))
+            return
+        keep = self.limits.passed(flat, way)
+        item, entry = np.nonzero(keep)
+        self.add_entries(index[item], entry, flat[item, entry])
+
+    def add_entries(self, index, entry, value) -> None:
+        """Entries that passed the threshold (computed where the values are, e.g. on a GPU)."""
+        self.checksum.add_entries(index, value, self.way, entry)
+        self.parts.append((index, entry, value))
+
+    def finish(self, result: CCCResult) -> None:
+        way = self.way
+        if self.limits is None:
+            parts = self.parts
+            result.index = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, way), np.int64)
+            shape = (0,) + (2,) * way
+            result.values = np.concatenate([p[1] for p in parts]) if parts else np.empty(shape)
+            if self.keep_tables:
+                result.tables = np.concatenate([p[2] for p in parts]) if parts else np.empty(shape, np.int64)
+            return
+        index = np.concatenate([p[0] for p in self.parts]) if self.parts else np.empty((0, way), np.int64)
+        entry = np.concatenate([p[1] for p in self.parts]) if self.parts else np.empty(0, np.int64)
+        value = np.concatenate([p[2] for p in self.parts]) if self.parts else np.empty(0)
+        order = np.lexsort((entry,) + tuple(index[:, x] for x in reversed(range(way))))
+        result.entry_index = index[order]
+        result.entry_bits = ((entry[order, None] >> np.arange(way - 1, -1, -1)) & 1).astype(np.uint8)
+        result.entry_value = value[order]
+
+
+def _run_blas(a, d, defined, ones, metric, way, sink, block_items: int = 1 << 22) -> None:
+    from .cpu import CpuProducts
+
+    n = a.shape[0]
+    products = CpuProducts(a, d, metric, way)
+    if way == 2:
+        rows_per_block = max(1, block_items // max(1, n))
+        for r0 in range(0, n, rows_per_block):
+            r1 = min(n, r0 + rows_per_block)
+            block = products.pairs(slice(r0, r1), slice(r0, n))
+            i, j = np.nonzero(np.arange(r0, n)[None, :] > np.arange(r0, r1)[:, None])
+            index = np.stack([i + r0, j + r0], axis=1)
+            sink.add(index, tables(block[i, j], 2, metric.counted_bits), defined, ones)
+        return
+    for i in range(n - 2):
+        block = products.pivot(i)
+        j, k = np.triu_indices(n - i - 1, 1)
+        index = np.stack([np.full(j.size, i), j + i + 1, k + i + 1], axis=1)
+        sink.add(index, tables(block[j, k], 3, metric.counted_bits), defined, ones)
