@@ -3,6 +3,7 @@ import os
 
 import numpy as np
 import pytest
+from conftest import DATA
 
 from seqcompare.errors import InputError
 from seqcompare.io.genotypes import (
@@ -14,9 +15,8 @@ from seqcompare.io.genotypes import (
     write_comet,
 )
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
-KG_VCF = os.path.join(SHARED, "snp_1kg_chr1_2504", "1kg_phase3_chr1_11.7Mb_2504samples.vcf.gz")
-SARS_VCF = os.path.join(SHARED, "snp_sarscov2_422", "global_samples.vcf")
+KG_VCF = os.path.join(DATA, "ccc_example", "1kg_chr1_2504.vcf.gz")
+SARS_VCF = os.path.join(DATA, "ccc_example", "sarscov2_422.vcf.gz")
 
 HEADER = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\t{}\n"
 
@@ -53,11 +53,6 @@ def reference_codes(record_lines):
             row.append(n if len(parts) == 1 else (0, 1, 3)[n])
         rows.append(row)
     return np.array(rows, dtype=np.uint8)
-
-
-def shared_data():
-    if not os.path.isdir(SHARED):
-        pytest.skip(f"shared data directory {SHARED} is absent")
 
 
 # ------------------------------------------------------------------------------------------ small VCFs
@@ -246,7 +241,6 @@ def test_missing_file(tmp_path):
 
 @pytest.fixture(scope="module")
 def kg():
-    shared_data()
     return read_vcf(KG_VCF)
 
 
@@ -271,9 +265,8 @@ def test_1kg_vcf_shape_and_first_records(kg):
 
 
 def test_sarscov2_haploid_vcf_matches_plain_parse():
-    shared_data()
     g = read_vcf(SARS_VCF)
-    with open(SARS_VCF) as handle:
+    with gzip.open(SARS_VCF, "rt") as handle:
         lines = [line for line in handle if not line.startswith("#")]
     expected = reference_codes(lines)
     assert g.ploidy == 1
