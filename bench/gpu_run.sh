@@ -8,6 +8,7 @@
 # scale: bench/hamming_gpu_scale.py table, gpus and e2e (100,000 x 30,000 from FASTA on disk). The FASTA and
 # pairs files of e2e go to $SEQCOMPARE_WORK (default /tmp/seqcompare-work), not OUTDIR (3 GB);
 # SCALE_PARTS="gpus e2e" runs some of the three. scan: bench/scan_bench.py --device cuda (course full-size run).
+# ccc: bench/ccc_gpu.py (CCC 2-way rates; CCC_ARGS="--vectors N --fields M" to change the size).
 set -uo pipefail
 OUT=${1:?usage: bash bench/gpu_run.sh OUTDIR [tests|bench|all] [pytest args]}
 WHAT=${2:-all}
@@ -44,6 +45,10 @@ if wants scale; then
         python3 bench/hamming_gpu_scale.py "$what" --out "$OUT" --work "$WORK" 2>&1 | tee "$OUT/scale_$what.log"
         [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
     done
+fi
+if wants ccc; then
+    python3 bench/ccc_gpu.py --out "$OUT" ${CCC_ARGS:-} 2>&1 | tee "$OUT/ccc_gpu.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants scan; then
     python3 bench/scan_bench.py --out "$OUT" --device cuda --repeats "${SCAN_REPEATS:-7}" --work "${SEQCOMPARE_WORK:-/tmp/seqcompare-work}" 2>&1 | tee "$OUT/scan_bench.log"

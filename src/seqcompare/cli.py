@@ -340,6 +340,148 @@ def _scan_with_helper(args, log):
     return scan_result(samples, prepared, rows, args.report)
 
 
+def _add_ccc_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "ccc",
+        help="CoMet's Custom Correlation Coefficient (2-way, 3-way) or DUO between SNPs across individuals",
+        description="2x2 (2x2x2) CCC tables of every pair (triple) of SNPs, exactly as CoMet defines them. "
+        "With --threshold only the entries above it are written (TSV: SNP, allele, ...; value), else all.",
+    )
+    parser.add_argument("genotypes", nargs="?", help="VCF (.vcf[.gz]), PLINK (.bed/.bim/.fam or prefix), or CoMet's "
+                        "packed binary (with --num-vector and --num-field)")  # fmt: skip
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="output file (default stdout); .npy: values of every pair/triple, .bin: CoMet's records")  # fmt: skip
+    parser.add_argument("--way", type=int, choices=(2, 3), default=2, help="pairs (2, default) or triples (3)")
+    parser.add_argument("--metric", choices=("auto", "ccc", "duo"), default="auto",
+                        help="auto: CCC for diploid genotypes, DUO for haploid")  # fmt: skip
+    parser.add_argument("--no-sparse", dest="sparse", action="store_false",
+                        help="CoMet's non-sparse mode: a missing genotype counts as one copy of each allele")  # fmt: skip
+    parser.add_argument("--multiplier", type=float, metavar="M", help="front multiplier (CoMet: 9/2 CCC, 4 DUO)")
+    parser.add_argument("--param", type=float, default=2.0 / 3.0, metavar="G", help="gamma (CoMet: 2/3)")
+    parser.add_argument("--threshold", metavar="T",
+                        help="keep entries with value > T; or tLL,tLH,tHH,tLLHH (3-way: tLLL,tLLH,tLHH,tHHH,tLLLHHH)")  # fmt: skip
+    parser.add_argument("--format", choices=("auto", "tsv", "npy", "comet"), default="auto",
+                        help="output format (auto: from the -o extension; TSV otherwise)")  # fmt: skip
+    parser.add_argument("--checksum", action="store_true",
+                        help="print the order- and decomposition-independent checksum on stderr")  # fmt: skip
+    parser.add_argument("--histogram", metavar="FILE", help="write value histograms per entry class (TSV) here")
+    parser.add_argument("--bins", type=_positive_int, default=100, metavar="N", help="histogram bins (default 100)")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse VCF records that are not biallelic SNPs instead of skipping them")  # fmt: skip
+    parser.add_argument("--num-vector", type=_positive_int, metavar="N", help="SNPs in a CoMet binary input")
+    parser.add_argument("--num-field", type=_positive_int, metavar="M", help="individuals in a CoMet binary input")
+    parser.add_argument("--analytic", nargs=2, type=_positive_int, metavar=("N", "M"),
+                        help="instead of an input: CoMet-style synthetic problem of N SNPs x M individuals, checked "
+                        "exactly against its closed form")  # fmt: skip
+    parser.add_argument("--method", choices=("auto", "reference", "blas", "bitmma"), default="auto",
+                        help="blas: CPU GEMMs; bitmma: 1-bit tensor cores (--device cuda); reference: direct loops")  # fmt: skip
+    parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu", help="where to compute")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no log messages")
+    parser.set_defaults(handler=_run_ccc)
+
+
+def _run_ccc(args) -> int:
+    import numpy as np
+
+    from .ccc.analytic import all_items, analytic_problem, closed_form_products
+    from .ccc.api import ccc
+    from .ccc.formulas import Metric, tables
+    from .io.genotypes import Genotypes, read_comet, read_genotypes
+
+    log = _Log(args.quiet)
+    if args.analytic:
+        n_vectors, n_fields = args.analytic
+        metric_name = "ccc" if args.metric == "auto" else args.metric
+        problem, groups = analytic_problem(n_vectors, n_fields, Metric(metric_name, args.sparse))
+        genotypes = Genotypes(problem, [f"snp{i + 1}" for i in range(n_vectors)], [("A", "B")] * n_vectors,
+                              [f"sample{i + 1}" for i in range(n_fields)], 2 if metric_name == "ccc" else 1,
+                              "analytic")  # fmt: skip
+    elif args.genotypes is None:
+        raise InputError("give a genotype file, or --analytic N M")
+    elif args.num_vector or args.num_field:
+        if not (args.num_vector and args.num_field):
+            raise InputError("a CoMet binary input needs both --num-vector and --num-field")
+        ploidy = 1 if args.metric == "duo" else 2
+        genotypes = read_comet(args.genotypes, args.num_vector, args.num_field, ploidy=ploidy)
+    else:
+        options = {"strict": True} if args.strict and ".vcf" in args.genotypes.lower() else {}
+        genotypes = read_genotypes(args.genotypes, **options)
+    if not args.analytic:
+        skipped = f", skipped {genotypes.skipped} records that are not biallelic SNPs" if genotypes.skipped else ""
+        log(f"read {genotypes.codes.shape[0]} SNPs x {genotypes.codes.shape[1]} individuals (ploidy "
+            f"{genotypes.ploidy}) from {args.genotypes}{skipped}")
+    metric = args.metric if args.metric != "auto" else ("ccc" if genotypes.ploidy == 2 else "duo")
+    if metric == "ccc" and genotypes.ploidy == 1:
+        raise InputError(f"{genotypes.source}: haploid genotypes have one allele per individual; use --metric duo")
+    output_format = args.format
+    if output_format == "auto":
+        lower = (args.output or "").lower()
+        output_format = "npy" if lower.endswith(".npy") else "comet" if lower.endswith(".bin") else "tsv"
+    if output_format == "npy" and args.threshold is not None:
+        raise InputError("--threshold writes entries (TSV or CoMet records), not a .npy of every table")
+    result = ccc(genotypes, way=args.way, metric=metric, sparse=args.sparse, multiplier=args.multiplier,
+                 param=args.param, threshold=args.threshold, method=args.method, device=args.device,
+                 histogram=args.bins if args.histogram else None, keep_tables=bool(args.analytic))  # fmt: skip
+    log(f"{args.way}-way {metric.upper()}{'' if args.sparse else ' (non-sparse)'} by {result.method}: "
+        f"{result.comparisons:.4g} comparisons in {result.seconds:.3f} s = {result.rate:.4g} per second")
+    if args.checksum:
+        print(f"checksum {result.checksum} (nonzero entries {result.checksum.entries}, value sum "
+              f"{result.checksum.value_sum:.10g})", file=sys.stderr, flush=True)  # fmt: skip
+    if args.analytic:
+        index = all_items(genotypes.codes.shape[0], args.way)
+        expected = tables(closed_form_products(index, genotypes.codes.shape[0], groups, result.metric, args.way),
+                          args.way, result.metric.counted_bits)  # fmt: skip
+        if not (np.array_equal(result.index, index) and np.array_equal(result.tables, expected)):
+            raise InputError("analytic check FAILED: the tallies differ from the closed form")
+        log(f"analytic check: all {len(index)} tables equal the closed form exactly")
+        return 0
+    if args.histogram:
+        with atomic_output(args.histogram) as out:
+            edges, counts = result.histogram["edges"], result.histogram["counts"]
+            lines = ["class\tlow\thigh\tcount"]
+            for name, row in zip(result.histogram["classes"], counts):
+                lines += [f"{name}\t{edges[b]:.6g}\t{edges[b + 1]:.6g}\t{row[b]}" for b in range(len(row))]
+            out.write(("\n".join(lines) + "\n").encode())
+    with atomic_output(args.output) as out:
+        _write_ccc(out, result, genotypes, output_format)
+    return 0
+
+
+def _write_ccc(out, result, genotypes, output_format: str) -> None:
+    import numpy as np
+
+    way = result.way
+    if result.entry_index is not None:
+        index, bits, value = result.entry_index, result.entry_bits, result.entry_value
+    else:
+        n_items = len(result.index)
+        index = np.repeat(result.index, 1 << way, axis=0)
+        entry = np.tile(np.arange(1 << way), n_items)
+        bits = (entry[:, None] >> np.arange(way - 1, -1, -1)) & 1
+        value = result.values.reshape(-1)
+    if output_format == "npy":
+        np.save(out, result.values)
+        return
+    if output_format == "comet":
+        record = np.empty(len(value), dtype=[(f"i{x}", "<u4") for x in range(way)] + [("value", "<f4")])
+        for x in range(way):
+            record[f"i{x}"] = 2 * index[:, x] + bits[:, x]
+        record["value"] = value
+        out.write(record.tobytes())
+        return
+    names, alleles = genotypes.names, genotypes.alleles
+    header = "\t".join([f"snp_{c}\tallele_{c}" for c in "ijk"[:way]] + ["value"])
+    lines = [header]
+    for row in range(len(value)):
+        fields = []
+        for x in range(way):
+            vector = int(index[row, x])
+            fields += [names[vector], alleles[vector][int(bits[row, x])]]
+        fields.append(repr(float(value[row])))
+        lines.append("\t".join(fields))
+    out.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="seqcompare",
@@ -349,6 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     _add_hamming_parser(subparsers)
     _add_scan_parser(subparsers)
+    _add_ccc_parser(subparsers)
     _add_simulate_parser(subparsers)
     return parser
 

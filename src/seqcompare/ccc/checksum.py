@@ -1,9 +1,9 @@
 """An order- and decomposition-independent checksum of CCC/DUO results, in the manner of CoMet's.
 
-Each table entry contributes ``q(value) * w(uid)`` to a sum modulo 2**64: ``q`` is the value in fixed point
-(``round(value * 2**40)``, so values up to 2**23 are represented), and ``w`` a 64-bit hash (splitmix64) of the
-entry's identity: the sorted vector indices and the allele bits in that order. Entries that fail a threshold
-count as 0. Addition modulo 2**64 is commutative and associative, so the checksum does not depend on tile
+Each nonzero table entry contributes ``h(q(value) xor w(uid))`` to a sum modulo 2**64: ``q`` is the value in
+fixed point (``round(value * 2**40)``, so values up to 2**23 are represented), ``w`` a 64-bit hash of the
+entry's identity (the sorted vector indices and the allele bits in that order) and ``h`` the splitmix64 mixer,
+so that any change of any value or position changes the sum. Entries that are 0 or fail a threshold count as 0. Addition modulo 2**64 is commutative and associative, so the checksum does not depend on tile
 sizes, on the order tiles finish in, on the method or on the device, only on the values, which every method
 computes with the same float64 operations (:mod:`seqcompare.ccc.formulas`).
 """
@@ -63,8 +63,10 @@ class Checksum:
         weights = entry_weights(np.asarray(index, dtype=np.int64), way)
         if entry is not None:
             weights = weights[np.arange(len(index)), np.asarray(entry, dtype=np.int64)]
+        fixed = fixed_point(flat_values)
         with np.errstate(over="ignore"):
-            self.total = (self.total + int(np.sum(fixed_point(flat_values) * weights, dtype=np.uint64))) & _MASK
+            mixed = np.where(fixed != 0, _splitmix64(fixed ^ weights), np.uint64(0))
+            self.total = (self.total + int(np.sum(mixed, dtype=np.uint64))) & _MASK
         self.value_sum += float(np.sum(flat_values, dtype=np.float64))
         self.entries += int(np.count_nonzero(flat_values))
 

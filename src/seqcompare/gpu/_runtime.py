@@ -54,22 +54,23 @@ def _source(name: str) -> str:
         return handle.read()
 
 
-def module(name: str, name_expressions: tuple[str, ...] = ()):
+def module(name: str, name_expressions: tuple[str, ...] = (), options: tuple[str, ...] = ()):
     """The compiled ``name`` (a ``.cu`` file of this package) for the current device, built on first use.
 
     CuPy has NVRTC compile straight to machine code for the device's own architecture (``-arch=sm_90`` on an
     H100/H200), so inline PTX that needs it (1-bit MMA, ``cp.async``, ``ldmatrix``) is available; the module
-    is cached here per device (and CuPy caches the binary on disk).
+    is cached here per device (and CuPy caches the binary on disk). ``options`` are extra NVRTC options (e.g.
+    ``--fmad=false`` where float results must equal the CPU's bit for bit).
     """
     cupy = require_cupy()
     device = cupy.cuda.Device()
-    key = (name, device.id, name_expressions)
+    key = (name, device.id, name_expressions, options)
     with _LOCK:
         compiled = _MODULES.get(key)
         if compiled is None:
             compiled = cupy.RawModule(
                 code=_source(name),
-                options=("-std=c++17",),
+                options=("-std=c++17", *options),
                 name_expressions=name_expressions or None,
             )
             _MODULES[key] = compiled
