@@ -267,11 +267,15 @@ class _Sink:
         way = self.way
         if self.limits is None:
             parts = self.parts
-            result.index = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, way), np.int64)
+            index = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, way), np.int64)
+            # Blocks may arrive in any order (e.g. a GPU's row blocks): lexicographic order, as documented.
+            order = np.lexsort(tuple(index[:, x] for x in reversed(range(way))))
             shape = (0,) + (2,) * way
-            result.values = np.concatenate([p[1] for p in parts]) if parts else np.empty(shape)
+            result.index = index[order]
+            result.values = (np.concatenate([p[1] for p in parts]) if parts else np.empty(shape))[order]
             if self.keep_tables:
-                result.tables = np.concatenate([p[2] for p in parts]) if parts else np.empty(shape, np.int64)
+                tallies = np.concatenate([p[2] for p in parts]) if parts else np.empty(shape, np.int64)
+                result.tables = tallies[order]
             return
         index = np.concatenate([p[0] for p in self.parts]) if self.parts else np.empty((0, way), np.int64)
         entry = np.concatenate([p[1] for p in self.parts]) if self.parts else np.empty(0, np.int64)

@@ -15,38 +15,35 @@ typedef unsigned int u32;
 
 #define FULL_MASK 0xffffffffu
 
-struct Constants {
-    double multiplier, gamma, counted;  // M, gamma, C
-    double limits[4];                   // thresholds by count of allele-1 bits (LL, LH, HH)
-    double combined;                    // LLHH threshold (+infinity: none)
-};
-
-__device__ __forceinline__ double frequency(long long s, long long c, double counted) {
-    return (double)s / (counted * (double)c);
-}
-
-// One entry's value: M * f_QR * (1 - g f_lo) * (1 - g f_hi), left to right, the frequencies sorted ascending.
-__device__ __forceinline__ double ccc_value(long long r, long long total, double fq, double fr, const Constants& k) {
-    double lo = fmin(fq, fr), hi = fmax(fq, fr);
-    double value = k.multiplier * ((double)r / (double)total);
-    value = value * (1.0 - k.gamma * lo);
-    value = value * (1.0 - k.gamma * hi);
+// Per vector and allele bit b: f[2v + b] = s_b / (C c) and w[2v + b] = 1 - gamma f[2v + b], computed on the host
+// with the formulas' own operations (the host's values are the reference).
+//
+// One entry: M * (r / total) * w_lo * w_hi, multiplied left to right, where w_lo belongs to the operand with the
+// smaller frequency: the formulas' (1 - g f_lo) (1 - g f_hi).
+__device__ __forceinline__ double ccc_value(long long r, long long total, double fq, double fr, double wq, double wr,
+                                            double multiplier) {
+    bool q_low = fq <= fr;
+    double value = multiplier * ((double)r / (double)total);
+    value = value * (q_low ? wq : wr);
+    value = value * (q_low ? wr : wq);
     return value;
 }
 
+// Grid: x over 256-column strips, y over the block's rows; a strip wholly at or above the diagonal exits.
 extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const int* __restrict__ t_da,
                                           const int* __restrict__ t_ad, const int* __restrict__ t_aa, long long ld,
                                           int r0, int rows, int n, int sparse, int n_fields, int c_bits,
                                           const long long* __restrict__ defined, const long long* __restrict__ ones,
-                                          double multiplier, double gamma, double t0, double t1, double t2,
-                                          double combined, u32* __restrict__ out_q, u32* __restrict__ out_r,
+                                          const double* __restrict__ freq, const double* __restrict__ weight,
+                                          double multiplier, double t0, double t1, double t2, double combined,
+                                          u32* __restrict__ out_q, u32* __restrict__ out_r,
                                           unsigned char* __restrict__ out_entry, double* __restrict__ out_value,
                                           unsigned long long* __restrict__ count, unsigned long long capacity) {
-    const Constants k = {multiplier, gamma, (double)c_bits, {t0, t1, t2, 0.0}, combined};
-    long long cell = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    int local = (int)(cell / ld);
-    int q = (int)(cell % ld);
+    int local = blockIdx.y;
     int r = r0 + local;
+    int q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (blockIdx.x * blockDim.x >= r) return;  // whole warps leave together: the strip starts at or past r
+    const double limits[3] = {t0, t1, t2};
     bool inside = local < rows && r < n && q < r;
     double v[4] = {0.0, 0.0, 0.0, 0.0};
     bool keep[4] = {false, false, false, false};
@@ -65,21 +62,20 @@ extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const in
         }
         long long C = c_bits;
         long long table[4];
-        table[3] = aa;                                      // Q 1, R 1
-        table[2] = C * a_d - aa;                            // Q 1, R 0
-        table[1] = C * d_a - aa;                            // Q 0, R 1
-        table[0] = C * C * dd - C * a_d - C * d_a + aa;     // Q 0, R 0
+        table[3] = aa;                                   // Q 1, R 1
+        table[2] = C * a_d - aa;                         // Q 1, R 0
+        table[1] = C * d_a - aa;                         // Q 0, R 1
+        table[0] = C * C * dd - C * a_d - C * d_a + aa;  // Q 0, R 0
         long long total = table[0] + table[1] + table[2] + table[3];
-        long long cq = defined[q], cr = defined[r];
-        bool zero = total == 0 || cq == 0 || cr == 0;
+        bool zero = total == 0 || defined[q] == 0 || defined[r] == 0;
         for (int e = 0; e < 4; ++e) {
             int bq = e >> 1, br = e & 1;
-            long long sq = bq ? ones[q] : C * cq - ones[q];
-            long long sr = br ? ones[r] : C * cr - ones[r];
-            v[e] = zero ? 0.0 : ccc_value(table[e], total, frequency(sq, cq, k.counted), frequency(sr, cr, k.counted), k);
-            keep[e] = v[e] > k.limits[bq + br];
+            v[e] = zero ? 0.0
+                        : ccc_value(table[e], total, freq[2 * q + bq], freq[2 * r + br], weight[2 * q + bq],
+                                    weight[2 * r + br], multiplier);
+            keep[e] = v[e] > limits[bq + br];
         }
-        if (v[0] > 0.0 && v[3] > 0.0 && v[0] + v[3] > k.combined) keep[0] = keep[3] = true;
+        if (v[0] > 0.0 && v[3] > 0.0 && v[0] + v[3] > combined) keep[0] = keep[3] = true;
     }
     for (int e = 0; e < 4; ++e) {
         u32 ballot = __ballot_sync(FULL_MASK, keep[e]);

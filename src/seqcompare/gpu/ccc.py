@@ -71,7 +71,18 @@ def run_bitmma(codes, a, d, defined, ones, metric, way, sink) -> None:
         _pairs_2way(cupy, operands, n, a.shape[1], defined, ones, metric, sink)
 
 
-def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink) -> None:
+def vector_factors(defined: np.ndarray, ones: np.ndarray, metric) -> tuple[np.ndarray, np.ndarray]:
+    """Per vector and allele bit (``[2v + b]``): the frequency ``s_b / (C c)`` and ``1 - gamma f``, with the
+    operations of :func:`seqcompare.ccc.formulas.values` (NaN where ``c = 0``; such values are 0)."""
+    c = defined.astype(np.int64)
+    s1 = ones.astype(np.int64)
+    counted = float(metric.counted_bits)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        freq = np.stack([(metric.counted_bits * c - s1) / (counted * c), s1 / (counted * c)], axis=1).reshape(-1)
+    return freq, 1.0 - float(metric.param) * freq
+
+
+def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timings: dict | None = None) -> None:
     from ..ccc.formulas import tables
 
     rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[MATRIX_CONFIG]
@@ -88,12 +99,16 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink) -> Non
     if threshold is not None:
         finalize = module(_SOURCE, (), ("--fmad=false",)).get_function("ccc2_threshold")
         defined_dev, ones_dev = cupy.asarray(defined), cupy.asarray(ones)
+        freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
         capacity = 1 << 22
         found = _entries(cupy, capacity)
     for r0 in range(0, n, block_rows):
         r1 = min(n, r0 + block_rows)
         tiles = micro_tiles(range(r0 // rows, -(-r1 // rows)), None, True, rows, cols)
         tiles_dev = cupy.asarray(tiles)
+        marks = [cupy.cuda.Event() for _ in range(3)] if timings is not None else None
+        if marks:
+            marks[0].record()
         for kind in kinds:
             left, right = operands[kind]
             gemm((len(tiles),), (threads,),
@@ -101,21 +116,26 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink) -> Non
                   np.int32(1), np.uint32(0), null, null, null, null, np.uint64(0), buffers[kind], np.int64(ld),
                   np.int32(r0), np.int32(0)),
                  shared_mem=shared)  # fmt: skip
+        if marks:
+            marks[1].record()
         if threshold is None:
             _finish_on_host(buffers, kinds, r0, r1, n_fields, metric, sink, tables, defined, ones)
             continue
         limits = [float(x) for x in threshold.by_class]
         combined = float("inf") if threshold.combined is None else float(threshold.combined)
-        cells = (r1 - r0) * ld
         while True:
             found["count"].fill(0)
             t = [buffers.get(kind, buffers["aa"]) for kind in ("dd", "da", "ad", "aa")]
-            finalize((-(-cells // 256),), (256,),
+            finalize((-(-min(r1, n) // 256), r1 - r0), (256,),
                      (*t, np.int64(ld), np.int32(r0), np.int32(r1 - r0), np.int32(n), np.int32(metric.sparse),
-                      np.int32(n_fields), np.int32(metric.counted_bits), defined_dev, ones_dev,
-                      np.float64(metric.multiplier), np.float64(metric.param), *map(np.float64, limits),
-                      np.float64(combined), found["q"], found["r"], found["entry"], found["value"], found["count"],
-                      np.uint64(found["q"].size)))  # fmt: skip
+                      np.int32(n_fields), np.int32(metric.counted_bits), defined_dev, ones_dev, freq, weight,
+                      np.float64(metric.multiplier), *map(np.float64, limits), np.float64(combined), found["q"],
+                      found["r"], found["entry"], found["value"], found["count"], np.uint64(found["q"].size)))  # fmt: skip
+            if marks:
+                marks[2].record()
+                marks[2].synchronize()
+                timings["gemm_s"] = timings.get("gemm_s", 0.0) + cupy.cuda.get_elapsed_time(marks[0], marks[1]) / 1e3
+                timings["finalize_s"] = timings.get("finalize_s", 0.0) + cupy.cuda.get_elapsed_time(marks[1], marks[2]) / 1e3
             count = int(found["count"].get()[0])
             if count <= found["q"].size:
                 break
