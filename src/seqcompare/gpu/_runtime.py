@@ -60,7 +60,7 @@ def module(name: str, name_expressions: tuple[str, ...] = (), options: tuple[str
     CuPy has NVRTC compile straight to machine code for the device's own architecture (``-arch=sm_90`` on an
     H100/H200), so inline PTX that needs it (1-bit MMA, ``cp.async``, ``ldmatrix``) is available; the module
     is cached here per device (and CuPy caches the binary on disk). ``options`` are extra NVRTC options (e.g.
-    ``--fmad=false`` where float results must equal the CPU's bit for bit).
+    ``--fmad=false`` where float results must equal the CPU's bit for bit); sources may include one another.
     """
     cupy = require_cupy()
     device = cupy.cuda.Device()
@@ -70,7 +70,7 @@ def module(name: str, name_expressions: tuple[str, ...] = (), options: tuple[str
         if compiled is None:
             compiled = cupy.RawModule(
                 code=_source(name),
-                options=("-std=c++17", *options),
+                options=("-std=c++17", f"-I{_HERE}", *options),
                 name_expressions=name_expressions or None,
             )
             _MODULES[key] = compiled

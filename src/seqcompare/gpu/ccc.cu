@@ -1,19 +1,18 @@
 // CCC / DUO on NVIDIA GPUs: values and thresholds where the tallies are (compiled at run time by CuPy).
 //
-// The products T(S) of allele-count planes come from the 1-bit tensor-core GEMM of hamming.cu (matrix mode,
-// one int32 matrix per product kind). These kernels turn them into 2x2 tables and CCC/DUO values with the same
-// sequence of double operations as seqcompare.ccc.formulas.values (compiled with --fmad=false, so no
-// contraction changes a rounding), apply CoMet's thresholds and append the entries that pass.
+// The products T(S) of allele-count planes come from the 1-bit tensor-core GEMM of hamming.cu (bitmma_tile).
+// Without missing data one product (a.a) makes the whole table, so ccc2_bitmma turns the GEMM's accumulators
+// into values and thresholds them in its epilogue. With missing data four products are needed: the GEMM runs
+// once per kind in matrix mode and ccc2_threshold finishes them. Both make the tables and values with the
+// sequence of double operations of seqcompare.ccc.formulas.values (compiled with --fmad=false, so no
+// contraction changes a rounding) and append the entries that pass CoMet's thresholds.
 //
 // Products of a block (rows r0.., every column): t_xy[(row - r0) * ld + col] = sum over fields of x of the row
 // vector R times y of the column vector Q (x, y = a: allele-1 count, d: defined), from GEMMs whose left operand
-// holds rows R. The pair is (Q, R) with Q < R. Without sparse data only t_aa is stored: d.d is the field count
-// and the mixed products are the vectors' allele-1 totals.
+// holds rows R. The pair is (Q, R) with Q < R. Without sparse data d.d is the field count and the mixed
+// products are the vectors' allele-1 totals.
 
-typedef unsigned long long u64;
-typedef unsigned int u32;
-
-#define FULL_MASK 0xffffffffu
+#include "hamming.cu"
 
 // Per vector and allele bit b: f[2v + b] = s_b / (C c) and w[2v + b] = 1 - gamma f[2v + b], computed on the host
 // with the formulas' own operations (the host's values are the reference).
@@ -29,6 +28,66 @@ __device__ __forceinline__ double ccc_value(long long r, long long total, double
     return value;
 }
 
+struct Entries {
+    u32* q;
+    u32* r;
+    unsigned char* entry;
+    double* value;
+    unsigned long long* count;
+    unsigned long long capacity;
+};
+
+// The four values of pair (q, r) from its products, and which of them pass the thresholds.
+__device__ __forceinline__ void pair_entries(long long aa, long long a_d, long long d_a, long long dd, int q, int r,
+                                             int c_bits, const long long* __restrict__ defined,
+                                             const double* __restrict__ freq, const double* __restrict__ weight,
+                                             double multiplier, const double (&limits)[3], double combined,
+                                             double (&v)[4], bool (&keep)[4]) {
+    long long C = c_bits;
+    long long table[4];
+    table[3] = aa;                                   // Q 1, R 1
+    table[2] = C * a_d - aa;                         // Q 1, R 0
+    table[1] = C * d_a - aa;                         // Q 0, R 1
+    table[0] = C * C * dd - C * a_d - C * d_a + aa;  // Q 0, R 0
+    long long total = table[0] + table[1] + table[2] + table[3];
+    bool zero = total == 0 || defined[q] == 0 || defined[r] == 0;
+    for (int e = 0; e < 4; ++e) {
+        int bq = e >> 1, br = e & 1;
+        v[e] = zero ? 0.0
+                    : ccc_value(table[e], total, freq[2 * q + bq], freq[2 * r + br], weight[2 * q + bq],
+                                weight[2 * r + br], multiplier);
+        keep[e] = v[e] > limits[bq + br];
+    }
+    if (v[0] > 0.0 && v[3] > 0.0 && v[0] + v[3] > combined) keep[0] = keep[3] = true;
+}
+
+// Append the kept entries of one pair per lane: one atomic per warp and entry (every lane must call this).
+__device__ __forceinline__ void emit_entries(const Entries& out, int q, int r, const double (&v)[4],
+                                             const bool (&keep)[4]) {
+    for (int e = 0; e < 4; ++e) {
+        u32 ballot = __ballot_sync(FULL_MASK, keep[e]);
+        if (ballot == 0) continue;
+        int lane = threadIdx.x & 31;
+        unsigned long long base = 0;
+        if (lane == 0) base = atomicAdd(out.count, (unsigned long long)__popc(ballot));
+        base = __shfl_sync(FULL_MASK, base, 0);
+        if (keep[e]) {
+            unsigned long long slot = base + __popc(ballot & ((1u << lane) - 1u));
+            if (slot < out.capacity) {
+                out.q[slot] = (u32)q;
+                out.r[slot] = (u32)r;
+                out.entry[slot] = (unsigned char)e;
+                out.value[slot] = v[e];
+            }
+        }
+    }
+}
+
+#define ENTRY_PARAMS                                                                                          \
+    u32 *out_q, u32 *out_r, unsigned char *out_entry, double *out_value, unsigned long long *count,          \
+        unsigned long long capacity
+#define ENTRY_ARGS {out_q, out_r, out_entry, out_value, count, capacity}
+
 // Grid: x over 256-column strips, y over the block's rows; a strip wholly at or above the diagonal exits.
 extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const int* __restrict__ t_da,
                                           const int* __restrict__ t_ad, const int* __restrict__ t_aa, long long ld,
@@ -36,62 +95,67 @@ extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const in
                                           const long long* __restrict__ defined, const long long* __restrict__ ones,
                                           const double* __restrict__ freq, const double* __restrict__ weight,
                                           double multiplier, double t0, double t1, double t2, double combined,
-                                          u32* __restrict__ out_q, u32* __restrict__ out_r,
-                                          unsigned char* __restrict__ out_entry, double* __restrict__ out_value,
-                                          unsigned long long* __restrict__ count, unsigned long long capacity) {
+                                          ENTRY_PARAMS) {
+    const Entries out = ENTRY_ARGS;
     int local = blockIdx.y;
     int r = r0 + local;
     int q = blockIdx.x * blockDim.x + threadIdx.x;
     if (blockIdx.x * blockDim.x >= r) return;  // whole warps leave together: the strip starts at or past r
     const double limits[3] = {t0, t1, t2};
-    bool inside = local < rows && r < n && q < r;
     double v[4] = {0.0, 0.0, 0.0, 0.0};
     bool keep[4] = {false, false, false, false};
-    if (inside) {
+    if (local < rows && r < n && q < r) {
         long long at = (long long)local * ld + q;
-        long long aa = t_aa[at];
-        long long dd, d_a, a_d;  // d_a: Q defined x R's count; a_d: Q's count x R defined
         if (sparse) {
-            dd = t_dd[at];
-            d_a = t_ad[at];
-            a_d = t_da[at];
+            pair_entries(t_aa[at], t_da[at], t_ad[at], t_dd[at], q, r, c_bits, defined, freq, weight, multiplier,
+                         limits, combined, v, keep);
         } else {
-            dd = n_fields;
-            d_a = ones[r];
-            a_d = ones[q];
+            pair_entries(t_aa[at], ones[q], ones[r], n_fields, q, r, c_bits, defined, freq, weight, multiplier,
+                         limits, combined, v, keep);
         }
-        long long C = c_bits;
-        long long table[4];
-        table[3] = aa;                                   // Q 1, R 1
-        table[2] = C * a_d - aa;                         // Q 1, R 0
-        table[1] = C * d_a - aa;                         // Q 0, R 1
-        table[0] = C * C * dd - C * a_d - C * d_a + aa;  // Q 0, R 0
-        long long total = table[0] + table[1] + table[2] + table[3];
-        bool zero = total == 0 || defined[q] == 0 || defined[r] == 0;
-        for (int e = 0; e < 4; ++e) {
-            int bq = e >> 1, br = e & 1;
-            v[e] = zero ? 0.0
-                        : ccc_value(table[e], total, freq[2 * q + bq], freq[2 * r + br], weight[2 * q + bq],
-                                    weight[2 * r + br], multiplier);
-            keep[e] = v[e] > limits[bq + br];
-        }
-        if (v[0] > 0.0 && v[3] > 0.0 && v[0] + v[3] > combined) keep[0] = keep[3] = true;
     }
-    for (int e = 0; e < 4; ++e) {
-        u32 ballot = __ballot_sync(FULL_MASK, keep[e]);
-        if (ballot == 0) continue;
-        int lane = threadIdx.x & 31;
-        unsigned long long base = 0;
-        if (lane == 0) base = atomicAdd(count, (unsigned long long)__popc(ballot));
-        base = __shfl_sync(FULL_MASK, base, 0);
-        if (keep[e]) {
-            unsigned long long slot = base + __popc(ballot & ((1u << lane) - 1u));
-            if (slot < capacity) {
-                out_q[slot] = (u32)q;
-                out_r[slot] = (u32)r;
-                out_entry[slot] = (unsigned char)e;
-                out_value[slot] = v[e];
+    emit_entries(out, q, r, v, keep);
+}
+
+// Without missing data: the GEMM of [p, p, q, q] . [p, q, p, q] planes (a.a of rows R and columns Q) on tiles
+// of the lower triangle, finished in the epilogue.
+template <int BM, int BN, int WM, int WN, int STAGES, int KC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+    ccc2_bitmma(const u64* __restrict__ left, const u64* __restrict__ right, int row_words,
+                const int2* __restrict__ tiles, int n, int n_fields, int c_bits, const long long* __restrict__ defined,
+                const long long* __restrict__ ones, const double* __restrict__ freq,
+                const double* __restrict__ weight, double multiplier, double t0, double t1, double t2,
+                double combined, ENTRY_PARAMS) {
+    const Entries out = ENTRY_ARGS;
+    constexpr int WARPS_N = BN / WN;
+    constexpr int MT = WM / 16;
+    constexpr int NT = WN / 8;
+    extern __shared__ __align__(128) unsigned char smem[];
+
+    const int2 tile = tiles[blockIdx.x];
+    const int row0 = tile.x * BM, col0 = tile.y * BN;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+    int acc[MT][NT][4];
+    bitmma_tile<BM, BN, WM, WN, STAGES, KC>(left, right, row_words, row0, col0, smem, acc);
+
+    // A warp whose columns all lie at or right of its rows has no pair q < r.
+    if (col0 + warp_n * WN >= row0 + warp_m * WM + WM) return;
+    const double limits[3] = {t0, t1, t2};
+    const int group = lane >> 2, pair = (lane & 3) * 2;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                int r = row0 + warp_m * WM + i * 16 + group + (e >> 1) * 8;
+                int q = col0 + warp_n * WN + j * 8 + pair + (e & 1);
+                double v[4] = {0.0, 0.0, 0.0, 0.0};
+                bool keep[4] = {false, false, false, false};
+                if (r < n && q < r)
+                    pair_entries(acc[i][j][e], ones[q], ones[r], n_fields, q, r, c_bits, defined, freq, weight,
+                                 multiplier, limits, combined, v, keep);
+                emit_entries(out, q, r, v, keep);
             }
-        }
-    }
 }

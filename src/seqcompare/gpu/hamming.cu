@@ -224,11 +224,13 @@ __device__ __forceinline__ void mma_b1(int* c, const u32* a, u32 b0, u32 b1) {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// The GEMM itself, shared by every 1-bit kernel: accumulates the BM x BN tile at (row0, col0) into the calling
+// warp's fragment acc[MT][NT][4] (element e of fragment (i, j) is row warp_m * WM + i * 16 + (lane >> 2) +
+// (e >> 1) * 8, column warp_n * WN + j * 8 + (lane & 3) * 2 + (e & 1) of the tile).
 template <int BM, int BN, int WM, int WN, int STAGES, int KC>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
-    hamming_bitmma(const u64* __restrict__ left, const u64* __restrict__ right, int row_words,
-                   const int2* __restrict__ tiles, int n_left, int n_right, int symmetric, int mirror, OUTPUT_PARAMS) {
-    const Output o = OUTPUT_ARGS;
+__device__ __forceinline__ void bitmma_tile(const u64* __restrict__ left, const u64* __restrict__ right, int row_words,
+                                            int row0, int col0, unsigned char* smem,
+                                            int (&acc)[WM / 16][WN / 8][4]) {
     constexpr int WARPS_N = BN / WN;
     constexpr int THREADS = (BM / WM) * WARPS_N * 32;
     constexpr int MT = WM / 16;  // m16 tiles per warp
@@ -236,10 +238,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     static_assert(KC == 4 || KC == 8, "stage depth is 512 or 1024 bits");
     constexpr int ROW_BYTES = KC * 16;
     constexpr int STAGE_BYTES = (BM + BN) * ROW_BYTES;
-    extern __shared__ __align__(128) unsigned char smem[];
 
-    const int2 tile = tiles[blockIdx.x];
-    const int row0 = tile.x * BM, col0 = tile.y * BN;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
     const int k_stages = row_words / (2 * KC);  // 2 words per 16-byte chunk
@@ -257,7 +256,6 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
         }
     };
 
-    int acc[MT][NT][4];
 #pragma unroll
     for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -305,6 +303,24 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
         }
     }
     asm volatile("cp.async.wait_group 0;\n" ::);
+}
+
+template <int BM, int BN, int WM, int WN, int STAGES, int KC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+    hamming_bitmma(const u64* __restrict__ left, const u64* __restrict__ right, int row_words,
+                   const int2* __restrict__ tiles, int n_left, int n_right, int symmetric, int mirror, OUTPUT_PARAMS) {
+    const Output o = OUTPUT_ARGS;
+    constexpr int WARPS_N = BN / WN;
+    constexpr int MT = WM / 16;
+    constexpr int NT = WN / 8;
+    extern __shared__ __align__(128) unsigned char smem[];
+
+    const int2 tile = tiles[blockIdx.x];
+    const int row0 = tile.x * BM, col0 = tile.y * BN;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+    int acc[MT][NT][4];
+    bitmma_tile<BM, BN, WM, WN, STAGES, KC>(left, right, row_words, row0, col0, smem, acc);
 
     const int group = lane >> 2, pair = (lane & 3) * 2;
     const bool sym = symmetric != 0;
