@@ -106,10 +106,15 @@ def main(argv=None) -> int:
     report = {"command": " ".join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]),
               "date": time.strftime("%Y-%m-%d %H:%M:%S"),
               "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "runs": []}  # fmt: skip
-    for sparse in (False, True):
+    import seqcompare.gpu.ccc as gpu_ccc
+
+    for sparse, fused in ((False, True), (False, False), (True, False)):
+        gpu_ccc.FUSE_DENSE = fused
         codes = random_codes(rng, args.vectors, args.fields, 0.1 if sparse else 0.0)
-        report[f"equal_to_cpu_{'sparse' if sparse else 'dense'}"] = check_against_cpu(codes[:2000], sparse, "0.5")
+        name = "sparse" if sparse else "dense_fused" if fused else "dense_unfused"
+        report[f"equal_to_cpu_{name}"] = check_against_cpu(codes[:2000], sparse, "0.5")
         row = measure(codes, sparse, args.threshold, args.repeats)
+        row["fused_epilogue"] = fused and not sparse
         report["runs"].append(row)
         print(json.dumps(row), flush=True)
         del codes

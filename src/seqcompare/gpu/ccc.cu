@@ -37,7 +37,10 @@ struct Entries {
     unsigned long long capacity;
 };
 
-// The four values of pair (q, r) from its products, and which of them pass the thresholds.
+// The four values of pair (q, r) from its products, and which of them pass the thresholds. A screen with one
+// division per pair comes first: its values are within a few units in the last place of the exact ones, so
+// |screened| * (1 + 1e-9) bounds |exact|, and a pair whose bounds all fail cannot pass (most pairs, for useful
+// thresholds); only the others get the exact sequence of operations.
 __device__ __forceinline__ void pair_entries(long long aa, long long a_d, long long d_a, long long dd, int q, int r,
                                              int c_bits, const long long* __restrict__ defined,
                                              const double* __restrict__ freq, const double* __restrict__ weight,
@@ -51,6 +54,21 @@ __device__ __forceinline__ void pair_entries(long long aa, long long a_d, long l
     table[0] = C * C * dd - C * a_d - C * d_a + aa;  // Q 0, R 0
     long long total = table[0] + table[1] + table[2] + table[3];
     bool zero = total == 0 || defined[q] == 0 || defined[r] == 0;
+    double scale = zero ? 0.0 : multiplier / (double)total;
+    double bound[4];
+    bool maybe = false;
+    for (int e = 0; e < 4; ++e) {
+        int bq = e >> 1, br = e & 1;
+        bound[e] = zero ? 1e-300  // the value is 0: passes only a negative threshold
+                        : fabs(scale * (double)table[e] * weight[2 * q + bq] * weight[2 * r + br]) * (1.0 + 1e-9) + 1e-300;
+        maybe = maybe || bound[e] > limits[bq + br];
+    }
+    maybe = maybe || bound[0] + bound[3] > combined;
+    for (int e = 0; e < 4; ++e) {
+        v[e] = 0.0;
+        keep[e] = false;
+    }
+    if (!maybe) return;
     for (int e = 0; e < 4; ++e) {
         int bq = e >> 1, br = e & 1;
         v[e] = zero ? 0.0
@@ -64,6 +82,7 @@ __device__ __forceinline__ void pair_entries(long long aa, long long a_d, long l
 // Append the kept entries of one pair per lane: one atomic per warp and entry (every lane must call this).
 __device__ __forceinline__ void emit_entries(const Entries& out, int q, int r, const double (&v)[4],
                                              const bool (&keep)[4]) {
+    if (!__any_sync(FULL_MASK, keep[0] || keep[1] || keep[2] || keep[3])) return;
     for (int e = 0; e < 4; ++e) {
         u32 ballot = __ballot_sync(FULL_MASK, keep[e]);
         if (ballot == 0) continue;

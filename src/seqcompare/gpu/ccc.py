@@ -21,6 +21,7 @@ from .hamming import MATRIX_CONFIG, MMA_CONFIGS, ROW_PAD, _kernel_name, micro_ti
 _SOURCE = "ccc.cu"
 _ROW_WORDS_MULTIPLE = 16  # 1024 bits: the GEMM's deepest pipeline stage
 _BLOCK_CELLS = 1 << 27  # products per kind held on the device at once (512 MB of int32)
+FUSE_DENSE = True  # thresholds without missing data in the GEMM's epilogue (else matrix mode + ccc2_threshold)
 
 
 def _plane_words(plane: np.ndarray) -> np.ndarray:
@@ -93,7 +94,7 @@ def _ccc_module():
 def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timings: dict | None = None) -> None:
     from ..ccc.formulas import tables
 
-    if sink.limits is not None and not metric.sparse:
+    if sink.limits is not None and not metric.sparse and FUSE_DENSE:
         _fused_2way(cupy, operands["aa"], n, n_fields, defined, ones, metric, sink, timings)
         return
 
