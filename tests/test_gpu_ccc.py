@@ -69,3 +69,14 @@ def test_real_vcf_equals_the_cpu():
     subset = type(genotypes)(genotypes.codes[:700], genotypes.names[:700], genotypes.alleles[:700],
                              genotypes.samples, 2, genotypes.source)  # fmt: skip
     assert_same(ccc(subset, method="blas", threshold=0.6), ccc(subset, device="cuda", threshold=0.6))
+
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("threshold", ["-1", "0.55", "0.2,0.5,0.3,0.8"])
+def test_dense_thresholds_in_the_gemm_epilogue_or_after(rng, monkeypatch, fused, threshold):
+    import seqcompare.gpu.ccc as gpu_ccc
+
+    monkeypatch.setattr(gpu_ccc, "FUSE_DENSE", fused)
+    g = random_genotypes(rng, 260, 333, missing=0.0)
+    options = dict(sparse=False, threshold=threshold)
+    assert_same(ccc(g, method="blas", **options), ccc(g, device="cuda", **options))
