@@ -80,3 +80,29 @@ def test_dense_thresholds_in_the_gemm_epilogue_or_after(rng, monkeypatch, fused,
     g = random_genotypes(rng, 260, 333, missing=0.0)
     options = dict(sparse=False, threshold=threshold)
     assert_same(ccc(g, method="blas", **options), ccc(g, device="cuda", **options))
+
+
+@pytest.mark.parametrize("metric", ["ccc", "duo"])
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("n,m", [(3, 1), (40, 65), (131, 200)])
+def test_3way_full_results_equal_the_cpu(rng, metric, sparse, n, m):
+    g = random_genotypes(rng, n, m, metric, 0.2 if sparse else 0.0)
+    options = dict(way=3, metric=metric, sparse=sparse, keep_tables=True)
+    assert_same(ccc(g, method="blas", **options), ccc(g, device="cuda", **options))
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("threshold", ["0.3", "0.1,0.2,0.25,0.3,0.5", "-1"])
+def test_3way_thresholds_equal_the_cpu(rng, sparse, threshold, monkeypatch):
+    g = random_genotypes(rng, 150, 301, "ccc", 0.1 if sparse else 0.0)
+    options = dict(way=3, sparse=sparse, threshold=threshold)
+    assert_same(ccc(g, method="blas", **options), ccc(g, device="cuda", **options))
+
+
+def test_3way_several_pivot_batches(rng, monkeypatch):
+    g = random_genotypes(rng, 70, 100)
+    cpu = ccc(g, way=3, threshold=0.2, method="blas")
+    import seqcompare.gpu.ccc as gpu_ccc
+
+    monkeypatch.setattr(gpu_ccc, "_PIVOT_BATCH_BYTES", 1)  # one pivot per batch
+    assert_same(cpu, ccc(g, way=3, threshold=0.2, device="cuda"))

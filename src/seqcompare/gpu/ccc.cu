@@ -178,3 +178,136 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
                 emit_entries(out, q, r, v, keep);
             }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// 3-way, one batch of pivots i at a time (CoMet's 2-step idea on the 1-bit path): the right operand's rows are
+// vector j's planes ANDed with pivot i's, so the GEMM of rows k against them sums x_i y_j z_k over the fields.
+
+// out[(b * n_rows + j) * row_words + s * words + w] = plane[seg_pivot[s]][i0 + b][w] & plane[seg_row[s]][j][w].
+extern "C" __global__ void pivot_operand(const u64* __restrict__ planes, int n_rows, int words, int row_words,
+                                         const int* __restrict__ seg_pivot, const int* __restrict__ seg_row,
+                                         int n_segments, int i0, int batch, u64* __restrict__ out) {
+    long long total = (long long)batch * n_rows * row_words;
+    for (long long at = (long long)blockIdx.x * blockDim.x + threadIdx.x; at < total;
+         at += (long long)gridDim.x * blockDim.x) {
+        int c = (int)(at % row_words);
+        long long row = at / row_words;
+        int j = (int)(row % n_rows), b = (int)(row / n_rows);
+        int s = c / words, w = c % words;
+        u64 value = 0;
+        if (s < n_segments) {
+            const u64* pivot = planes + ((long long)seg_pivot[s] * n_rows + i0 + b) * words;
+            const u64* other = planes + ((long long)seg_row[s] * n_rows + j) * words;
+            value = pivot[w] & other[w];
+        }
+        out[at] = value;
+    }
+}
+
+// Triples (i, j, k), i = i0 + b < j < k < n, from products t[S][k * ld + b * n_rows + j] (S bit 4: i counts
+// alleles, 2: j, 1: k; a null t[S] is taken from pair products aa (n x n) and the totals instead, which is
+// exact without missing data). Values as ccc_value with three sorted operands; thresholds by count of H bits.
+extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, const int* __restrict__ aa, long long ld,
+                                          int n_rows, int i0, int batch, int n, int n_fields, int c_bits,
+                                          const long long* __restrict__ defined, const long long* __restrict__ ones,
+                                          const double* __restrict__ freq, const double* __restrict__ weight,
+                                          double multiplier, double t0, double t1, double t2, double t3,
+                                          double combined, u32* __restrict__ out_i, u32* __restrict__ out_j,
+                                          u32* __restrict__ out_k, unsigned char* __restrict__ out_entry,
+                                          double* __restrict__ out_value, unsigned long long* __restrict__ count,
+                                          unsigned long long capacity) {
+    int k = blockIdx.y;
+    long long column = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    int b = (int)(column / n_rows), j = (int)(column % n_rows);
+    int i = i0 + b;
+    bool inside = b < batch && i < j && j < k && k < n;
+    const double limits[4] = {t0, t1, t2, t3};
+    double v[8];
+    bool keep[8];
+    for (int e = 0; e < 8; ++e) {
+        v[e] = 0.0;
+        keep[e] = false;
+    }
+    if (inside) {
+        long long products[8];
+        long long at = (long long)k * ld + column;
+        for (int s = 0; s < 8; ++s) products[s] = t[s] ? (long long)t[s][at] : 0;
+        if (!t[0]) {  // no missing data
+            products[6] = aa[(long long)i * n_rows + j];
+            products[5] = aa[(long long)i * n_rows + k];
+            products[3] = aa[(long long)j * n_rows + k];
+            products[4] = ones[i];
+            products[2] = ones[j];
+            products[1] = ones[k];
+            products[0] = n_fields;
+        }
+        long long C = c_bits;
+        long long table[8];
+        long long total = 0;
+        for (int e = 0; e < 8; ++e) {
+            long long sum = 0;
+            for (int s = 0; s < 8; ++s) {
+                if ((s & e) != e) continue;  // an allele-1 bit needs a count
+                long long coefficient = 1;
+                for (int x = 0; x < 3; ++x) {
+                    int bit = 4 >> x;
+                    if (!(e & bit)) coefficient *= (s & bit) ? -1 : C;
+                }
+                sum += coefficient * products[s];
+            }
+            table[e] = sum;
+            total += sum;
+        }
+        bool zero = total == 0 || defined[i] == 0 || defined[j] == 0 || defined[k] == 0;
+        int vec[3] = {i, j, k};
+        for (int e = 0; e < 8; ++e) {
+            double f[3], w[3];
+            for (int x = 0; x < 3; ++x) {
+                int bit = (e >> (2 - x)) & 1;
+                f[x] = freq[2 * vec[x] + bit];
+                w[x] = weight[2 * vec[x] + bit];
+            }
+            // ascending by frequency (ties keep equal weights, so their order does not matter)
+            for (int a = 0; a < 2; ++a)
+                for (int c = 0; c < 2 - a; ++c)
+                    if (f[c] > f[c + 1]) {
+                        double tf = f[c], tw = w[c];
+                        f[c] = f[c + 1];
+                        w[c] = w[c + 1];
+                        f[c + 1] = tf;
+                        w[c + 1] = tw;
+                    }
+            double value = 0.0;
+            if (!zero) {
+                value = multiplier * ((double)table[e] / (double)total);
+                value = value * w[0];
+                value = value * w[1];
+                value = value * w[2];
+            }
+            v[e] = value;
+            keep[e] = value > limits[__popc(e)];
+        }
+        if (v[0] > 0.0 && v[7] > 0.0 && v[0] + v[7] > combined) keep[0] = keep[7] = true;
+    }
+    bool any = false;
+    for (int e = 0; e < 8; ++e) any = any || keep[e];
+    if (!__any_sync(FULL_MASK, any)) return;
+    for (int e = 0; e < 8; ++e) {
+        u32 ballot = __ballot_sync(FULL_MASK, keep[e]);
+        if (ballot == 0) continue;
+        int lane = threadIdx.x & 31;
+        unsigned long long base = 0;
+        if (lane == 0) base = atomicAdd(count, (unsigned long long)__popc(ballot));
+        base = __shfl_sync(FULL_MASK, base, 0);
+        if (keep[e]) {
+            unsigned long long slot = base + __popc(ballot & ((1u << lane) - 1u));
+            if (slot < capacity) {
+                out_i[slot] = (u32)i;
+                out_j[slot] = (u32)j;
+                out_k[slot] = (u32)k;
+                out_entry[slot] = (unsigned char)e;
+                out_value[slot] = v[e];
+            }
+        }
+    }
+}

@@ -21,6 +21,7 @@ from .hamming import MATRIX_CONFIG, MMA_CONFIGS, ROW_PAD, _kernel_name, micro_ti
 _SOURCE = "ccc.cu"
 _ROW_WORDS_MULTIPLE = 16  # 1024 bits: the GEMM's deepest pipeline stage
 _BLOCK_CELLS = 1 << 27  # products per kind held on the device at once (512 MB of int32)
+_PIVOT_BATCH_BYTES = 3 << 30  # 3-way: masked operands and products of a batch of pivots
 FUSE_DENSE = True  # thresholds without missing data in the GEMM's epilogue (else matrix mode + ccc2_threshold)
 
 
@@ -63,13 +64,14 @@ def product_operands(a: np.ndarray, d: np.ndarray, metric) -> dict:
 
 def run_bitmma(codes, a, d, defined, ones, metric, way, sink) -> None:
     """Run :func:`seqcompare.ccc.api.ccc`'s ``bitmma`` method on GPU 0, handing results to ``sink``."""
-    if way != 2:
-        raise NotImplementedError("3-way CCC runs on the CPU (method='blas') in this release")
     cupy = require_cupy()
     n = a.shape[0]
     with cupy.cuda.Device(0):
         operands = {kind: tuple(cupy.asarray(x) for x in pair) for kind, pair in product_operands(a, d, metric).items()}
-        _pairs_2way(cupy, operands, n, a.shape[1], defined, ones, metric, sink)
+        if way == 2:
+            _pairs_2way(cupy, operands, n, a.shape[1], defined, ones, metric, sink)
+        else:
+            _triples_3way(cupy, operands["aa"], a, d, defined, ones, metric, sink)
 
 
 def vector_factors(defined: np.ndarray, ones: np.ndarray, metric) -> tuple[np.ndarray, np.ndarray]:
@@ -223,3 +225,160 @@ def _finish_on_host(buffers, kinds, r0, r1, n_fields, metric, sink, tables, defi
         products[:, 2] = ones[q]
     index = np.stack([q, r], axis=1)
     sink.add(index, tables(products, 2, metric.counted_bits), defined, ones)
+
+
+def _plane_stack(a: np.ndarray, d: np.ndarray, metric, n_rows: int) -> tuple[np.ndarray, dict]:
+    """All planes as one ``(n_planes, n_rows, words)`` array, and how ``a`` and ``d`` expand into them."""
+    if metric.name == "ccc":
+        planes = [a >= 1, a == 2]
+        expand = {"a": [0, 1]}
+    else:
+        planes = [a == 1]
+        expand = {"a": [0]}
+    expand["d"] = [len(planes)]
+    planes.append(d == 1)
+    words = [_plane_words(plane) for plane in planes]
+    stack = np.zeros((len(words), n_rows, max(1, words[0].shape[1])), dtype=np.uint64)
+    for x, w in enumerate(words):
+        stack[x, : w.shape[0], : w.shape[1]] = w
+    return stack, expand
+
+
+def triple_kinds(metric) -> list:
+    """Product subsets S the GEMM must make (bit 4: i uses a, 2: j, 1: k): only a.a.a without missing data."""
+    return list(range(8)) if metric.sparse else [7]
+
+
+def _segments(subset: int, expand: dict):
+    """Right-operand segments ``(pivot plane, j plane)`` and left-operand planes (k) of product ``subset``."""
+    pick = ["a" if subset & bit else "d" for bit in (4, 2, 1)]
+    right, left = [], []
+    for u in expand[pick[0]]:
+        for v in expand[pick[1]]:
+            for w in expand[pick[2]]:
+                right.append((u, v))
+                left.append(w)
+    return right, left
+
+
+def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink) -> None:
+    """3-way: pair products a.a once (both triangles), then batches of pivots: masked right operands, one GEMM
+    per product kind in matrix mode, and ``ccc3_threshold`` or the host to finish."""
+    from ..ccc.formulas import tables
+
+    n, n_fields = a.shape
+    rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[MATRIX_CONFIG]
+    gemm = module("hamming.cu", tuple(_kernel_name(c) for c in MMA_CONFIGS)).get_function(_kernel_name(MATRIX_CONFIG))
+    shared = stages * (rows + cols) * chunks * 16
+    gemm.max_dynamic_shared_size_bytes = shared
+    threads = (rows // warp_rows) * (cols // warp_cols) * 32
+    null = np.uint64(0)
+    n_rows = pair_operands[0].shape[0]
+
+    def run_gemm(left, right, tiles, out, ld, n_right, mirror):
+        gemm((len(tiles),), (threads,),
+             (left, right, np.int32(left.shape[1]), tiles, np.int32(n), np.int32(n_right), np.int32(0),
+              np.int32(mirror), np.int32(1), np.uint32(0), null, null, null, null, np.uint64(0), out, np.int64(ld),
+              np.int32(0), np.int32(0)),
+             shared_mem=shared)  # fmt: skip
+
+    blocks = -(-n // rows)
+    pair_aa = cupy.zeros((n_rows, n_rows), dtype=cupy.int32)
+    run_gemm(*pair_operands, cupy.asarray(micro_tiles(range(blocks), None, True, rows, cols)), pair_aa, n_rows, n, 1)
+    stack, expand = _plane_stack(a, d, metric, n_rows)
+    planes = cupy.asarray(stack)
+    words = stack.shape[2]
+    kinds = triple_kinds(metric)
+    specs = {}
+    for subset in kinds:
+        right, left = _segments(subset, expand)
+        left_operand = _operand([stack[plane, :n] for plane in left], n_rows)
+        specs[subset] = (cupy.asarray(left_operand), cupy.asarray(np.array([u for u, _ in right], np.int32)),
+                         cupy.asarray(np.array([v for _, v in right], np.int32)), len(right))  # fmt: skip
+    widest = max(spec[0].shape[1] for spec in specs.values())
+    per_pivot = n_rows * (widest * 8 + n_rows * 4 * len(kinds))  # right operand rows + product columns
+    batch = int(max(1, min(n, _PIVOT_BATCH_BYTES // per_pivot)))
+    right_buffer = cupy.empty(batch * n_rows * widest, dtype=cupy.uint64)
+    products = {subset: cupy.zeros((n_rows, batch * n_rows), dtype=cupy.int32) for subset in kinds}
+    builder = _ccc_module().get_function("pivot_operand")
+    threshold = sink.limits
+    if threshold is not None:
+        finalize = _ccc_module().get_function("ccc3_threshold")
+        freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
+        defined_dev, ones_dev = cupy.asarray(defined), cupy.asarray(ones)
+        found = _entries3(cupy, 1 << 22)
+        pointers = cupy.asarray(np.array([products[s].data.ptr if s in products else 0 for s in range(8)],
+                                         dtype=np.uint64))  # fmt: skip
+        limits = [np.float64(x) for x in threshold.by_class]
+        combined = np.float64("inf" if threshold.combined is None else threshold.combined)
+    col_blocks = n_rows // cols
+    for i0 in range(0, max(0, n - 2), batch):
+        size = min(batch, n - 2 - i0)
+        tile_parts = []
+        for b in range(size):
+            first = (i0 + b + 1) // rows
+            part = micro_tiles(range(first, blocks), None, True, rows, cols)
+            part = part[part[:, 1] >= first]
+            part[:, 1] += b * col_blocks
+            tile_parts.append(part)
+        tiles = cupy.asarray(np.concatenate(tile_parts))
+        for subset in kinds:
+            left, seg_pivot, seg_row, n_segments = specs[subset]
+            row_words = left.shape[1]
+            right = right_buffer[: size * n_rows * row_words].reshape(size * n_rows, row_words)
+            builder((min(65535, -(-right.size // 256)),), (256,),
+                    (planes, np.int32(n_rows), np.int32(words), np.int32(row_words), seg_pivot, seg_row,
+                     np.int32(n_segments), np.int32(i0), np.int32(size), right))  # fmt: skip
+            run_gemm(left, right, tiles, products[subset], batch * n_rows, size * n_rows, 0)
+        if threshold is None:
+            _finish_triples_on_host(cupy, products, pair_aa, i0, size, n, n_rows, n_fields, ones, metric, sink, tables,
+                                    defined)  # fmt: skip
+            continue
+        while True:
+            found["count"].fill(0)
+            finalize((-(-(size * n_rows) // 256), n), (256,),
+                     (pointers, pair_aa, np.int64(batch * n_rows), np.int32(n_rows), np.int32(i0), np.int32(size),
+                      np.int32(n), np.int32(n_fields), np.int32(metric.counted_bits), defined_dev, ones_dev, freq,
+                      weight, np.float64(metric.multiplier), *limits, combined, found["i"], found["j"], found["k"],
+                      found["entry"], found["value"], found["count"], np.uint64(found["i"].size)))  # fmt: skip
+            count = int(found["count"].get()[0])
+            if count <= found["i"].size:
+                break
+            found = _entries3(cupy, count)
+        if count:
+            index = np.stack([found[x][:count].get().astype(np.int64) for x in "ijk"], axis=1)
+            sink.add_entries(index, found["entry"][:count].get().astype(np.int64), found["value"][:count].get())
+
+
+def _entries3(cupy, capacity: int) -> dict:
+    found = {x: cupy.empty(capacity, cupy.uint32) for x in "ijk"}
+    found.update(entry=cupy.empty(capacity, cupy.uint8), value=cupy.empty(capacity, cupy.float64),
+                 count=cupy.zeros(1, cupy.uint64))  # fmt: skip
+    return found
+
+
+def _finish_triples_on_host(cupy, products, pair_aa, i0, size, n, n_rows, n_fields, ones, metric, sink, tables,
+                            defined) -> None:  # fmt: skip
+    """Full results: the batch's products back to the host, tables and values there."""
+    host = {subset: buffer.get() for subset, buffer in products.items()}
+    pairs = pair_aa.get()
+    for b in range(size):
+        i = i0 + b
+        j, k = np.triu_indices(n, 1)
+        keep = j > i
+        j, k = j[keep], k[keep]
+        column = b * n_rows + j
+        t = np.empty((j.size, 8), dtype=np.int64)
+        for subset in range(8):
+            if subset in host:
+                t[:, subset] = host[subset][k, column]
+        if not metric.sparse:
+            t[:, 6] = pairs[i, j]
+            t[:, 5] = pairs[i, k]
+            t[:, 3] = pairs[j, k]
+            t[:, 4] = ones[i]
+            t[:, 2] = ones[j]
+            t[:, 1] = ones[k]
+            t[:, 0] = n_fields
+        index = np.stack([np.full(j.size, i), j, k], axis=1)
+        sink.add(index, tables(t, 3, metric.counted_bits), defined, ones)
