@@ -82,6 +82,40 @@ def measure(codes, sparse: bool, threshold: str, repeats: int) -> dict:
             "checksum": str(result.checksum)}  # fmt: skip
 
 
+def measure3(codes, sparse: bool, threshold: str, repeats: int) -> dict:
+    import cupy
+
+    from seqcompare.ccc.api import Threshold, _Sink, ccc
+    from seqcompare.ccc.checksum import Checksum
+    from seqcompare.ccc.formulas import Metric, counts, marginals
+    from seqcompare.gpu.ccc import _triples_3way, product_operands
+
+    n, m = codes.shape
+    metric = Metric("ccc", sparse)
+    a, d = counts(codes, metric)
+    defined, ones = marginals(a, d)
+    pair = tuple(cupy.asarray(x) for x in product_operands(a, d, metric)["aa"])
+    times, entries = [], 0
+    for repeat in range(repeats + 1):
+        sink = _Sink(3, metric, Threshold.parse(threshold, 3), None, Checksum(), False)
+        cupy.cuda.Device(0).synchronize()
+        start = time.perf_counter()
+        _triples_3way(cupy, pair, a, d, defined, ones, metric, sink)
+        cupy.cuda.Device(0).synchronize()
+        if repeat:
+            times.append(time.perf_counter() - start)
+        entries = sum(len(p[0]) for p in sink.parts)
+    start = time.perf_counter()
+    result = ccc(Codes(codes), way=3, sparse=sparse, threshold=threshold, device="cuda")
+    call_s = time.perf_counter() - start
+    comparisons = n * (n - 1) * (n - 2) // 6 * m
+    device_s = statistics.median(times)
+    return {"way": 3, "vectors": n, "fields": m, "sparse": sparse, "threshold": threshold, "entries": entries,
+            "comparisons": comparisons, "device_runs_s": times, "device_s": device_s,
+            "device_rate": comparisons / device_s, "call_s": call_s, "call_rate": comparisons / call_s,
+            "checksum": str(result.checksum)}  # fmt: skip
+
+
 def check_against_cpu(codes, sparse: bool, threshold: str) -> bool:
     from seqcompare.ccc.api import ccc
 
@@ -98,6 +132,10 @@ def main(argv=None) -> int:
     parser.add_argument("--fields", type=int, default=32768)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threshold", default="0.75")
+    parser.add_argument("--vectors3", type=int, default=2048)
+    parser.add_argument("--fields3", type=int, default=16384)
+    parser.add_argument("--threshold3", default="0.5")
+    parser.add_argument("--skip2", action="store_true", help="only the 3-way runs")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     import cupy
@@ -108,7 +146,7 @@ def main(argv=None) -> int:
               "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "runs": []}  # fmt: skip
     import seqcompare.gpu.ccc as gpu_ccc
 
-    for sparse, fused in ((False, True), (False, False), (True, False)):
+    for sparse, fused in ((False, True), (False, False), (True, False)) if not args.skip2 else ():
         gpu_ccc.FUSE_DENSE = fused
         codes = random_codes(rng, args.vectors, args.fields, 0.1 if sparse else 0.0)
         name = "sparse" if sparse else "dense_fused" if fused else "dense_unfused"
@@ -118,6 +156,17 @@ def main(argv=None) -> int:
         report["runs"].append(row)
         print(json.dumps(row), flush=True)
         del codes
+    for sparse in (False, True):
+        codes = random_codes(rng, args.vectors3, args.fields3, 0.1 if sparse else 0.0)
+        from seqcompare.ccc.api import ccc
+
+        cpu = ccc(Codes(codes[:120]), way=3, sparse=sparse, threshold="0.3", method="blas")
+        gpu = ccc(Codes(codes[:120]), way=3, sparse=sparse, threshold="0.3", device="cuda")
+        report[f"equal_to_cpu_3way_{'sparse' if sparse else 'dense'}"] = bool(
+            np.array_equal(cpu.entry_value, gpu.entry_value) and cpu.checksum.total == gpu.checksum.total)
+        row = measure3(codes, sparse, args.threshold3, max(1, args.repeats // 2))
+        report["runs"].append(row)
+        print(json.dumps(row), flush=True)
     with open(os.path.join(args.out, "results_ccc_gpu.json"), "w") as handle:
         json.dump(report, handle, indent=1)
     print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=1))
