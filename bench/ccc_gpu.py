@@ -136,6 +136,7 @@ def main(argv=None) -> int:
     parser.add_argument("--fields3", type=int, default=16384)
     parser.add_argument("--threshold3", default="0.5")
     parser.add_argument("--skip2", action="store_true", help="only the 3-way runs")
+    parser.add_argument("--configs", action="store_true", help="2-way without missing data with every GEMM shape")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     import cupy
@@ -145,16 +146,19 @@ def main(argv=None) -> int:
               "date": time.strftime("%Y-%m-%d %H:%M:%S"),
               "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "runs": []}  # fmt: skip
     import seqcompare.gpu.ccc as gpu_ccc
+    from seqcompare.gpu.hamming import MMA_CONFIGS
 
-    for sparse, fused in ((False, True), (False, False), (True, False)) if not args.skip2 else ():
-        gpu_ccc.FUSE_DENSE = fused
+    configs = list(MMA_CONFIGS) if args.configs else [gpu_ccc.GEMM_CONFIG]
+    for sparse, config in [(False, c) for c in configs] + [(True, gpu_ccc.GEMM_CONFIG)] if not args.skip2 else []:
+        default = gpu_ccc.GEMM_CONFIG
+        gpu_ccc.GEMM_CONFIG = config
         codes = random_codes(rng, args.vectors, args.fields, 0.1 if sparse else 0.0)
-        name = "sparse" if sparse else "dense_fused" if fused else "dense_unfused"
-        report[f"equal_to_cpu_{name}"] = check_against_cpu(codes[:2000], sparse, "0.5")
+        report[f"equal_to_cpu_{'sparse' if sparse else 'dense'}_{config}"] = check_against_cpu(codes[:2000], sparse, "0.5")
         row = measure(codes, sparse, args.threshold, args.repeats)
-        row["fused_epilogue"] = fused and not sparse
+        row["gemm_config"] = config
         report["runs"].append(row)
         print(json.dumps(row), flush=True)
+        gpu_ccc.GEMM_CONFIG = default
         del codes
     for sparse in (False, True):
         codes = random_codes(rng, args.vectors3, args.fields3, 0.1 if sparse else 0.0)

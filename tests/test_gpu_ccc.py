@@ -71,12 +71,8 @@ def test_real_vcf_equals_the_cpu():
     assert_same(ccc(subset, method="blas", threshold=0.6), ccc(subset, device="cuda", threshold=0.6))
 
 
-@pytest.mark.parametrize("fused", [True, False])
-@pytest.mark.parametrize("threshold", ["-1", "0.55", "0.2,0.5,0.3,0.8"])
-def test_dense_thresholds_in_the_gemm_epilogue_or_after(rng, monkeypatch, fused, threshold):
-    import seqcompare.gpu.ccc as gpu_ccc
-
-    monkeypatch.setattr(gpu_ccc, "FUSE_DENSE", fused)
+@pytest.mark.parametrize("threshold", ["-1", "0.55", "0.2,0.5,0.3,0.8", "0.6,0.6,0.6,0.0"])
+def test_dense_thresholds_through_the_float_screen(rng, threshold):
     g = random_genotypes(rng, 260, 333, missing=0.0)
     options = dict(sparse=False, threshold=threshold)
     assert_same(ccc(g, method="blas", **options), ccc(g, device="cuda", **options))

@@ -1,11 +1,11 @@
 // CCC / DUO on NVIDIA GPUs: values and thresholds where the tallies are (compiled at run time by CuPy).
 //
-// The products T(S) of allele-count planes come from the 1-bit tensor-core GEMM of hamming.cu (bitmma_tile).
-// Without missing data one product (a.a) makes the whole table, so ccc2_bitmma turns the GEMM's accumulators
-// into values and thresholds them in its epilogue. With missing data four products are needed: the GEMM runs
-// once per kind in matrix mode and ccc2_threshold finishes them. Both make the tables and values with the
-// sequence of double operations of seqcompare.ccc.formulas.values (compiled with --fmad=false, so no
-// contraction changes a rounding) and append the entries that pass CoMet's thresholds.
+// The products T(S) of allele-count planes come from the 1-bit tensor-core GEMM of hamming.cu in matrix mode,
+// one int32 matrix per product kind (without missing data one kind, a.a, makes the whole table). The kernels
+// here make the tables and values with the sequence of double operations of seqcompare.ccc.formulas.values
+// (compiled with --fmad=false, so no contraction changes a rounding) and append the entries that pass CoMet's
+// thresholds. (Finishing in the GEMM's epilogue instead measured slower: 51 ms against 33 + 7 ms for 32,768 x
+// 32,768 without missing data; the epilogue's double work stalls the tensor cores.)
 //
 // Products of a block (rows r0.., every column): t_xy[(row - r0) * ld + col] = sum over fields of x of the row
 // vector R times y of the column vector Q (x, y = a: allele-1 count, d: defined), from GEMMs whose left operand
@@ -113,8 +113,8 @@ extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const in
                                           int r0, int rows, int n, int sparse, int n_fields, int c_bits,
                                           const long long* __restrict__ defined, const long long* __restrict__ ones,
                                           const double* __restrict__ freq, const double* __restrict__ weight,
-                                          double multiplier, double t0, double t1, double t2, double combined,
-                                          ENTRY_PARAMS) {
+                                          const float2* __restrict__ weight32, double multiplier, double t0,
+                                          double t1, double t2, double combined, ENTRY_PARAMS) {
     const Entries out = ENTRY_ARGS;
     int local = blockIdx.y;
     int r = r0 + local;
@@ -129,54 +129,25 @@ extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const in
             pair_entries(t_aa[at], t_da[at], t_ad[at], t_dd[at], q, r, c_bits, defined, freq, weight, multiplier,
                          limits, combined, v, keep);
         } else {
-            pair_entries(t_aa[at], ones[q], ones[r], n_fields, q, r, c_bits, defined, freq, weight, multiplier,
-                         limits, combined, v, keep);
+            // Without missing data: a float screen of the four values first (32-bit integer tables, float
+            // weights: within 1e-6 of the exact values, so a bound with a 1e-4 margin is safe).
+            int aa = t_aa[at], sq = (int)ones[q], sr = (int)ones[r], C = c_bits;
+            float t3 = (float)aa, t2 = (float)(C * sq - aa), t1 = (float)(C * sr - aa);
+            float t0 = (float)(C * C * n_fields - C * sq - C * sr + aa);
+            float scale = (float)multiplier / (float)(C * C * n_fields);
+            float2 wq = weight32[q], wr = weight32[r];
+            float b0 = fabsf(scale * t0 * wq.x * wr.x), b1 = fabsf(scale * t1 * wq.x * wr.y);
+            float b2 = fabsf(scale * t2 * wq.y * wr.x), b3 = fabsf(scale * t3 * wq.y * wr.y);
+            const float margin = 1.0001f;
+            bool maybe = n_fields == 0 || b0 * margin + 1e-30f > limits[0] || b1 * margin + 1e-30f > limits[1] ||
+                         b2 * margin + 1e-30f > limits[1] || b3 * margin + 1e-30f > limits[2] ||
+                         (b0 + b3) * margin + 1e-30f > combined;
+            if (maybe)
+                pair_entries(aa, ones[q], ones[r], n_fields, q, r, c_bits, defined, freq, weight, multiplier, limits,
+                             combined, v, keep);
         }
     }
     emit_entries(out, q, r, v, keep);
-}
-
-// Without missing data: the GEMM of [p, p, q, q] . [p, q, p, q] planes (a.a of rows R and columns Q) on tiles
-// of the lower triangle, finished in the epilogue.
-template <int BM, int BN, int WM, int WN, int STAGES, int KC>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
-    ccc2_bitmma(const u64* __restrict__ left, const u64* __restrict__ right, int row_words,
-                const int2* __restrict__ tiles, int n, int n_fields, int c_bits, const long long* __restrict__ defined,
-                const long long* __restrict__ ones, const double* __restrict__ freq,
-                const double* __restrict__ weight, double multiplier, double t0, double t1, double t2,
-                double combined, ENTRY_PARAMS) {
-    const Entries out = ENTRY_ARGS;
-    constexpr int WARPS_N = BN / WN;
-    constexpr int MT = WM / 16;
-    constexpr int NT = WN / 8;
-    extern __shared__ __align__(128) unsigned char smem[];
-
-    const int2 tile = tiles[blockIdx.x];
-    const int row0 = tile.x * BM, col0 = tile.y * BN;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
-    int acc[MT][NT][4];
-    bitmma_tile<BM, BN, WM, WN, STAGES, KC>(left, right, row_words, row0, col0, smem, acc);
-
-    // A warp whose columns all lie at or right of its rows has no pair q < r.
-    if (col0 + warp_n * WN >= row0 + warp_m * WM + WM) return;
-    const double limits[3] = {t0, t1, t2};
-    const int group = lane >> 2, pair = (lane & 3) * 2;
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                int r = row0 + warp_m * WM + i * 16 + group + (e >> 1) * 8;
-                int q = col0 + warp_n * WN + j * 8 + pair + (e & 1);
-                double v[4] = {0.0, 0.0, 0.0, 0.0};
-                bool keep[4] = {false, false, false, false};
-                if (r < n && q < r)
-                    pair_entries(acc[i][j][e], ones[q], ones[r], n_fields, q, r, c_bits, defined, freq, weight,
-                                 multiplier, limits, combined, v, keep);
-                emit_entries(out, q, r, v, keep);
-            }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -220,6 +191,9 @@ extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, cons
     long long column = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     int b = (int)(column / n_rows), j = (int)(column % n_rows);
     int i = i0 + b;
+    // A block covers one pivot and 256 consecutive j (n_rows is a multiple of 256): leave when none is in (i, k).
+    int j_first = (int)(((long long)blockIdx.x * blockDim.x) % n_rows);
+    if (j_first >= k || j_first + (int)blockDim.x <= i + 1) return;
     bool inside = b < batch && i < j && j < k && k < n;
     const double limits[4] = {t0, t1, t2, t3};
     double v[8];
@@ -235,7 +209,7 @@ extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, cons
         if (!t[0]) {  // no missing data
             products[6] = aa[(long long)i * n_rows + j];
             products[5] = aa[(long long)i * n_rows + k];
-            products[3] = aa[(long long)j * n_rows + k];
+            products[3] = aa[(long long)k * n_rows + j];  // symmetric; this way round the loads coalesce
             products[4] = ones[i];
             products[2] = ones[j];
             products[1] = ones[k];
@@ -260,7 +234,18 @@ extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, cons
         }
         bool zero = total == 0 || defined[i] == 0 || defined[j] == 0 || defined[k] == 0;
         int vec[3] = {i, j, k};
-        for (int e = 0; e < 8; ++e) {
+        // Screen with one division (see pair_entries): skip the exact values when no bound can pass.
+        bool maybe = zero;
+        if (!zero) {
+            double scale = multiplier / (double)total, bound[8];
+            for (int e = 0; e < 8; ++e) {
+                bound[e] = fabs(scale * (double)table[e] * weight[2 * i + ((e >> 2) & 1)] *
+                                weight[2 * j + ((e >> 1) & 1)] * weight[2 * k + (e & 1)]) * (1.0 + 1e-9) + 1e-300;
+                maybe = maybe || bound[e] > limits[__popc(e)];
+            }
+            maybe = maybe || bound[0] + bound[7] > combined;
+        }
+        for (int e = 0; e < 8 && maybe; ++e) {
             double f[3], w[3];
             for (int x = 0; x < 3; ++x) {
                 int bit = (e >> (2 - x)) & 1;

@@ -22,7 +22,7 @@ _SOURCE = "ccc.cu"
 _ROW_WORDS_MULTIPLE = 16  # 1024 bits: the GEMM's deepest pipeline stage
 _BLOCK_CELLS = 1 << 27  # products per kind held on the device at once (512 MB of int32)
 _PIVOT_BATCH_BYTES = 3 << 30  # 3-way: masked operands and products of a batch of pivots
-FUSE_DENSE = True  # thresholds without missing data in the GEMM's epilogue (else matrix mode + ccc2_threshold)
+GEMM_CONFIG = MATRIX_CONFIG
 
 
 def _plane_words(plane: np.ndarray) -> np.ndarray:
@@ -85,23 +85,15 @@ def vector_factors(defined: np.ndarray, ones: np.ndarray, metric) -> tuple[np.nd
     return freq, 1.0 - float(metric.param) * freq
 
 
-def _fused_name(config: str) -> str:
-    return "ccc2_bitmma<{},{},{},{},{},{}>".format(*MMA_CONFIGS[config])
-
-
 def _ccc_module():
-    return module(_SOURCE, (_fused_name(MATRIX_CONFIG),), ("--fmad=false",))
+    return module(_SOURCE, (), ("--fmad=false",))
 
 
 def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timings: dict | None = None) -> None:
     from ..ccc.formulas import tables
 
-    if sink.limits is not None and not metric.sparse and FUSE_DENSE:
-        _fused_2way(cupy, operands["aa"], n, n_fields, defined, ones, metric, sink, timings)
-        return
-
-    rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[MATRIX_CONFIG]
-    gemm = module("hamming.cu", tuple(_kernel_name(c) for c in MMA_CONFIGS)).get_function(_kernel_name(MATRIX_CONFIG))
+    rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[GEMM_CONFIG]
+    gemm = module("hamming.cu", tuple(_kernel_name(c) for c in MMA_CONFIGS)).get_function(_kernel_name(GEMM_CONFIG))
     shared = stages * (rows + cols) * chunks * 16
     gemm.max_dynamic_shared_size_bytes = shared
     threads = (rows // warp_rows) * (cols // warp_cols) * 32
@@ -115,6 +107,7 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
         finalize = _ccc_module().get_function("ccc2_threshold")
         defined_dev, ones_dev = cupy.asarray(defined), cupy.asarray(ones)
         freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
+        weight32 = weight.astype(cupy.float32)
         capacity = 1 << 22
         found = _entries(cupy, capacity)
     for r0 in range(0, n, block_rows):
@@ -141,7 +134,7 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
             t = [buffers.get(kind, buffers["aa"]) for kind in ("dd", "da", "ad", "aa")]
             finalize((-(-min(r1, n) // 256), r1 - r0), (256,),
                      (*t, np.int64(ld), np.int32(r0), np.int32(r1 - r0), np.int32(n), np.int32(metric.sparse),
-                      np.int32(n_fields), np.int32(metric.counted_bits), defined_dev, ones_dev, freq, weight,
+                      np.int32(n_fields), np.int32(metric.counted_bits), defined_dev, ones_dev, freq, weight, weight32,
                       *_threshold_args(threshold, metric), found["q"], found["r"], found["entry"], found["value"],
                       found["count"], np.uint64(found["q"].size)))  # fmt: skip
             if marks:
@@ -160,39 +153,6 @@ def _threshold_args(threshold, metric):
     limits = [np.float64(x) for x in threshold.by_class]
     combined = np.float64("inf" if threshold.combined is None else threshold.combined)
     return (np.float64(metric.multiplier), *limits, combined)
-
-
-def _fused_2way(cupy, operand_pair, n, n_fields, defined, ones, metric, sink, timings) -> None:
-    """Without missing data: one GEMM launch over the lower triangle, values and thresholds in its epilogue."""
-    rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[MATRIX_CONFIG]
-    kernel = _ccc_module().get_function(_fused_name(MATRIX_CONFIG))
-    shared = stages * (rows + cols) * chunks * 16
-    kernel.max_dynamic_shared_size_bytes = shared
-    threads = (rows // warp_rows) * (cols // warp_cols) * 32
-    left, right = operand_pair
-    tiles = cupy.asarray(micro_tiles(range(-(-n // rows)), None, True, rows, cols))
-    freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
-    defined_dev, ones_dev = cupy.asarray(defined), cupy.asarray(ones)
-    found = _entries(cupy, 1 << 22)
-    while True:
-        found["count"].fill(0)
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        kernel((len(tiles),), (threads,),
-               (left, right, np.int32(left.shape[1]), tiles, np.int32(n), np.int32(n_fields),
-                np.int32(metric.counted_bits), defined_dev, ones_dev, freq, weight,
-                *_threshold_args(sink.limits, metric), found["q"], found["r"], found["entry"], found["value"],
-                found["count"], np.uint64(found["q"].size)),
-               shared_mem=shared)  # fmt: skip
-        stop.record()
-        count = int(found["count"].get()[0])
-        if count <= found["q"].size:
-            break
-        found = _entries(cupy, count)
-    if timings is not None:
-        timings["gemm_s"] = cupy.cuda.get_elapsed_time(start, stop) / 1e3
-        timings["finalize_s"] = 0.0
-    _hand_entries(found, count, sink)
 
 
 def _hand_entries(found, count: int, sink) -> None:
