@@ -182,7 +182,8 @@ extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, cons
                                           int n_rows, int i0, int batch, int n, int n_fields, int c_bits,
                                           const long long* __restrict__ defined, const long long* __restrict__ ones,
                                           const double* __restrict__ freq, const double* __restrict__ weight,
-                                          double multiplier, double t0, double t1, double t2, double t3,
+                                          const float2* __restrict__ weight32, double multiplier, double t0,
+                                          double t1, double t2, double t3,
                                           double combined, u32* __restrict__ out_i, u32* __restrict__ out_j,
                                           u32* __restrict__ out_k, unsigned char* __restrict__ out_entry,
                                           double* __restrict__ out_value, unsigned long long* __restrict__ count,
@@ -215,32 +216,30 @@ extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, cons
             products[1] = ones[k];
             products[0] = n_fields;
         }
-        long long C = c_bits;
-        long long table[8];
-        long long total = 0;
-        for (int e = 0; e < 8; ++e) {
-            long long sum = 0;
-            for (int s = 0; s < 8; ++s) {
-                if ((s & e) != e) continue;  // an allele-1 bit needs a count
-                long long coefficient = 1;
-                for (int x = 0; x < 3; ++x) {
-                    int bit = 4 >> x;
-                    if (!(e & bit)) coefficient *= (s & bit) ? -1 : C;
+        // Tables from products one operand at a time: with T[S | bit] (a) and T[S] (d) for that operand, the
+        // allele-1 entry is a and the allele-0 entry C d - a. Entries never exceed the total, which the host
+        // keeps below 2**31.
+        int table[8];
+        for (int s = 0; s < 8; ++s) table[s] = (int)products[s];
+        for (int bit = 4; bit >= 1; bit >>= 1)
+            for (int s = 0; s < 8; ++s)
+                if (s & bit) {
+                    int with_a = table[s], with_d = table[s ^ bit];
+                    table[s ^ bit] = c_bits * with_d - with_a;
                 }
-                sum += coefficient * products[s];
-            }
-            table[e] = sum;
-            total += sum;
-        }
+        long long total = 0;
+        for (int e = 0; e < 8; ++e) total += table[e];
         bool zero = total == 0 || defined[i] == 0 || defined[j] == 0 || defined[k] == 0;
         int vec[3] = {i, j, k};
-        // Screen with one division (see pair_entries): skip the exact values when no bound can pass.
+        // Float screen (see ccc2_threshold): skip the exact values when no bound can pass.
         bool maybe = zero;
         if (!zero) {
-            double scale = multiplier / (double)total, bound[8];
+            float scale = (float)multiplier / (float)total;
+            float2 wi = weight32[i], wj = weight32[j], wk = weight32[k];
+            float bound[8];
             for (int e = 0; e < 8; ++e) {
-                bound[e] = fabs(scale * (double)table[e] * weight[2 * i + ((e >> 2) & 1)] *
-                                weight[2 * j + ((e >> 1) & 1)] * weight[2 * k + (e & 1)]) * (1.0 + 1e-9) + 1e-300;
+                bound[e] = fabsf(scale * (float)table[e] * ((e & 4) ? wi.y : wi.x) * ((e & 2) ? wj.y : wj.x) *
+                                 ((e & 1) ? wk.y : wk.x)) * 1.0001f + 1e-30f;
                 maybe = maybe || bound[e] > limits[__popc(e)];
             }
             maybe = maybe || bound[0] + bound[7] > combined;

@@ -20,7 +20,7 @@ from .hamming import MATRIX_CONFIG, MMA_CONFIGS, ROW_PAD, _kernel_name, micro_ti
 
 _SOURCE = "ccc.cu"
 _ROW_WORDS_MULTIPLE = 16  # 1024 bits: the GEMM's deepest pipeline stage
-_BLOCK_CELLS = 1 << 27  # products per kind held on the device at once (512 MB of int32)
+_BLOCK_CELLS = None  # products per kind held on the device at once; None: from the free memory
 _PIVOT_BATCH_BYTES = 3 << 30  # 3-way: masked operands and products of a batch of pivots
 GEMM_CONFIG = MATRIX_CONFIG
 
@@ -98,8 +98,10 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
     gemm.max_dynamic_shared_size_bytes = shared
     threads = (rows // warp_rows) * (cols // warp_cols) * 32
     ld = -(-n // cols) * cols
-    block_rows = max(rows, (_BLOCK_CELLS // ld) // rows * rows)
     kinds = ("dd", "da", "ad", "aa") if metric.sparse else ("aa",)
+    # As few row blocks as memory allows: a launch over a block of few rows has few tiles and idles the GPU.
+    cells = _BLOCK_CELLS or cupy.cuda.runtime.memGetInfo()[0] // (2 * 4 * len(kinds))
+    block_rows = min(-(-n // rows) * rows, max(rows, (cells // ld) // rows * rows))
     buffers = {kind: cupy.zeros((block_rows, ld), dtype=cupy.int32) for kind in kinds}
     null = np.uint64(0)
     threshold = sink.limits
@@ -265,6 +267,7 @@ def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink) -> Non
     if threshold is not None:
         finalize = _ccc_module().get_function("ccc3_threshold")
         freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
+        weight32 = weight.astype(cupy.float32)
         defined_dev, ones_dev = cupy.asarray(defined), cupy.asarray(ones)
         found = _entries3(cupy, 1 << 22)
         pointers = cupy.asarray(np.array([products[s].data.ptr if s in products else 0 for s in range(8)],
@@ -299,7 +302,7 @@ def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink) -> Non
             finalize((-(-(size * n_rows) // 256), n), (256,),
                      (pointers, pair_aa, np.int64(batch * n_rows), np.int32(n_rows), np.int32(i0), np.int32(size),
                       np.int32(n), np.int32(n_fields), np.int32(metric.counted_bits), defined_dev, ones_dev, freq,
-                      weight, np.float64(metric.multiplier), *limits, combined, found["i"], found["j"], found["k"],
+                      weight, weight32, np.float64(metric.multiplier), *limits, combined, found["i"], found["j"], found["k"],
                       found["entry"], found["value"], found["count"], np.uint64(found["i"].size)))  # fmt: skip
             count = int(found["count"].get()[0])
             if count <= found["i"].size:
