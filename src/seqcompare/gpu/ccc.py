@@ -21,7 +21,7 @@ from .hamming import MATRIX_CONFIG, MMA_CONFIGS, ROW_PAD, _kernel_name, micro_ti
 _SOURCE = "ccc.cu"
 _ROW_WORDS_MULTIPLE = 16  # 1024 bits: the GEMM's deepest pipeline stage
 _BLOCK_CELLS = None  # products per kind held on the device at once; None: from the free memory
-_PIVOT_BATCH_BYTES = 3 << 30  # 3-way: masked operands and products of a batch of pivots
+_PIVOT_BATCH_BYTES = None  # 3-way: bytes for a batch of pivots' operands and products; None: from free memory
 GEMM_CONFIG = MATRIX_CONFIG
 
 
@@ -259,7 +259,9 @@ def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink) -> Non
                          cupy.asarray(np.array([v for _, v in right], np.int32)), len(right))  # fmt: skip
     widest = max(spec[0].shape[1] for spec in specs.values())
     per_pivot = n_rows * (widest * 8 + n_rows * 4 * len(kinds))  # right operand rows + product columns
-    batch = int(max(1, min(n, _PIVOT_BATCH_BYTES // per_pivot)))
+    # Many pivots per batch: each launch then has enough tiles to fill the GPU.
+    budget = _PIVOT_BATCH_BYTES or cupy.cuda.runtime.memGetInfo()[0] // 3
+    batch = int(max(1, min(n, budget // per_pivot)))
     right_buffer = cupy.empty(batch * n_rows * widest, dtype=cupy.uint64)
     products = {subset: cupy.zeros((n_rows, batch * n_rows), dtype=cupy.int32) for subset in kinds}
     builder = _ccc_module().get_function("pivot_operand")
