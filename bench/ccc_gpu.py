@@ -112,6 +112,9 @@ def measure3(codes, sparse: bool, threshold: str, repeats: int) -> dict:
         if repeat:
             times.append(time.perf_counter() - start)
         entries = sum(len(p[0]) for p in sink.parts)
+    split: dict = {}
+    _triples_3way(cupy, pair, a, d, defined, ones, metric,
+                  _Sink(3, metric, Threshold.parse(threshold, 3), None, Checksum(), False), timings=split)
     start = time.perf_counter()
     result = ccc(Codes(codes), way=3, sparse=sparse, threshold=threshold, device="cuda")
     call_s = time.perf_counter() - start
@@ -120,7 +123,7 @@ def measure3(codes, sparse: bool, threshold: str, repeats: int) -> dict:
     return {"way": 3, "vectors": n, "fields": m, "sparse": sparse, "threshold": threshold, "entries": entries,
             "comparisons": comparisons, "device_runs_s": times, "device_s": device_s,
             "device_rate": comparisons / device_s, "call_s": call_s, "call_rate": comparisons / call_s,
-            "checksum": str(result.checksum)}  # fmt: skip
+            "stages": split, "checksum": str(result.checksum)}  # fmt: skip
 
 
 def check_against_cpu(codes, sparse: bool, threshold: str) -> bool:

@@ -223,7 +223,7 @@ def _segments(subset: int, expand: dict):
     return right, left
 
 
-def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink) -> None:
+def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink, timings: dict | None = None) -> None:
     """3-way: pair products a.a once (both triangles), then batches of pivots: masked right operands, one GEMM
     per product kind in matrix mode, and ``ccc3_threshold`` or the host to finish."""
     from ..ccc.formulas import tables
@@ -287,14 +287,21 @@ def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink) -> Non
             part[:, 1] += b * col_blocks
             tile_parts.append(part)
         tiles = cupy.asarray(np.concatenate(tile_parts))
-        for subset in kinds:
+        marks = [cupy.cuda.Event() for _ in range(2 * len(kinds) + 2)] if timings is not None else None
+        for number, subset in enumerate(kinds):
             left, seg_pivot, seg_row, n_segments = specs[subset]
             row_words = left.shape[1]
             right = right_buffer[: size * n_rows * row_words].reshape(size * n_rows, row_words)
+            if marks:
+                marks[2 * number].record()
             builder((min(65535, -(-right.size // 256)),), (256,),
                     (planes, np.int32(n_rows), np.int32(words), np.int32(row_words), seg_pivot, seg_row,
                      np.int32(n_segments), np.int32(i0), np.int32(size), right))  # fmt: skip
+            if marks:
+                marks[2 * number + 1].record()
             run_gemm(left, right, tiles, products[subset], batch * n_rows, size * n_rows, 0)
+        if marks:
+            marks[-2].record()
         if threshold is None:
             _finish_triples_on_host(cupy, products, pair_aa, i0, size, n, n_rows, n_fields, ones, metric, sink, tables,
                                     defined)  # fmt: skip
@@ -310,6 +317,17 @@ def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink) -> Non
             if count <= found["i"].size:
                 break
             found = _entries3(cupy, count)
+        if marks:
+            marks[-1].record()
+            marks[-1].synchronize()
+            elapsed = cupy.cuda.get_elapsed_time
+            build = sum(elapsed(marks[2 * x], marks[2 * x + 1]) for x in range(len(kinds))) / 1e3
+            gemm_time = sum(elapsed(marks[2 * x + 1], marks[2 * x + 2] if x + 1 < len(kinds) else marks[-2])
+                            for x in range(len(kinds))) / 1e3  # fmt: skip
+            timings["build_s"] = timings.get("build_s", 0.0) + build
+            timings["gemm_s"] = timings.get("gemm_s", 0.0) + gemm_time
+            timings["finalize_s"] = timings.get("finalize_s", 0.0) + elapsed(marks[-2], marks[-1]) / 1e3
+            timings["batches"] = timings.get("batches", 0) + 1
         if count:
             index = np.stack([found[x][:count].get().astype(np.int64) for x in "ijk"], axis=1)
             sink.add_entries(index, found["entry"][:count].get().astype(np.int64), found["value"][:count].get())
