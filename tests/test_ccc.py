@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from seqcompare.ccc.analytic import all_items, analytic_problem, closed_form_products
-from seqcompare.ccc.api import Threshold, ccc, codes_from_counts
-from seqcompare.ccc.formulas import Metric, tables, values
+from seqcompare.correlation.analytic import all_items, analytic_problem, closed_form_products
+from seqcompare.correlation.api import Threshold, ccc, codes_from_counts
+from seqcompare.correlation.formulas import Metric, tables, values
 from seqcompare.errors import InputError
 
 GOLDEN_NON_SPARSE = [[0, 1], [2, 3], [1, 0], [3, 2]]  # spec 2.5 (a): v0 = [00, 01], v1 = [10, 11], ...
@@ -98,7 +98,7 @@ def test_combined_threshold_passes_ll_and_hh_together():
 
 
 def test_checksum_is_independent_of_blocking(rng):
-    from seqcompare.ccc import api
+    from seqcompare.correlation import api
 
     genotypes = random_genotypes(rng, 40, 130)
     reference = ccc(genotypes)
@@ -106,7 +106,7 @@ def test_checksum_is_independent_of_blocking(rng):
         sink_checksum = api.Checksum()
         sink = api._Sink(2, Metric(), None, None, sink_checksum, False)
         codes = codes_from_counts(genotypes)
-        from seqcompare.ccc.formulas import counts, marginals
+        from seqcompare.correlation.formulas import counts, marginals
 
         a, d = counts(codes, Metric())
         api._run_blas(a, d, *marginals(a, d), Metric(), 2, sink, block_items=block_items)
@@ -143,7 +143,7 @@ def test_edge_cases():
 
 
 def test_tallies_that_would_overflow_are_refused():
-    from seqcompare.ccc.formulas import MAX_EXACT_TALLY, max_tally
+    from seqcompare.correlation.formulas import MAX_EXACT_TALLY, max_tally
 
     assert max_tally(2**28, 3, Metric()) > MAX_EXACT_TALLY >= max_tally(2**28 - 1, 3, Metric())
     with pytest.raises(InputError, match="beyond the exact 32-bit range"):

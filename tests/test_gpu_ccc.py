@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from seqcompare.ccc.api import ccc
+from seqcompare.correlation.api import ccc
 
 pytestmark = pytest.mark.gpu
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from seqcompare.errors import InputError
 from seqcompare.io.sequences import SequenceSet
-from seqcompare.scan.api import scan
-from seqcompare.scan.reference import occurrence_offsets
+from seqcompare.signatures.api import scan
+from seqcompare.signatures.reference import occurrence_offsets
 from seqcompare.simulate import simulate_scan
 
 EXAMPLE = os.path.join(DATA, "scan_example")
@@ -201,7 +201,7 @@ def test_cli_simulate_scan_plants_what_scan_finds(tmp_path):
 
 
 def unpack(bases, nmask, word0, lengths):
-    """Base codes and offsets of records packed by :func:`seqcompare.scan.packed.pack_records`."""
+    """Base codes and offsets of records packed by :func:`seqcompare.signatures.packed.pack_records`."""
     codes = []
     for start, length in zip(word0, lengths):
         words = -(-int(length) // 32)
@@ -215,7 +215,7 @@ def unpack(bases, nmask, word0, lengths):
 
 def cpu_stand_in_for_upload_index(parts, k):
     """A CPU index of the signatures as the helper received them, packed (see the fixture below)."""
-    from seqcompare.scan.index import SignatureIndex
+    from seqcompare.signatures.index import SignatureIndex
 
     codes, offsets = unpack(parts["sig_bases"], parts["sig_nmask"], parts["sig_word0"], parts["sig_length"])
     return SignatureIndex(codes, offsets, k)
@@ -224,7 +224,7 @@ def cpu_stand_in_for_upload_index(parts, k):
 def cpu_stand_in_for_device_occurrences(bases, nmask, word0, lengths, index, find_all, **_):
     """What :func:`seqcompare.gpu.scan.device_occurrences` returns, computed on the CPU from the packed words
     the helper received."""
-    from seqcompare.scan.api import _index_rows
+    from seqcompare.signatures.api import _index_rows
 
     codes, offsets = unpack(bases, nmask, word0, lengths)
     unpacked = SequenceSet([str(i) for i in range(lengths.size)], codes, offsets, np.zeros(codes.size, np.uint8))
@@ -283,7 +283,7 @@ def test_cli_gpu_helper_process_failures_are_one_line_errors(helper_on_cpu, tmp_
 def test_the_gpu_helpers_side_and_the_parser_import_no_numba():
     # The helper process is forked before Numba is imported so that its CUDA start overlaps the parent's work;
     # importing Numba on its side would put ~0.3 s back on the critical path.
-    code = ("import sys, seqcompare.cli, seqcompare.gpu.scan, seqcompare.gpu.scan_helper, seqcompare.scan.common; "
+    code = ("import sys, seqcompare.cli, seqcompare.gpu.scan, seqcompare.gpu.scan_helper, seqcompare.signatures.common; "
             "seqcompare.cli.build_parser(); print('numba' in sys.modules)")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

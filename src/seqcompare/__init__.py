@@ -16,6 +16,11 @@ _LAZY = {
     "read_alignment": ("seqcompare.io.fasta", "read_alignment"),
     "Alignment": ("seqcompare.io.fasta", "Alignment"),
     "InputError": ("seqcompare.errors", "InputError"),
+    "scan": ("seqcompare.signatures.api", "scan"),
+    "prepare_signatures": ("seqcompare.signatures.api", "prepare_signatures"),
+    "ccc": ("seqcompare.correlation.api", "ccc"),
+    "Genotypes": ("seqcompare.io.genotypes", "Genotypes"),
+    "read_genotypes": ("seqcompare.io.genotypes", "read_genotypes"),
 }
 
 __all__ = ["__version__", *_LAZY]

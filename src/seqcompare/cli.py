@@ -244,7 +244,7 @@ def _run_hamming(args) -> int:
 
 
 def _add_scan_parser(subparsers) -> None:
-    from .scan.common import DEFAULT_K, MAX_K, METHODS, REPORTS
+    from .signatures.common import DEFAULT_K, MAX_K, METHODS, REPORTS
 
     parser = subparsers.add_parser(
         "scan",
@@ -281,7 +281,7 @@ def _add_scan_parser(subparsers) -> None:
 
 def _run_scan(args) -> int:
     from .gpu import scan_helper
-    from .scan.common import MAX_K
+    from .signatures.common import MAX_K
 
     log = _Log(args.quiet)
     if not 1 <= args.k <= MAX_K:
@@ -292,7 +292,7 @@ def _run_scan(args) -> int:
         from concurrent.futures import ThreadPoolExecutor
 
         from .io.fastq import read_fastq
-        from .scan.api import prepare_signatures, scan
+        from .signatures.api import prepare_signatures, scan
 
         # The signatures' index is built while the samples are parsed.
         with ThreadPoolExecutor(1) as background:
@@ -324,7 +324,7 @@ def _scan_with_helper(args, log):
     with ScanHelper() as helper:
         from .engine import default_threads
         from .io.fastq import read_fastq
-        from .scan.api import prepare_signatures, scan_result
+        from .signatures.api import prepare_signatures, scan_result
 
         threads = args.threads or default_threads()
         prepared = prepare_signatures(args.signatures, k=args.k, both_strands=args.both_strands,
@@ -383,9 +383,9 @@ def _add_ccc_parser(subparsers) -> None:
 def _run_ccc(args) -> int:
     import numpy as np
 
-    from .ccc.analytic import all_items, analytic_problem, closed_form_products
-    from .ccc.api import ccc
-    from .ccc.formulas import Metric, tables
+    from .correlation.analytic import all_items, analytic_problem, closed_form_products
+    from .correlation.api import ccc
+    from .correlation.formulas import Metric, tables
     from .io.genotypes import Genotypes, read_comet, read_genotypes
 
     log = _Log(args.quiet)

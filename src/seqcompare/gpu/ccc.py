@@ -63,7 +63,7 @@ def product_operands(a: np.ndarray, d: np.ndarray, metric) -> dict:
 
 
 def run_bitmma(codes, a, d, defined, ones, metric, way, sink) -> None:
-    """Run :func:`seqcompare.ccc.api.ccc`'s ``bitmma`` method on GPU 0, handing results to ``sink``."""
+    """Run :func:`seqcompare.correlation.api.ccc`'s ``bitmma`` method on GPU 0, handing results to ``sink``."""
     cupy = require_cupy()
     n = a.shape[0]
     with cupy.cuda.Device(0):
@@ -76,7 +76,7 @@ def run_bitmma(codes, a, d, defined, ones, metric, way, sink) -> None:
 
 def vector_factors(defined: np.ndarray, ones: np.ndarray, metric) -> tuple[np.ndarray, np.ndarray]:
     """Per vector and allele bit (``[2v + b]``): the frequency ``s_b / (C c)`` and ``1 - gamma f``, with the
-    operations of :func:`seqcompare.ccc.formulas.values` (NaN where ``c = 0``; such values are 0)."""
+    operations of :func:`seqcompare.correlation.formulas.values` (NaN where ``c = 0``; such values are 0)."""
     c = defined.astype(np.int64)
     s1 = ones.astype(np.int64)
     counted = float(metric.counted_bits)
@@ -90,7 +90,7 @@ def _ccc_module():
 
 
 def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timings: dict | None = None) -> None:
-    from ..ccc.formulas import tables
+    from ..correlation.formulas import tables
 
     rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[GEMM_CONFIG]
     gemm = module("hamming.cu", tuple(_kernel_name(c) for c in MMA_CONFIGS)).get_function(_kernel_name(GEMM_CONFIG))
@@ -226,7 +226,7 @@ def _segments(subset: int, expand: dict):
 def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink, timings: dict | None = None) -> None:
     """3-way: pair products a.a once (both triangles), then batches of pivots: masked right operands, one GEMM
     per product kind in matrix mode, and ``ccc3_threshold`` or the host to finish."""
-    from ..ccc.formulas import tables
+    from ..correlation.formulas import tables
 
     n, n_fields = a.shape
     rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[MATRIX_CONFIG]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..scan.common import LADDER_RECIPE, lookup_tables
+from ..signatures.common import LADDER_RECIPE, lookup_tables
 from ._runtime import module, require_cupy
 
 _SOURCE = "scan.cu"
@@ -22,7 +22,7 @@ _MAX_GRID_Y = 65535  # samples per launch (the grid's y extent)
 
 @dataclass
 class DeviceIndex:
-    """A signature index on GPU 0: :class:`~seqcompare.scan.index.SignatureIndex`'s lookup tables (sorted and
+    """A signature index on GPU 0: :class:`~seqcompare.signatures.index.SignatureIndex`'s lookup tables (sorted and
     ranked on the device) plus the signatures' packed bases and clean runs, in ``device_arrays``."""
 
     k: int
@@ -37,7 +37,7 @@ class DeviceIndex:
 
 
 def upload_index(parts: dict, k: int) -> DeviceIndex:
-    """Sort and rank :func:`~seqcompare.scan.packed.index_host_parts`' keys on GPU 0 and upload the rest (CuPy only, no CPU kernels)."""
+    """Sort and rank :func:`~seqcompare.signatures.packed.index_host_parts`' keys on GPU 0 and upload the rest (CuPy only, no CPU kernels)."""
     cupy = require_cupy()
     with cupy.cuda.Device(0):
         stream = cupy.cuda.Stream(non_blocking=True)
@@ -55,7 +55,7 @@ def upload_index(parts: dict, k: int) -> DeviceIndex:
 
 def device_index(codes: np.ndarray, offsets: np.ndarray, k: int) -> DeviceIndex:
     """The :class:`DeviceIndex` of signatures ``codes``/``offsets`` (as :class:`SequenceSet` holds them)."""
-    from ..scan.packed import index_host_parts
+    from ..signatures.packed import index_host_parts
 
     return upload_index(index_host_parts(codes, offsets, k), k)
 
@@ -63,12 +63,12 @@ def device_index(codes: np.ndarray, offsets: np.ndarray, k: int) -> DeviceIndex:
 def scan_on_gpu(samples, index, report_all: bool, threshold: float, *, threads: int = 1,
                 timings: dict | None = None):  # fmt: skip
     """Occurrences of ``index``'s signatures (a :class:`DeviceIndex`, or a CPU
-    :class:`~seqcompare.scan.index.SignatureIndex` to upload first) on GPU 0: ``(sample, signature, offset,
+    :class:`~seqcompare.signatures.index.SignatureIndex` to upload first) on GPU 0: ``(sample, signature, offset,
     quality sum)`` rows, as the CPU path returns them
     (the first occurrence per pair, or every occurrence). With a score threshold every occurrence is found on
     the device and the host keeps those that reach it. ``timings`` receives stage times (host clocks) and
     kernel times (CUDA events)."""
-    from ..scan.packed import host_rows, pack_records
+    from ..signatures.packed import host_rows, pack_records
     from .hamming import pinned_empty
 
     start = time.perf_counter()
@@ -89,7 +89,7 @@ def scan_on_gpu(samples, index, report_all: bool, threshold: float, *, threads: 
 
 def device_occurrences(sample_bases, sample_nmask, sample_word0, sample_lengths, index: DeviceIndex,
                        find_all: bool, *, timings: dict | None = None):  # fmt: skip
-    """Upload packed samples (:func:`~seqcompare.scan.packed.pack_records`' output) and run the scan kernels on GPU 0 against a
+    """Upload packed samples (:func:`~seqcompare.signatures.packed.pack_records`' output) and run the scan kernels on GPU 0 against a
     :func:`device_index`: ``(sample, signature, offset)``, the first occurrence per pair or, with
     ``find_all``, every occurrence. ``timings`` receives host clock marks and kernel times (CUDA events)."""
     cupy = require_cupy()

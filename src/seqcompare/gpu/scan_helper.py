@@ -7,7 +7,7 @@ the signatures and the samples and does every compiled CPU pass (window keys, cl
 base) straight into a shared ``memfd``. The helper then sorts the keys and scans on the GPU
 (:func:`seqcompare.gpu.scan.upload_index`, :func:`~seqcompare.gpu.scan.device_occurrences`) and sends back the
 occurrences. Qualities never leave the parent, which sums the scores, so the output is that of
-:func:`seqcompare.scan.api.scan` with ``device="cuda"``.
+:func:`seqcompare.signatures.api.scan` with ``device="cuda"``.
 
 Linux only (``fork`` and ``memfd_create``); :func:`supported` says whether it can be used.
 """
@@ -97,9 +97,9 @@ class ScanHelper:
     def rows(self, samples, prepared, report_all: bool, threshold: float, threads: int):
         """``(sample, signature row, offset, quality sum)`` occurrence rows of ``samples`` (a
         :class:`~seqcompare.io.sequences.SequenceSet` with qualities) against ``prepared`` signatures
-        (:func:`~seqcompare.scan.api.prepare_signatures` with ``device=None``), as
+        (:func:`~seqcompare.signatures.api.prepare_signatures` with ``device=None``), as
         :func:`~seqcompare.gpu.scan.scan_on_gpu` returns them."""
-        from ..scan.packed import host_rows, index_host_parts, pack_records
+        from ..signatures.packed import host_rows, index_host_parts, pack_records
 
         started = time.perf_counter()
         shared = SharedArrays(self._memory)
@@ -145,7 +145,7 @@ class ScanHelper:
 
 def _start_cuda() -> None:
     """Import CuPy, create GPU 0's context and load what the scan will use (kernels, CuPy's sort)."""
-    from ..scan.common import lookup_tables
+    from ..signatures.common import lookup_tables
     from ._runtime import module, require_cupy
     from .scan import _SOURCE
 

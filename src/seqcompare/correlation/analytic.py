@@ -35,7 +35,7 @@ def analytic_problem(n_vectors: int, n_fields: int, metric: Metric, seed: int = 
 
 def closed_form_products(index: np.ndarray, n_vectors: int, group_of_field: np.ndarray, metric: Metric,
                          way: int) -> np.ndarray:  # fmt: skip
-    """Products ``T(S)`` (as :func:`seqcompare.ccc.formulas.tables` takes them) of items ``index``, from the
+    """Products ``T(S)`` (as :func:`seqcompare.correlation.formulas.tables` takes them) of items ``index``, from the
     group sizes and per-group counts alone."""
     sizes = np.bincount(group_of_field, minlength=GROUPS).astype(np.int64)
     a, d = (x.astype(np.int64) for x in counts(_group_codes(n_vectors, metric), metric))

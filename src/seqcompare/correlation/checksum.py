@@ -5,7 +5,7 @@ fixed point (``round(value * 2**40)``, so values up to 2**23 are represented), `
 entry's identity (the sorted vector indices and the allele bits in that order) and ``h`` the splitmix64 mixer,
 so that any change of any value or position changes the sum. Entries that are 0 or fail a threshold count as 0. Addition modulo 2**64 is commutative and associative, so the checksum does not depend on tile
 sizes, on the order tiles finish in, on the method or on the device, only on the values, which every method
-computes with the same float64 operations (:mod:`seqcompare.ccc.formulas`).
+computes with the same float64 operations (:mod:`seqcompare.correlation.formulas`).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class CCCResult:
     Thresholded results: ``entry_index`` ``(n_entries, way)``, ``entry_bits`` ``(n_entries, way)`` and
     ``entry_value``, in the same order.
 
-    Always: ``checksum`` (:class:`~seqcompare.ccc.checksum.Checksum`), ``comparisons`` (items x fields, as
+    Always: ``checksum`` (:class:`~seqcompare.correlation.checksum.Checksum`), ``comparisons`` (items x fields, as
     CoMet counts), ``seconds``, and ``histogram`` (``edges``, ``counts`` per class) when asked for.
     """
 
