@@ -148,3 +148,116 @@ def test_tallies_that_would_overflow_are_refused():
     assert max_tally(2**28, 3, Metric()) > MAX_EXACT_TALLY >= max_tally(2**28 - 1, 3, Metric())
     with pytest.raises(InputError, match="beyond the exact 32-bit range"):
         ccc(np.broadcast_to(np.zeros(1, dtype=np.int8), (2, 2**28)), way=3)
+
+
+# ------------------------------------------------------------------------------------------ real data, CLI
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from conftest import DATA  # noqa: E402
+
+KG_VCF = os.path.join(DATA, "ccc_example", "1kg_chr1_2504.vcf.gz")
+SARS_VCF = os.path.join(DATA, "ccc_example", "sarscov2_422.vcf.gz")
+
+
+@pytest.fixture(scope="module")
+def kg():
+    from seqcompare.io.genotypes import read_vcf
+
+    return read_vcf(KG_VCF)
+
+
+def subset(genotypes, rows):
+    return type(genotypes)(genotypes.codes[rows], [genotypes.names[r] for r in rows],
+                           [genotypes.alleles[r] for r in rows], genotypes.samples, genotypes.ploidy,
+                           genotypes.source)  # fmt: skip
+
+
+@pytest.mark.parametrize("way", [2, 3])
+def test_real_1kg_genotypes_equal_the_oracle(kg, way):
+    rows = list(range(0, 4294, 4294 // (24 if way == 2 else 9)))
+    chosen = subset(kg, rows)
+    for sparse in (True, False):
+        oracle = ccc(chosen, way=way, sparse=sparse, method="reference", keep_tables=True)
+        fast = ccc(chosen, way=way, sparse=sparse, method="blas", keep_tables=True)
+        assert np.array_equal(oracle.tables, fast.tables) and np.array_equal(oracle.values, fast.values)
+        assert oracle.checksum.total == fast.checksum.total
+
+
+def test_real_haploid_sarscov2_duo_equals_the_oracle():
+    from seqcompare.io.genotypes import read_vcf
+
+    chosen = subset(read_vcf(SARS_VCF), list(range(0, 404, 13)))
+    assert chosen.ploidy == 1
+    oracle = ccc(chosen, metric="duo", method="reference", keep_tables=True)
+    fast = ccc(chosen, metric="duo", method="blas", keep_tables=True)
+    assert np.array_equal(oracle.tables, fast.tables) and np.array_equal(oracle.values, fast.values)
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "seqcompare", "ccc", *args], capture_output=True, text=True)
+
+
+def test_cli_threshold_tsv_names_snps_and_alleles(tmp_path, kg):
+    out = tmp_path / "entries.tsv"
+    done = run_cli(KG_VCF, "--threshold", "0.7", "--checksum", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "skipped 2 records that are not biallelic SNPs" in done.stderr and "checksum " in done.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == "snp_i\tallele_i\tsnp_j\tallele_j\tvalue"
+    expected = ccc(kg, threshold=0.7)
+    assert len(lines) - 1 == len(expected.entry_value) > 0
+    first = lines[1].split("\t")
+    i, j = expected.entry_index[0]
+    a, b = expected.entry_bits[0]
+    assert first == [kg.names[i], kg.alleles[i][a], kg.names[j], kg.alleles[j][b], repr(float(expected.entry_value[0]))]
+    assert f"checksum {expected.checksum}" in done.stderr
+
+
+def test_cli_npy_comet_records_histogram_and_analytic(tmp_path):
+    genotypes = np.random.default_rng(5).integers(-1, 3, size=(9, 40))
+    from seqcompare.io.genotypes import Genotypes, write_comet
+
+    codes = Genotypes.from_counts(genotypes).codes
+    binary = tmp_path / "in.bin"
+    write_comet(str(binary), codes)
+    common = ["--num-vector", "9", "--num-field", "40"]
+    done = run_cli(str(binary), *common, "-o", str(tmp_path / "all.npy"), "--histogram", str(tmp_path / "h.tsv"))
+    assert done.returncode == 0, done.stderr
+    expected = ccc(genotypes)
+    assert np.array_equal(np.load(tmp_path / "all.npy"), expected.values)
+    histogram = (tmp_path / "h.tsv").read_text().splitlines()
+    assert histogram[0] == "class\tlow\thigh\tcount" and len(histogram) == 1 + 4 * 100
+    assert sum(int(line.split("\t")[3]) for line in histogram[1:] if line.startswith("LH\t")) == 2 * 36
+    done = run_cli(str(binary), *common, "--threshold", "0.4", "-o", str(tmp_path / "e.bin"))
+    assert done.returncode == 0, done.stderr
+    records = np.fromfile(tmp_path / "e.bin", dtype=[("i0", "<u4"), ("i1", "<u4"), ("value", "<f4")])
+    kept = ccc(genotypes, threshold=0.4)
+    assert np.array_equal(records["i0"], 2 * kept.entry_index[:, 0] + kept.entry_bits[:, 0])
+    assert np.array_equal(records["i1"], 2 * kept.entry_index[:, 1] + kept.entry_bits[:, 1])
+    assert np.array_equal(records["value"], kept.entry_value.astype(np.float32))
+    for way in ("2", "3"):
+        done = run_cli("--analytic", "25", "300", "--way", way)
+        assert done.returncode == 0 and "equal the closed form exactly" in done.stderr, done.stderr
+
+
+def test_cli_bad_input_is_one_line_and_leaves_no_file(tmp_path):
+    vcf = tmp_path / "multi.vcf"
+    vcf.write_text("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\ts1\ts2\n"
+                   "1\t5\trs1\tA\tC,G\t.\t.\t.\tGT\t0/1\t1/2\n1\t9\trs2\tA\tC\t.\t.\t.\tGT\t0/1\t1/1\n")  # fmt: skip
+    target = tmp_path / "never.tsv"
+    done = run_cli(str(vcf), "--strict", "-o", str(target))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "multi-allelic" in done.stderr
+    assert not target.exists()
+    done = run_cli(SARS_VCF, "--metric", "ccc", "-o", str(target))
+    assert done.returncode == 1 and "haploid" in done.stderr and "--metric duo" in done.stderr
+    done = run_cli(str(tmp_path / "missing.vcf"))
+    assert done.returncode == 1 and "no such file" in done.stderr
+    done = run_cli(SARS_VCF, "--threshold", "1,2")
+    assert done.returncode == 1 and "give one value or 4" in done.stderr
+    short = tmp_path / "short.bin"
+    short.write_bytes(b"\x00" * 5)
+    done = run_cli(str(short), "--num-vector", "3", "--num-field", "8", "-o", str(target))
+    assert done.returncode == 1 and "short.bin" in done.stderr and not target.exists()
