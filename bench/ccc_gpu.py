@@ -51,14 +51,12 @@ def measure(codes, sparse: bool, threshold: str, repeats: int) -> dict:
 
     from seqcompare.correlation.api import Threshold, _Sink, ccc
     from seqcompare.correlation.checksum import Checksum
-    from seqcompare.correlation.formulas import Metric, counts, marginals
-    from seqcompare.gpu.ccc import _pairs_2way, product_operands
+    from seqcompare.correlation.formulas import Metric
+    from seqcompare.gpu.ccc import _pairs_2way, device_operands, device_planes
 
     n, m = codes.shape
-    metric = Metric("ccc", sparse)
-    a, d = counts(codes, metric)
-    defined, ones = marginals(a, d)
-    operands = {k: tuple(cupy.asarray(x) for x in pair) for k, pair in product_operands(a, d, metric).items()}
+    planes, defined, ones, metric = device_planes(cupy, codes, Metric("ccc", sparse))
+    operands = device_operands(cupy, planes, metric)
     times, entries, stages = [], 0, []
     for repeat in range(repeats + 1):
         sink = _Sink(2, metric, Threshold.parse(threshold, 2), None, Checksum(), False)
@@ -94,26 +92,24 @@ def measure3(codes, sparse: bool, threshold: str, repeats: int) -> dict:
 
     from seqcompare.correlation.api import Threshold, _Sink, ccc
     from seqcompare.correlation.checksum import Checksum
-    from seqcompare.correlation.formulas import Metric, counts, marginals
-    from seqcompare.gpu.ccc import _triples_3way, product_operands
+    from seqcompare.correlation.formulas import Metric
+    from seqcompare.gpu.ccc import _triples_3way, device_operands, device_planes, replace_sparse
 
     n, m = codes.shape
-    metric = Metric("ccc", sparse)
-    a, d = counts(codes, metric)
-    defined, ones = marginals(a, d)
-    pair = tuple(cupy.asarray(x) for x in product_operands(a, d, metric)["aa"])
+    planes, defined, ones, metric = device_planes(cupy, codes, Metric("ccc", sparse))
+    pair = device_operands(cupy, planes, replace_sparse(metric, False))["aa"]
     times, entries = [], 0
     for repeat in range(repeats + 1):
         sink = _Sink(3, metric, Threshold.parse(threshold, 3), None, Checksum(), False)
         cupy.cuda.Device(0).synchronize()
         start = time.perf_counter()
-        _triples_3way(cupy, pair, a, d, defined, ones, metric, sink)
+        _triples_3way(cupy, pair, planes, n, m, defined, ones, metric, sink)
         cupy.cuda.Device(0).synchronize()
         if repeat:
             times.append(time.perf_counter() - start)
         entries = sum(len(p[0]) for p in sink.parts)
     split: dict = {}
-    _triples_3way(cupy, pair, a, d, defined, ones, metric,
+    _triples_3way(cupy, pair, planes, n, m, defined, ones, metric,
                   _Sink(3, metric, Threshold.parse(threshold, 3), None, Checksum(), False), timings=split)
     start = time.perf_counter()
     result = ccc(Codes(codes), way=3, sparse=sparse, threshold=threshold, device="cuda")

@@ -203,6 +203,14 @@ def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, mu
     hist = Histogram(histogram, way, _value_bound(metric_, way)) if histogram else None
     sink = _Sink(way, metric_, limits, hist, result.checksum, keep_tables)
     start = time.perf_counter()
+    if method == "bitmma":
+        from ..gpu.ccc import run_bitmma
+
+        run_bitmma(codes, metric_, way, sink)
+        sink.finish(result)
+        result.seconds = time.perf_counter() - start
+        result.histogram = hist.as_dict() if hist else None
+        return result
     # Without any missing genotype the sparse and non-sparse tallies coincide, and the non-sparse ones need one
     # product instead of four.
     engine_metric = metric_ if not metric_.sparse or (codes == 2).any() else replace(metric_, sparse=False)
@@ -213,12 +221,8 @@ def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, mu
 
         index, table, _, _ = reference_tables(codes, way, metric_)
         sink.add(index, table, defined, ones)
-    elif method == "blas":
-        _run_blas(a, d, defined, ones, engine_metric, way, sink)
     else:
-        from ..gpu.ccc import run_bitmma
-
-        run_bitmma(codes, a, d, defined, ones, engine_metric, way, sink)
+        _run_blas(a, d, defined, ones, engine_metric, way, sink)
     sink.finish(result)
     result.seconds = time.perf_counter() - start
     result.histogram = hist.as_dict() if hist else None

@@ -295,3 +295,36 @@ extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, cons
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Bit planes from CoMet codes (uint8, one per field), on the device: P = [a >= 1], Q = [a == 2], D = [defined],
+// where a is the allele-1 count (CCC: both bits of the code; DUO: the low bit; 0 where missing), plus each
+// vector's defined fields and allele-1 total. One thread per (vector, 64-field word).
+extern "C" __global__ void planes_from_codes(const unsigned char* __restrict__ codes, int n, long long m, int words,
+                                             int n_rows, int duo, int sparse, u64* __restrict__ planes,
+                                             unsigned long long* __restrict__ defined,
+                                             unsigned long long* __restrict__ ones) {
+    long long cell = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (cell >= (long long)n * words) return;
+    int row = (int)(cell / words), w = (int)(cell % words);
+    const unsigned char* code = codes + (long long)row * m + 64LL * w;
+    int count = (int)min(64LL, m - 64LL * w);
+    u64 p = 0, q = 0, d = 0;
+    unsigned int total = 0, present = 0;
+    for (int f = 0; f < count; ++f) {
+        unsigned int c = code[f];
+        bool missing = sparse && c == 2;
+        unsigned int a = missing ? 0 : (duo ? (c & 1) : (c & 1) + ((c >> 1) & 1));
+        p |= (u64)(a >= 1) << f;
+        q |= (u64)(a == 2) << f;
+        d |= (u64)(!missing) << f;
+        total += a;
+        present += !missing;
+    }
+    long long plane = (long long)n_rows * words;
+    planes[(long long)row * words + w] = p;
+    planes[plane + (long long)row * words + w] = q;
+    planes[2 * plane + (long long)row * words + w] = d;
+    atomicAdd(ones + row, (unsigned long long)total);
+    atomicAdd(defined + row, (unsigned long long)present);
+}

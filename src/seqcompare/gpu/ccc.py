@@ -25,53 +25,76 @@ _PIVOT_BATCH_BYTES = None  # 3-way: bytes for a batch of pivots' operands and pr
 GEMM_CONFIG = MATRIX_CONFIG
 
 
-def _plane_words(plane: np.ndarray) -> np.ndarray:
-    """Boolean ``(n, m)`` -> uint64 ``(n, ceil(m / 64))``, field f at bit f % 64 of word f // 64."""
-    n, m = plane.shape
-    words = -(-m // 64)
-    packed = np.zeros((n, words * 8), dtype=np.uint8)
-    packed[:, : -(-m // 8)] = np.packbits(plane, axis=1, bitorder="little")
-    return packed.view("<u8")
+PLANE_P, PLANE_Q, PLANE_D = 0, 1, 2
 
 
-def _operand(planes: list, n_rows: int) -> np.ndarray:
-    """Concatenate plane words along K, padded to whole GEMM stages and ``n_rows`` rows."""
-    joined = np.concatenate(planes, axis=1) if planes else np.zeros((0, 0), np.uint64)
-    width = max(_ROW_WORDS_MULTIPLE, -(-joined.shape[1] // _ROW_WORDS_MULTIPLE) * _ROW_WORDS_MULTIPLE)
-    out = np.zeros((n_rows, width), dtype=np.uint64)
-    out[: joined.shape[0], : joined.shape[1]] = joined
+def device_planes(cupy, codes: np.ndarray, metric):
+    """Upload CoMet codes and build their bit planes on the device: ``(planes, defined, ones, metric)`` with
+    planes ``(3, n_rows, words)`` uint64 (P, Q, D; rows padded to the GEMM's tiles), the marginals on the host,
+    and the metric to compute with (non-sparse when no genotype is missing: the same tallies, fewer
+    products)."""
+    n, m = codes.shape
+    n_rows = max(ROW_PAD, -(-n // ROW_PAD) * ROW_PAD)
+    words = max(1, -(-m // 64))
+    codes_dev = cupy.asarray(np.ascontiguousarray(codes, dtype=np.uint8))
+    if metric.sparse and not bool((codes_dev == 2).any()):
+        from dataclasses import replace
+
+        metric = replace(metric, sparse=False)
+    planes = cupy.zeros((3, n_rows, words), dtype=cupy.uint64)
+    defined = cupy.zeros(n, dtype=cupy.uint64)
+    ones = cupy.zeros(n, dtype=cupy.uint64)
+    cells = n * words
+    if cells and m:
+        _ccc_module().get_function("planes_from_codes")(
+            (-(-cells // 256),), (256,),
+            (codes_dev, np.int32(n), np.int64(m), np.int32(words), np.int32(n_rows), np.int32(metric.name == "duo"),
+             np.int32(metric.sparse), planes, defined, ones))  # fmt: skip
+    del codes_dev
+    return planes, defined.get().astype(np.int64), ones.get().astype(np.int64), metric
+
+
+def _device_operand(cupy, planes, plane_ids: list):
+    """Planes side by side along K, padded to whole GEMM stages."""
+    words = planes.shape[2]
+    width = max(_ROW_WORDS_MULTIPLE, -(-len(plane_ids) * words // _ROW_WORDS_MULTIPLE) * _ROW_WORDS_MULTIPLE)
+    out = cupy.zeros((planes.shape[1], width), dtype=cupy.uint64)
+    for at, plane in enumerate(plane_ids):
+        out[:, at * words : (at + 1) * words] = planes[plane]
     return out
 
 
-def product_operands(a: np.ndarray, d: np.ndarray, metric) -> dict:
-    """``{kind: (left, right)}`` uint64 operands whose 1-bit GEMM gives each product kind (kinds: ``aa``,
-    and in sparse mode ``da``, ``ad``, ``dd``; the first letter is what the left operand's rows count)."""
-    n = a.shape[0]
-    n_rows = max(ROW_PAD, -(-n // ROW_PAD) * ROW_PAD)
-    if metric.name == "ccc":
-        p, q = _plane_words(a >= 1), _plane_words(a == 2)
-        sides = {"a": ([p, p, q, q], [p, q, p, q]), "a1": [p, q]}
-    else:
-        p = _plane_words(a == 1)
-        sides = {"a": ([p], [p]), "a1": [p]}
-    kinds = {"aa": sides["a"]}
+def device_operands(cupy, planes, metric) -> dict:
+    """``{kind: (left, right)}`` operands whose 1-bit GEMM gives each 2-way product kind: ``aa`` (for CCC
+    ``[P, P, Q, Q] . [P, Q, P, Q]``), and with missing data ``da``, ``ad``, ``dd``; the first letter is what the
+    left operand's rows count."""
+    a = [PLANE_P, PLANE_Q] if metric.name == "ccc" else [PLANE_P]
+    kinds = {"aa": ([x for x in a for _ in a], a * len(a))}
     if metric.sparse:
-        dw = _plane_words(d == 1)
-        twice = [dw] * len(sides["a1"])
-        kinds.update(da=(twice, sides["a1"]), ad=(sides["a1"], twice), dd=([dw], [dw]))
-    return {kind: (_operand(left, n_rows), _operand(right, n_rows)) for kind, (left, right) in kinds.items()}
+        twice = [PLANE_D] * len(a)
+        kinds.update(da=(twice, a), ad=(a, twice), dd=([PLANE_D], [PLANE_D]))
+    return {kind: (_device_operand(cupy, planes, left), _device_operand(cupy, planes, right))
+            for kind, (left, right) in kinds.items()}  # fmt: skip
 
 
-def run_bitmma(codes, a, d, defined, ones, metric, way, sink) -> None:
-    """Run :func:`seqcompare.correlation.api.ccc`'s ``bitmma`` method on GPU 0, handing results to ``sink``."""
+def run_bitmma(codes, metric, way, sink) -> None:
+    """Run :func:`seqcompare.correlation.api.ccc`'s ``bitmma`` method on GPU 0 from CoMet codes, handing results
+    to ``sink``: codes go up as bytes, planes and marginals are made there."""
     cupy = require_cupy()
-    n = a.shape[0]
+    n, m = codes.shape
     with cupy.cuda.Device(0):
-        operands = {kind: tuple(cupy.asarray(x) for x in pair) for kind, pair in product_operands(a, d, metric).items()}
+        planes, defined, ones, metric = device_planes(cupy, codes, metric)
         if way == 2:
-            _pairs_2way(cupy, operands, n, a.shape[1], defined, ones, metric, sink)
+            _pairs_2way(cupy, device_operands(cupy, planes, metric), n, m, defined, ones, metric, sink)
         else:
-            _triples_3way(cupy, operands["aa"], a, d, defined, ones, metric, sink)
+            pair = device_operands(cupy, planes, replace_sparse(metric, False))["aa"]
+            _triples_3way(cupy, pair, planes, n, m, defined, ones, metric, sink)
+
+
+def replace_sparse(metric, sparse: bool):
+    from dataclasses import replace
+
+    return replace(metric, sparse=sparse)
 
 
 def vector_factors(defined: np.ndarray, ones: np.ndarray, metric) -> tuple[np.ndarray, np.ndarray]:
@@ -189,23 +212,6 @@ def _finish_on_host(buffers, kinds, r0, r1, n_fields, metric, sink, tables, defi
     sink.add(index, tables(products, 2, metric.counted_bits), defined, ones)
 
 
-def _plane_stack(a: np.ndarray, d: np.ndarray, metric, n_rows: int) -> tuple[np.ndarray, dict]:
-    """All planes as one ``(n_planes, n_rows, words)`` array, and how ``a`` and ``d`` expand into them."""
-    if metric.name == "ccc":
-        planes = [a >= 1, a == 2]
-        expand = {"a": [0, 1]}
-    else:
-        planes = [a == 1]
-        expand = {"a": [0]}
-    expand["d"] = [len(planes)]
-    planes.append(d == 1)
-    words = [_plane_words(plane) for plane in planes]
-    stack = np.zeros((len(words), n_rows, max(1, words[0].shape[1])), dtype=np.uint64)
-    for x, w in enumerate(words):
-        stack[x, : w.shape[0], : w.shape[1]] = w
-    return stack, expand
-
-
 def triple_kinds(metric) -> list:
     """Product subsets S the GEMM must make (bit 4: i uses a, 2: j, 1: k): only a.a.a without missing data."""
     return list(range(8)) if metric.sparse else [7]
@@ -223,12 +229,12 @@ def _segments(subset: int, expand: dict):
     return right, left
 
 
-def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink, timings: dict | None = None) -> None:
+def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metric, sink,
+                  timings: dict | None = None) -> None:  # fmt: skip
     """3-way: pair products a.a once (both triangles), then batches of pivots: masked right operands, one GEMM
     per product kind in matrix mode, and ``ccc3_threshold`` or the host to finish."""
     from ..correlation.formulas import tables
 
-    n, n_fields = a.shape
     rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[MATRIX_CONFIG]
     gemm = module("hamming.cu", tuple(_kernel_name(c) for c in MMA_CONFIGS)).get_function(_kernel_name(MATRIX_CONFIG))
     shared = stages * (rows + cols) * chunks * 16
@@ -247,15 +253,13 @@ def _triples_3way(cupy, pair_operands, a, d, defined, ones, metric, sink, timing
     blocks = -(-n // rows)
     pair_aa = cupy.zeros((n_rows, n_rows), dtype=cupy.int32)
     run_gemm(*pair_operands, cupy.asarray(micro_tiles(range(blocks), None, True, rows, cols)), pair_aa, n_rows, n, 1)
-    stack, expand = _plane_stack(a, d, metric, n_rows)
-    planes = cupy.asarray(stack)
-    words = stack.shape[2]
+    expand = {"a": [PLANE_P, PLANE_Q] if metric.name == "ccc" else [PLANE_P], "d": [PLANE_D]}
+    words = planes.shape[2]
     kinds = triple_kinds(metric)
     specs = {}
     for subset in kinds:
         right, left = _segments(subset, expand)
-        left_operand = _operand([stack[plane, :n] for plane in left], n_rows)
-        specs[subset] = (cupy.asarray(left_operand), cupy.asarray(np.array([u for u, _ in right], np.int32)),
+        specs[subset] = (_device_operand(cupy, planes, left), cupy.asarray(np.array([u for u, _ in right], np.int32)),
                          cupy.asarray(np.array([v for _, v in right], np.int32)), len(right))  # fmt: skip
     widest = max(spec[0].shape[1] for spec in specs.values())
     per_pivot = n_rows * (widest * 8 + n_rows * 4 * len(kinds))  # right operand rows + product columns
