@@ -363,7 +363,8 @@ def _add_ccc_parser(subparsers) -> None:
     parser.add_argument("--format", choices=("auto", "tsv", "npy", "comet"), default="auto",
                         help="output format (auto: from the -o extension; TSV otherwise)")  # fmt: skip
     parser.add_argument("--checksum", action="store_true",
-                        help="print the order- and decomposition-independent checksum on stderr")  # fmt: skip
+                        help="print the order- and decomposition-independent checksum on stderr, with -q too "
+                        "(it is always in the log)")  # fmt: skip
     parser.add_argument("--histogram", metavar="FILE", help="write value histograms per entry class (TSV) here")
     parser.add_argument("--bins", type=_positive_int, default=100, metavar="N", help="histogram bins (default 100)")
     parser.add_argument("--strict", action="store_true",
@@ -423,7 +424,8 @@ def _run_ccc(args) -> int:
                  param=args.param, threshold=args.threshold, method=args.method, device=args.device,
                  histogram=args.bins if args.histogram else None, keep_tables=bool(args.analytic))  # fmt: skip
     log(f"{args.way}-way {metric.upper()}{'' if args.sparse else ' (non-sparse)'} by {result.method}: "
-        f"{result.comparisons:.4g} comparisons in {result.seconds:.3f} s = {result.rate:.4g} per second")
+        f"{result.comparisons:.4g} comparisons in {result.seconds:.3f} s = {result.rate:.4g} per second, "
+        f"checksum {result.checksum}")
     if args.checksum:
         print(f"checksum {result.checksum} (nonzero entries {result.checksum.entries}, value sum "
               f"{result.checksum.value_sum:.10g})", file=sys.stderr, flush=True)  # fmt: skip
