@@ -1,0 +1,192 @@
+"""Public batched DP API: :func:`align` (Needleman-Wunsch) and :func:`dtw` over many pairs in one call."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .costs import Costs
+from .kernels import BIG, dtw_pairs, nw_pairs
+
+DTW_MODES = {"full": 0, "open-end": 1, "subsequence": 2}
+_LIMIT = 1 << 59  # no score may come near int64's range: refuse, never wrap
+
+
+@dataclass
+class PairScores:
+    """Scores of a batch: ``pairs`` ``(k, 2)`` (target index, query index), ``scores`` (``k``), ``cigars`` when
+    asked for (NW), and the number of DP ``cells`` (for GCUPS)."""
+
+    pairs: np.ndarray
+    scores: np.ndarray
+    cells: int
+    cigars: list | None = None
+
+
+def _concatenated(items, dtype=None):
+    arrays = [np.asarray(x, dtype=dtype) for x in items]
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([a.size for a in arrays], out=offsets[1:])
+    values = np.concatenate([a.ravel() for a in arrays]) if arrays else np.empty(0, dtype=dtype or np.float64)
+    return values, offsets
+
+
+def _as_sequences(items, what: str):
+    """Base codes (A C G T N = 0..4) and offsets of strings, a SequenceSet or a FASTA path."""
+    from ..io.sequences import SequenceSet
+
+    if isinstance(items, (str, os.PathLike)):
+        from ..io.fasta import read_sequences
+
+        items = read_sequences(items, iupac_as_n=True)
+    if isinstance(items, SequenceSet):
+        return items.codes, items.offsets, items.names
+    items = list(items)
+    sequences = SequenceSet.from_strings(items, iupac_as_n=True, source=what)
+    return sequences.codes, sequences.offsets, [f"{what}{i + 1}" for i in range(len(items))]
+
+
+def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
+    """``(k, 2)`` pairs: given, by order (equal counts), or all-vs-all ``i < j`` when there are no queries."""
+    if pairs is not None:
+        plan = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        limits = (n_targets, n_queries if n_queries is not None else n_targets)
+        for column, (name, limit) in enumerate(zip(("target", "query"), limits)):
+            bad = (plan[:, column] < 0) | (plan[:, column] >= limit)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise InputError(f"pair #{row + 1} names {name} {plan[row, column]}, but there are {limit}")
+        return plan
+    if n_queries is None:
+        i, j = np.triu_indices(n_targets, 1)
+        return np.stack([i, j], axis=1).astype(np.int64)
+    if n_queries != n_targets:
+        raise InputError(f"pairs by order need as many queries as targets: {n_targets} targets, {n_queries} queries")
+    return np.stack([np.arange(n_targets), np.arange(n_targets)], axis=1).astype(np.int64)
+
+
+def _run(kernel, plan, threads, weights, *args):
+    threads = threads or os.cpu_count() or 1
+    out = np.empty(len(plan), dtype=args[-1])
+    if len(plan) == 0:
+        return out
+    # Chunks of about equal work, in order.
+    cumulative = np.cumsum(weights)
+    cuts = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], 4 * threads + 1)[1:-1])
+    bounds = np.unique(np.concatenate([[0], cuts, [len(plan)]]))
+    pair_t, pair_q = np.ascontiguousarray(plan[:, 0]), np.ascontiguousarray(plan[:, 1])
+    fixed = args[:-1]
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda lo_hi: kernel(*fixed[:4], pair_t, pair_q, lo_hi[0], lo_hi[1], *fixed[4:], out),
+                      zip(bounds[:-1], bounds[1:])))  # fmt: skip
+    return out
+
+
+def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, cigar: bool = False,
+          threads: int | None = None) -> PairScores:  # fmt: skip
+    """Global alignment scores (Needleman-Wunsch, Gotoh's affine gaps) of many pairs in one call.
+
+    Parameters
+    ----------
+    targets, queries : FASTA path, SequenceSet or list of str
+        Pairs are ``targets[i]`` against ``queries[i]`` by order; without ``queries``, every pair ``i < j`` of
+        ``targets`` (all-vs-all); with ``pairs``, those ``(target, query)`` indices.
+    costs : Costs
+        :meth:`Costs.seed` (the seed's C, X, I, D), :meth:`Costs.edit` (the default), or :meth:`Costs.scores`
+        (maximised scores: match/mismatch or a matrix, affine gaps).
+    cigar : bool
+        Also return each alignment as a CIGAR (M, I: target base against a gap, D: query base against a gap).
+
+    Returns
+    -------
+    PairScores
+        ``scores`` are costs (minimised) for cost forms and scores (maximised) for :meth:`Costs.scores`.
+    """
+    costs = costs or Costs.edit()
+    t_codes, t_off, _ = _as_sequences(targets, "target")
+    if queries is None:
+        q_codes, q_off = t_codes, t_off
+    else:
+        q_codes, q_off, _ = _as_sequences(queries, "query")
+    plan = pair_plan(len(t_off) - 1, None if queries is None else len(q_off) - 1, pairs)
+    t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
+    longest = int((t_len + q_len).max()) if len(plan) else 0
+    if longest * costs.bound >= _LIMIT:
+        raise InputError(f"alignment scores could reach {longest * costs.bound}, beyond the exact 64-bit range")
+    sub = np.ascontiguousarray(costs.substitution, dtype=np.int64)
+    raw = _run(nw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_codes, t_off, q_codes, q_off, sub,
+               np.int64(costs.insert_open), np.int64(costs.insert_extend), np.int64(costs.delete_open),
+               np.int64(costs.delete_extend), np.int64)  # fmt: skip
+    result = PairScores(plan, costs.sign * raw, int(np.sum(t_len * q_len)))
+    if cigar:
+        from .reference import nw_reference
+
+        result.cigars = [
+            nw_reference(t_codes[t_off[a] : t_off[a + 1]], q_codes[q_off[b] : q_off[b + 1]], costs, traceback=True)[1]
+            for a, b in plan
+        ]
+    return result
+
+
+def _as_signals(items, what: str):
+    if isinstance(items, np.ndarray) and items.ndim == 2:
+        items = list(items)
+    items = [np.asarray(x).ravel() for x in items]
+    kinds = {x.dtype.kind for x in items}
+    if kinds - set("biuf"):
+        raise InputError(f"{what}: signals must be numeric")
+    dtype = np.float64 if "f" in kinds else np.int64
+    values, offsets = _concatenated(items, dtype)
+    if dtype == np.float64 and not np.isfinite(values).all():
+        raise InputError(f"{what}: signals contain NaN or infinity")
+    return values, offsets
+
+
+def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
+        threads: int | None = None) -> PairScores:  # fmt: skip
+    """Dynamic time warping with |x - y| cost of many pairs of signals in one call.
+
+    Parameters
+    ----------
+    a, b : 2-D array (one series per row) or list of 1-D arrays
+        Pairs ``a[i]`` against ``b[i]``; without ``b`` every pair ``i < j`` of ``a``; or ``pairs`` indices.
+        Integer signals give exact int64 distances, float signals float64.
+    mode : {"full", "open-end", "subsequence"}
+        ``full``: M[n][m]; ``open-end`` (the seed's): minimum over the last row, so the target may end early;
+        ``subsequence``: the query may match any stretch of the target (free start and end).
+    window : int, optional
+        Sakoe-Chiba band: cells with |i - j| > max(window, |n - m|) are not used.
+    """
+    if mode not in DTW_MODES:
+        raise ValueError(f"mode must be one of {', '.join(DTW_MODES)}; got {mode!r}")
+    if window is not None and window < 0:
+        raise ValueError(f"window must be >= 0, got {window}")
+    t_values, t_off = _as_signals(a, "signals")
+    if b is None:
+        q_values, q_off = t_values, t_off
+    else:
+        q_values, q_off = _as_signals(b, "query signals")
+        if q_values.dtype != t_values.dtype:
+            t_values, q_values = t_values.astype(np.float64), q_values.astype(np.float64)
+    plan = pair_plan(len(t_off) - 1, None if b is None else len(q_off) - 1, pairs)
+    t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
+    integer = t_values.dtype == np.int64
+    if integer and len(plan):
+        spread = int(max(t_values.max(initial=0), q_values.max(initial=0))) - int(
+            min(t_values.min(initial=0), q_values.min(initial=0)))
+        if int((t_len + q_len).max()) * spread >= _LIMIT:
+            raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
+    unreachable = BIG if integer else np.inf
+    raw = _run(dtw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_values, t_off, q_values, q_off,
+               np.int64(DTW_MODES[mode]), np.int64(-1 if window is None else window),
+               t_values.dtype.type(unreachable), t_values.dtype.type)  # fmt: skip
+    if integer:
+        undefined = raw >= BIG
+        if undefined.any():
+            row = int(np.flatnonzero(undefined)[0])
+            raise InputError(f"pair #{row + 1}: DTW of an empty signal against a non-empty one is undefined")
+    return PairScores(plan, raw, int(np.sum(t_len * q_len)))

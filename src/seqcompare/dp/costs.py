@@ -1,0 +1,59 @@
+"""Alignment costs: one minimising form that covers the seed's costs, edit distance and score maximisation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+BASES = "ACGTN"  # codes 0..4 of seqcompare.io.sequences; substitution tables are indexed by them
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Costs minimised by a global alignment (Needleman-Wunsch with Gotoh's affine gaps).
+
+    A gap of length L in the target direction (the seed's insertion, a step along a row) costs
+    ``insert_open + L * insert_extend``; in the query direction (deletion) ``delete_open + L * delete_extend``.
+    ``substitution[x, y]`` is the cost of aligning target code x with query code y.
+
+    Use :meth:`seed`, :meth:`edit` or :meth:`scores` rather than the constructor. ``sign`` is -1 when the costs
+    are negated scores: the reported value is then ``sign * cost`` (a score to maximise).
+    """
+
+    substitution: np.ndarray
+    insert_open: int = 0
+    insert_extend: int = 1
+    delete_open: int = 0
+    delete_extend: int = 1
+    sign: int = 1
+
+    @classmethod
+    def seed(cls, match: int = 0, mismatch: int = 1, insertion: int = 1, deletion: int = 1) -> Costs:
+        """The seed's C, X, I, D (linear gaps; insertion and deletion may differ)."""
+        table = np.full((len(BASES), len(BASES)), mismatch, dtype=np.int64)
+        np.fill_diagonal(table, match)
+        return cls(table, 0, int(insertion), 0, int(deletion))
+
+    @classmethod
+    def edit(cls) -> Costs:
+        """Levenshtein distance: every substitution, insertion and deletion costs 1."""
+        return cls.seed(0, 1, 1, 1)
+
+    @classmethod
+    def scores(cls, match: int = 1, mismatch: int = -1, gap_open: int = 0, gap_extend: int = -1,
+               matrix: np.ndarray | None = None) -> Costs:  # fmt: skip
+        """Score maximisation (parasail/KSW2 style): ``match``/``mismatch`` or a substitution ``matrix`` over
+        A, C, G, T, N; a gap of length L scores ``gap_open + L * gap_extend`` (both <= 0 as usual)."""
+        if matrix is None:
+            table = np.full((len(BASES), len(BASES)), mismatch, dtype=np.int64)
+            np.fill_diagonal(table, match)
+        else:
+            table = np.asarray(matrix, dtype=np.int64)
+        return cls(-table, -int(gap_open), -int(gap_extend), -int(gap_open), -int(gap_extend), sign=-1)
+
+    @property
+    def bound(self) -> int:
+        """The largest magnitude any single step can add (for overflow checks)."""
+        return int(max(np.abs(self.substitution).max(), abs(self.insert_open) + abs(self.insert_extend),
+                       abs(self.delete_open) + abs(self.delete_extend)))  # fmt: skip

@@ -1,0 +1,112 @@
+"""Batched NW and DTW against the plain DP oracles: exact scores, CIGARs that re-score, edge cases, real data."""
+
+import os
+
+import numpy as np
+import pytest
+from conftest import DATA
+
+from seqcompare.dp.api import align, dtw
+from seqcompare.dp.costs import Costs
+from seqcompare.dp.reference import cigar_cost, dtw_reference, nw_reference
+from seqcompare.errors import InputError
+from seqcompare.io.sequences import SequenceSet
+
+COSTS = {
+    "edit": Costs.edit(),
+    "seed unequal I/D": Costs.seed(0, 3, 2, 5),
+    "negative match cost": Costs.seed(-1, 2, 1, 1),
+    "affine scores": Costs.scores(2, -3, -5, -2),
+    "linear scores": Costs.scores(1, -1, 0, -1),
+    "matrix": Costs.scores(matrix=np.array([[5, -4, -2, -4, 0], [-4, 5, -4, -2, 0], [-2, -4, 5, -4, 0],
+                                            [-4, -2, -4, 5, 0], [0, 0, 0, 0, 0]]), gap_open=-6, gap_extend=-1),
+}  # fmt: skip
+
+
+def random_sequences(rng, count, low, high):
+    return ["".join(rng.choice(list("ACGTN" if low else "ACGT"), rng.integers(low, high + 1))) for _ in range(count)]
+
+
+def codes(text):
+    return SequenceSet.from_strings([text]).codes
+
+
+@pytest.mark.parametrize("name", COSTS)
+def test_nw_scores_and_cigars_equal_the_oracle(rng, name):
+    costs = COSTS[name]
+    targets = random_sequences(rng, 40, 0, 30) + ["", "A", "", "ACGT"]
+    queries = random_sequences(rng, 40, 0, 30) + ["", "", "C", "A"]
+    result = align(targets, queries, costs=costs, cigar=True)
+    for k, (t, q) in enumerate(zip(targets, queries)):
+        expected = costs.sign * nw_reference(codes(t), codes(q), costs)
+        assert result.scores[k] == expected
+        assert costs.sign * cigar_cost(codes(t), codes(q), result.cigars[k], costs) == expected
+
+
+@pytest.mark.parametrize("length", [100, 250, 1000])
+def test_nw_long_pairs(rng, length):
+    targets, queries = random_sequences(rng, 2, length, length), random_sequences(rng, 2, length, length)
+    result = align(targets, queries, costs=COSTS["affine scores"])
+    assert result.cells == 2 * length * length
+    for k in range(2):
+        assert result.scores[k] == -nw_reference(codes(targets[k]), codes(queries[k]), COSTS["affine scores"])
+
+
+def test_all_vs_all_and_explicit_pairs(rng):
+    seqs = random_sequences(rng, 6, 5, 20)
+    everything = align(seqs)
+    assert everything.pairs.tolist() == [[i, j] for i in range(6) for j in range(i + 1, 6)]
+    chosen = align(seqs, seqs, pairs=[[5, 0], [2, 2]])
+    assert chosen.scores.tolist() == [nw_reference(codes(seqs[5]), codes(seqs[0]), Costs.edit()), 0]
+    with pytest.raises(InputError, match="as many queries as targets"):
+        align(seqs, seqs[:2])
+    with pytest.raises(InputError, match="pair #2 names query 9"):
+        align(seqs, seqs, pairs=[[0, 0], [1, 9]])
+
+
+def test_real_nanopore_reads():
+    from seqcompare.io.fastq import read_fastq
+
+    reads = read_fastq(os.path.join(DATA, "scan_example", "reads.fastq"))
+    pieces = [reads.sequence(r)[200:420] for r in range(6)]
+    text = ["".join("ACGTN"[c] for c in piece) for piece in pieces]
+    result = align(text[:3], text[3:], costs=Costs.seed(0, 1, 1, 2), cigar=True)
+    for k in range(3):
+        assert result.scores[k] == nw_reference(pieces[k], pieces[3 + k], Costs.seed(0, 1, 1, 2))
+
+
+@pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
+@pytest.mark.parametrize("window", [None, 0, 3])
+@pytest.mark.parametrize("kind", ["int", "float"])
+def test_dtw_equals_the_oracle(rng, mode, window, kind):
+    def signal():
+        size = rng.integers(1, 25)
+        return rng.integers(-5, 6, size) if kind == "int" else rng.normal(size=size)
+
+    a, b = [signal() for _ in range(30)], [signal() for _ in range(30)]
+    result = dtw(a, b, mode=mode, window=window)
+    assert result.scores.dtype == (np.int64 if kind == "int" else np.float64)
+    for k in range(30):
+        expected = dtw_reference(a[k], b[k], mode=mode, window=window)
+        assert result.scores[k] == pytest.approx(expected, rel=1e-9, abs=0) if kind == "float" else result.scores[k] == expected
+
+
+def test_dtw_edge_cases():
+    assert dtw([[]], [[]]).scores.tolist() == [0]
+    assert dtw([np.array([3.0])], [np.array([])]).scores.tolist() == [np.inf]
+    # an empty query matches anywhere for free; nothing matches inside an empty target
+    assert dtw([np.array([1.0, 2.0])], [np.array([], float)], mode="subsequence").scores.tolist() == [0.0]
+    assert dtw([np.array([], float)], [np.array([1.0, 2.0])], mode="subsequence").scores.tolist() == [np.inf]
+    with pytest.raises(InputError, match="empty signal"):
+        dtw([np.array([3])], [np.array([], dtype=np.int64)])
+    with pytest.raises(InputError, match="numeric"):
+        dtw([np.array(["a"])])
+    with pytest.raises(InputError, match="64-bit"):
+        dtw([np.array([0, 2**61])], [np.array([2**61, 0])])
+
+
+def test_dtw_real_gunpoint_series():
+    series = np.loadtxt(os.path.join(DATA, "dtw_example", "gunpoint_train.csv"), delimiter=",")[:8, 1:]
+    result = dtw(series, window=10)
+    for (i, j), value in zip(result.pairs, result.scores):
+        assert value == pytest.approx(dtw_reference(series[i], series[j], window=10), rel=1e-9, abs=0)
