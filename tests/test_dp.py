@@ -110,3 +110,40 @@ def test_dtw_real_gunpoint_series():
     result = dtw(series, window=10)
     for (i, j), value in zip(result.pairs, result.scores):
         assert value == pytest.approx(dtw_reference(series[i], series[j], window=10), rel=1e-9, abs=0)
+
+
+def run_cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "seqcompare", *args], capture_output=True, text=True)
+
+
+def test_cli_align_and_dtw(tmp_path):
+    fasta = tmp_path / "x.fa"
+    fasta.write_text(">a\nACGTACGT\n>b\nACGAACGTT\n>c\nTTT\n")
+    done = run_cli("align", str(fasta), "--all-vs-all", "--cigar", "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["target\tquery\tscore\tcigar", "a\tb\t2\t7M1D1M", "a\tc\t6\t3I1M2I2M",
+                                        "b\tc\t7\t6I3M"]  # fmt: skip
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("c\ta\n")
+    done = run_cli("align", str(fasta), str(fasta), "--pairs", str(pairs), "--costs", "0,1,2,1", "-q")
+    assert done.stdout.splitlines()[1] == f"c\ta\t{nw_reference(codes('TTT'), codes('ACGTACGT'), Costs.seed(0, 1, 2, 1))}"
+    target = tmp_path / "never.tsv"
+    for bad, message in [(["align", str(fasta)], "--all-vs-all"), (["align", str(fasta), "--costs", "1,2"], "4 comma"),
+                         (["dtw", str(tmp_path / "none.csv")], "no such file")]:  # fmt: skip
+        done = run_cli(*bad, "-o", str(target))
+        assert done.returncode == 1 and message in done.stderr and done.stderr.count("\n") == 1
+        assert not target.exists()
+    signals = os.path.join(DATA, "dtw_example", "gunpoint_train.csv")
+    done = run_cli("dtw", signals, "--skip-columns", "1", "--window", "10", "-q")
+    lines = done.stdout.splitlines()
+    assert lines[0] == "i\tj\tdistance" and len(lines) == 1 + 50 * 49 // 2
+    series = np.loadtxt(signals, delimiter=",")[:, 1:]
+    i, j, value = lines[1].split("\t")
+    assert float(value) == dtw_reference(series[int(i)], series[int(j)], window=10)
+    text = tmp_path / "bad.csv"
+    text.write_text("1,2,3\n4,x,6\n")
+    done = run_cli("dtw", str(text))
+    assert done.returncode == 1 and "line 2" in done.stderr

@@ -19,6 +19,9 @@ _LAZY = {
     "scan": ("seqcompare.signatures.api", "scan"),
     "prepare_signatures": ("seqcompare.signatures.api", "prepare_signatures"),
     "ccc": ("seqcompare.correlation.api", "ccc"),
+    "align": ("seqcompare.dp.api", "align"),
+    "dtw": ("seqcompare.dp.api", "dtw"),
+    "Costs": ("seqcompare.dp.costs", "Costs"),
     "Genotypes": ("seqcompare.io.genotypes", "Genotypes"),
     "read_genotypes": ("seqcompare.io.genotypes", "read_genotypes"),
 }

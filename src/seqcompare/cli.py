@@ -484,6 +484,161 @@ def _write_ccc(out, result, genotypes, output_format: str) -> None:
     out.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
 
 
+def _add_dp_parsers(subparsers) -> None:
+    align = subparsers.add_parser(
+        "align", help="global alignment scores (Needleman-Wunsch) of many pairs of sequences",
+        description="Scores of target[i] against query[i] (two FASTA files), of every pair of one file "
+        "(--all-vs-all), or of --pairs. Default: edit distance. Output TSV: target, query, score[, cigar].",
+    )  # fmt: skip
+    align.add_argument("targets", help="FASTA (plain or gzip)")
+    align.add_argument("queries", nargs="?", help="FASTA; pairs by order with the targets")
+    align.add_argument("--all-vs-all", action="store_true", help="every pair i < j of the targets")
+    align.add_argument("--pairs", metavar="FILE", help="TSV of (target name, query name) pairs to score")
+    costs = align.add_mutually_exclusive_group()
+    costs.add_argument("--costs", metavar="C,X,I,D",
+                       help="the seed's costs, minimised: match, mismatch, insertion, deletion (e.g. 0,1,1,1)")  # fmt: skip
+    costs.add_argument("--scores", metavar="MATCH,MISMATCH,OPEN,EXTEND",
+                       help="scores, maximised: match, mismatch, gap open, gap extend (e.g. 2,-3,-5,-2)")  # fmt: skip
+    align.add_argument("--cigar", action="store_true", help="add each alignment as a CIGAR (M, I, D)")
+    align.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    align.add_argument("-j", "--threads", type=_positive_int, metavar="N", help="threads (default: all cores)")
+    align.add_argument("-q", "--quiet", action="store_true", help="no log messages")
+    align.set_defaults(handler=_run_align)
+
+    dtw = subparsers.add_parser(
+        "dtw", help="dynamic time warping distances of many pairs of signals",
+        description="DTW (|a - b| cost) of signal[i] against query[i], or of every pair of one file. Signals: "
+        ".npy (2-D, one series per row) or text/CSV, one series per line (commas or whitespace).",
+    )  # fmt: skip
+    dtw.add_argument("signals", help=".npy or text/CSV file of signals")
+    dtw.add_argument("queries", nargs="?", help="a second file: pairs by order")
+    dtw.add_argument("--mode", choices=("full", "open-end", "subsequence"), default="full",
+                     help="full M[n][m]; open-end: min over the last row (the seed's); subsequence: free start and end")  # fmt: skip
+    dtw.add_argument("--window", type=int, metavar="W", help="Sakoe-Chiba band: |i - j| <= max(W, |n - m|)")
+    dtw.add_argument("--skip-columns", type=int, default=0, metavar="K",
+                     help="ignore the first K values of each text line (e.g. 1 for UCR files' class labels)")  # fmt: skip
+    dtw.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    dtw.add_argument("-j", "--threads", type=_positive_int, metavar="N", help="threads (default: all cores)")
+    dtw.add_argument("-q", "--quiet", action="store_true", help="no log messages")
+    dtw.set_defaults(handler=_run_dtw)
+
+
+def _int_list(text: str, count: int, option: str) -> list:
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) != count:
+        raise InputError(f"{option} needs {count} comma-separated integers, got {text!r}")
+    return values
+
+
+def _run_align(args) -> int:
+    import time as clock
+
+    from .dp.api import align
+    from .dp.costs import Costs
+    from .io.fasta import read_sequences
+
+    log = _Log(args.quiet)
+    if args.costs:
+        costs = Costs.seed(*_int_list(args.costs, 4, "--costs"))
+    elif args.scores:
+        costs = Costs.scores(*_int_list(args.scores, 4, "--scores"))
+    else:
+        costs = Costs.edit()
+    targets = read_sequences(args.targets, iupac_as_n=True)
+    queries = read_sequences(args.queries, iupac_as_n=True) if args.queries else None
+    if queries is None and not (args.all_vs_all or args.pairs):
+        raise InputError("give a second FASTA (pairs by order), --all-vs-all, or --pairs")
+    pairs = None
+    if args.pairs:
+        pairs = _named_pairs(args.pairs, targets.names, (queries or targets).names)
+    started = clock.perf_counter()
+    result = align(targets, queries if queries is not None else (targets if pairs is not None else None),
+                   costs=costs, pairs=pairs, cigar=args.cigar, threads=args.threads)  # fmt: skip
+    seconds = clock.perf_counter() - started
+    log(f"{len(result.scores)} alignments, {result.cells:.4g} cells in {seconds:.3f} s = "
+        f"{result.cells / max(seconds, 1e-9) / 1e9:.3g} GCUPS")
+    query_names = (queries or targets).names
+    lines = ["target\tquery\tscore" + ("\tcigar" if args.cigar else "")]
+    for k, (t, q) in enumerate(result.pairs):
+        line = f"{targets.names[t]}\t{query_names[q]}\t{result.scores[k]}"
+        lines.append(line + (f"\t{result.cigars[k]}" if args.cigar else ""))
+    with atomic_output(args.output) as out:
+        out.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    return 0
+
+
+def _named_pairs(path: str, target_names: list, query_names: list):
+    import numpy as np
+
+    targets = {name: i for i, name in enumerate(target_names)}
+    queries = {name: i for i, name in enumerate(query_names)}
+    pairs = []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                fields = line.split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                if len(fields) < 2 or fields[0] not in targets or fields[1] not in queries:
+                    raise InputError(f"{path}: line {number}: expected a target name and a query name, got {line.strip()!r}")
+                pairs.append((targets[fields[0]], queries[fields[1]]))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+def _read_signals(path: str, skip: int):
+    import numpy as np
+
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    if path.lower().endswith(".npy"):
+        array = np.load(path, allow_pickle=False)
+        return list(array) if array.ndim == 2 else [array]
+    series = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            fields = line.replace(",", " ").split()
+            if not fields:
+                continue
+            try:
+                values = [int(x) for x in fields[skip:]]
+            except ValueError:
+                try:
+                    values = [float(x) for x in fields[skip:]]
+                except ValueError as exc:
+                    raise InputError(f"{path}: line {number}: not a number ({exc})") from None
+            series.append(np.array(values))
+    if not series:
+        raise InputError(f"{path}: no signals")
+    if any(s.dtype.kind == "f" for s in series):
+        series = [s.astype(np.float64) for s in series]
+    return series
+
+
+def _run_dtw(args) -> int:
+    import time as clock
+
+    from .dp.api import dtw
+
+    log = _Log(args.quiet)
+    signals = _read_signals(args.signals, args.skip_columns)
+    queries = _read_signals(args.queries, args.skip_columns) if args.queries else None
+    started = clock.perf_counter()
+    result = dtw(signals, queries, mode=args.mode, window=args.window, threads=args.threads)
+    seconds = clock.perf_counter() - started
+    log(f"{len(result.scores)} DTW distances, {result.cells:.4g} cells in {seconds:.3f} s = "
+        f"{result.cells / max(seconds, 1e-9) / 1e9:.3g} GCUPS")
+    lines = ["i\tj\tdistance"] + [f"{i}\t{j}\t{value!r}" if isinstance(value, float) else f"{i}\t{j}\t{value}"
+                                   for (i, j), value in zip(result.pairs.tolist(), result.scores.tolist())]  # fmt: skip
+    with atomic_output(args.output) as out:
+        out.write(("\n".join(lines) + "\n").encode())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="seqcompare",
@@ -494,6 +649,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_hamming_parser(subparsers)
     _add_scan_parser(subparsers)
     _add_ccc_parser(subparsers)
+    _add_dp_parsers(subparsers)
     _add_simulate_parser(subparsers)
     return parser
 
