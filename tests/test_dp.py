@@ -147,3 +147,13 @@ def test_cli_align_and_dtw(tmp_path):
     text.write_text("1,2,3\n4,x,6\n")
     done = run_cli("dtw", str(text))
     assert done.returncode == 1 and "line 2" in done.stderr
+
+
+def test_wide_scores_take_32_bit_lanes_and_huge_signals_the_64_bit_path(rng):
+    costs = Costs.seed(0, 300, 200, 500)  # 60 bases x 500 > 16-bit range: 32-bit lanes
+    targets, queries = random_sequences(rng, 20, 0, 30), random_sequences(rng, 20, 0, 30)
+    result = align(targets, queries, costs=costs)
+    assert result.scores.tolist() == [nw_reference(codes(t), codes(q), costs) for t, q in zip(targets, queries)]
+    a = [rng.integers(0, 2**27, rng.integers(1, 20)) for _ in range(10)]  # beyond 32-bit lanes: int64 path
+    b = [rng.integers(0, 2**27, rng.integers(1, 20)) for _ in range(10)]
+    assert dtw(a, b).scores.tolist() == [dtw_reference(x, y) for x, y in zip(a, b)]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InputError
 from .costs import Costs
-from .kernels import BIG, dtw_pairs, nw_pairs
+from .kernels import BIG, dtw_lanes, dtw_pairs, nw_lanes, nw_pairs
 
 DTW_MODES = {"full": 0, "open-end": 1, "subsequence": 2}
 _LIMIT = 1 << 59  # no score may come near int64's range: refuse, never wrap
@@ -86,6 +86,44 @@ def _run(kernel, plan, threads, weights, *args):
     return out
 
 
+def _lane_groups(t_len: np.ndarray, q_len: np.ndarray, lanes: int) -> list:
+    """Pairs sorted by shape and cut into groups of ``lanes`` (similar lengths: little padding)."""
+    order = np.lexsort((q_len, t_len))[::-1]
+    return [order[at : at + lanes] for at in range(0, len(order), lanes)]
+
+
+def _run_lanes(kernel, groups, threads, t_values, t_off, q_values, q_off, plan, lane_dtype, value_dtype, *args):
+    """Run a lanes kernel on every group (threads over groups): pack each group's signals or codes into
+    ``(length, lanes)`` arrays of ``value_dtype``, results of ``lane_dtype``, scattered back in pair order."""
+    out = np.empty(len(plan), dtype=lane_dtype)
+
+    def work(group):
+        t_idx, q_idx = plan[group, 0], plan[group, 1]
+        t_len = (t_off[t_idx + 1] - t_off[t_idx]).astype(np.int64)
+        q_len = (q_off[q_idx + 1] - q_off[q_idx]).astype(np.int64)
+        t_lanes = np.zeros((int(t_len.max(initial=0)), len(group)), dtype=value_dtype)
+        q_lanes = np.zeros((int(q_len.max(initial=0)), len(group)), dtype=value_dtype)
+        for lane, (a, b) in enumerate(zip(t_idx, q_idx)):
+            t_lanes[: t_len[lane], lane] = t_values[t_off[a] : t_off[a + 1]]
+            q_lanes[: q_len[lane], lane] = q_values[q_off[b] : q_off[b + 1]]
+        result = np.empty(len(group), dtype=lane_dtype)
+        kernel(t_lanes, q_lanes, t_len, q_len, *args, result)
+        out[group] = result
+
+    with ThreadPoolExecutor(threads or os.cpu_count() or 1) as pool:
+        list(pool.map(work, groups))
+    return out
+
+
+def _match_mismatch(table: np.ndarray):
+    """``(match, mismatch)`` when the table is one value on the diagonal and one elsewhere, else None."""
+    diagonal = np.diag(table)
+    off = table[~np.eye(len(table), dtype=bool)]
+    if np.all(diagonal == diagonal[0]) and np.all(off == off[0]):
+        return int(diagonal[0]), int(off[0])
+    return None
+
+
 def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, cigar: bool = False,
           threads: int | None = None) -> PairScores:  # fmt: skip
     """Global alignment scores (Needleman-Wunsch, Gotoh's affine gaps) of many pairs in one call.
@@ -118,9 +156,19 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
     if longest * costs.bound >= _LIMIT:
         raise InputError(f"alignment scores could reach {longest * costs.bound}, beyond the exact 64-bit range")
     sub = np.ascontiguousarray(costs.substitution, dtype=np.int64)
-    raw = _run(nw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_codes, t_off, q_codes, q_off, sub,
-               np.int64(costs.insert_open), np.int64(costs.insert_extend), np.int64(costs.delete_open),
-               np.int64(costs.delete_extend), np.int64)  # fmt: skip
+    simple = _match_mismatch(sub)
+    reach = longest * costs.bound
+    if simple is not None and reach < (1 << 29):
+        # Many pairs per SIMD lane group: 16-bit lanes while every score provably fits, else 32-bit.
+        lane_dtype, lanes, big = (np.int16, 64, 0x3FFF) if reach < 0x3FFF - costs.bound else (np.int32, 32, 0x3FFFFFFF)
+        steps = [lane_dtype(x) for x in (*simple, costs.insert_open, costs.insert_extend, costs.delete_open,
+                                          costs.delete_extend, big)]  # fmt: skip
+        raw = _run_lanes(nw_lanes, _lane_groups(t_len, q_len, lanes), threads, t_codes, t_off, q_codes, q_off, plan,
+                         lane_dtype, lane_dtype, *steps).astype(np.int64)  # fmt: skip
+    else:
+        raw = _run(nw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_codes, t_off, q_codes, q_off, sub,
+                   np.int64(costs.insert_open), np.int64(costs.insert_extend), np.int64(costs.delete_open),
+                   np.int64(costs.delete_extend), np.int64)  # fmt: skip
     result = PairScores(plan, costs.sign * raw, int(np.sum(t_len * q_len)))
     if cigar:
         from .reference import nw_reference
@@ -180,10 +228,19 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
             min(t_values.min(initial=0), q_values.min(initial=0)))
         if int((t_len + q_len).max()) * spread >= _LIMIT:
             raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
-    unreachable = BIG if integer else np.inf
-    raw = _run(dtw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_values, t_off, q_values, q_off,
-               np.int64(DTW_MODES[mode]), np.int64(-1 if window is None else window),
-               t_values.dtype.type(unreachable), t_values.dtype.type)  # fmt: skip
+    mode_code, band = np.int64(DTW_MODES[mode]), np.int64(-1 if window is None else window)
+    narrow = integer and len(plan) and int((t_len + q_len).max()) * spread < (1 << 29)
+    if not integer or narrow:
+        # Many pairs per SIMD lane group (float64, or int32 while every distance provably fits).
+        lane_dtype, lanes, unreachable = (np.int32, 32, 1 << 30) if integer else (np.float64, 16, np.inf)
+        raw = _run_lanes(dtw_lanes, _lane_groups(t_len, q_len, lanes), threads, t_values, t_off, q_values, q_off,
+                         plan, lane_dtype, lane_dtype, mode_code, band, lane_dtype(unreachable))  # fmt: skip
+        raw = raw.astype(np.int64) if integer else raw
+        if integer:
+            raw[raw >= unreachable] = BIG
+    else:
+        raw = _run(dtw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_values, t_off, q_values, q_off,
+                   mode_code, band, t_values.dtype.type(BIG if integer else np.inf), t_values.dtype.type)  # fmt: skip
     if integer:
         undefined = raw >= BIG
         if undefined.any():

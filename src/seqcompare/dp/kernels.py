@@ -92,3 +92,113 @@ def dtw_pairs(t_values, t_off, q_values, q_off, pair_t, pair_q, first, last, mod
                 if M[j] < best:
                     best = M[j]
             out[p] = best
+
+
+@jit
+def nw_lanes(t_lanes, q_lanes, t_len, q_len, match, mismatch, io, ie, do, de, big, out):
+    """Gotoh NW of ``L`` pairs at once, one pair per SIMD lane (lanes contiguous, so the innermost loop
+    vectorises): ``t_lanes`` ``(M, L)`` and ``q_lanes`` ``(N, L)`` codes padded to the longest, lengths per
+    lane, match/mismatch costs. The arrays' integer type (int16 or int32) is the DP's; the caller checks that
+    every score fits. Each lane's result is taken when its own last row is done."""
+    M, L = t_lanes.shape
+    N = q_lanes.shape[0]
+    dtype = out.dtype
+    H = np.empty((M + 1, L), dtype)
+    F = np.empty((M + 1, L), dtype)
+    E = np.empty(L, dtype)
+    diag = np.empty(L, dtype)
+    for j in range(M + 1):
+        for lane in range(L):
+            H[j, lane] = io + j * ie if j > 0 else 0
+            F[j, lane] = big
+    for lane in range(L):
+        if q_len[lane] == 0:
+            out[lane] = H[t_len[lane], lane]
+    for i in range(1, N + 1):
+        for lane in range(L):
+            diag[lane] = H[0, lane]
+            H[0, lane] = do + i * de
+            E[lane] = big
+        q = q_lanes[i - 1]
+        for j in range(1, M + 1):
+            t = t_lanes[j - 1]
+            h_row = H[j]
+            h_left = H[j - 1]
+            f_row = F[j]
+            for lane in range(L):
+                e = min(E[lane] + ie, h_left[lane] + io + ie)
+                f = min(f_row[lane] + de, h_row[lane] + do + de)
+                s = match if t[lane] == q[lane] else mismatch
+                h = min(diag[lane] + s, min(e, f))
+                diag[lane] = h_row[lane]
+                h_row[lane] = h
+                f_row[lane] = f
+                E[lane] = e
+        for lane in range(L):
+            if q_len[lane] == i:
+                out[lane] = H[t_len[lane], lane]
+
+
+@jit
+def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
+    """DTW of ``L`` pairs at once, one per SIMD lane (see :func:`nw_lanes`); modes and band as
+    :func:`dtw_pairs`. Values beyond a lane's lengths are computed but never read."""
+    M, L = t_lanes.shape
+    N = q_lanes.shape[0]
+    dtype = out.dtype
+    D = np.empty((M + 1, L), dtype)
+    diag = np.empty(L, dtype)
+    best_last = np.empty(L, dtype)
+    width = np.empty(L, np.int64)
+    for lane in range(L):
+        width[lane] = max(band, abs(q_len[lane] - t_len[lane])) if band >= 0 else M + N
+        best_last[lane] = unreachable
+    for j in range(M + 1):
+        for lane in range(L):
+            D[j, lane] = 0 if (j == 0 or mode == 2) else unreachable
+    for lane in range(L):
+        if q_len[lane] == 0:
+            out[lane] = D[t_len[lane], lane] if mode == 0 else (0 if (mode == 2 or t_len[lane] == 0) else unreachable)
+    for i in range(1, N + 1):
+        for lane in range(L):
+            diag[lane] = D[0, lane]
+            D[0, lane] = unreachable
+        q = q_lanes[i - 1]
+        if band < 0:
+            # Unreachable cells need no test here: they start at `unreachable` (inf, or an integer far above
+            # any score the caller allows) and only grow.
+            for j in range(1, M + 1):
+                t = t_lanes[j - 1]
+                row = D[j]
+                left = D[j - 1]
+                for lane in range(L):
+                    best = min(diag[lane], min(row[lane], left[lane]))
+                    diag[lane] = row[lane]
+                    x, y = q[lane], t[lane]
+                    row[lane] = best + (x - y if x >= y else y - x)
+            continue_banded = False
+        else:
+            continue_banded = True
+        for j in range(1, M + 1 if continue_banded else 1):
+            t = t_lanes[j - 1]
+            row = D[j]
+            left = D[j - 1]
+            for lane in range(L):
+                best = min(diag[lane], min(row[lane], left[lane]))
+                diag[lane] = row[lane]
+                x, y = q[lane], t[lane]
+                cost = x - y if x >= y else y - x
+                value = best + cost if best < unreachable else unreachable
+                outside = (i - j > width[lane]) or (j - i > width[lane])
+                row[lane] = unreachable if outside else value
+        for lane in range(L):
+            if q_len[lane] == i:
+                m = t_len[lane]
+                if mode == 0:
+                    out[lane] = min(D[m, lane], unreachable)
+                else:
+                    low = unreachable
+                    for j in range(1, m + 1):
+                        if D[j, lane] < low:
+                            low = D[j, lane]
+                    out[lane] = low
