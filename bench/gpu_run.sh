@@ -9,6 +9,7 @@
 # pairs files of e2e go to $SEQCOMPARE_WORK (default /tmp/seqcompare-work), not OUTDIR (3 GB);
 # SCALE_PARTS="gpus e2e" runs some of the three. scan: bench/scan_bench.py --device cuda (course full-size run).
 # ccc: bench/ccc_gpu.py (CCC 2-way rates; CCC_ARGS="--vectors N --fields M" to change the size).
+# dp: bench/dp_bench.py --device cuda (NW and DTW GCUPS at the seed's four lengths; DP_ARGS for options).
 set -uo pipefail
 OUT=${1:?usage: bash bench/gpu_run.sh OUTDIR [tests|bench|all] [pytest args]}
 WHAT=${2:-all}
@@ -48,6 +49,10 @@ if wants scale; then
 fi
 if wants ccc; then
     python3 bench/ccc_gpu.py --out "$OUT" ${CCC_ARGS:-} 2>&1 | tee "$OUT/ccc_gpu.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants dp; then
+    python3 bench/dp_bench.py --out "$OUT" --device cuda ${DP_ARGS:-} 2>&1 | tee "$OUT/dp_bench.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants scan; then

@@ -124,8 +124,18 @@ def _match_mismatch(table: np.ndarray):
     return None
 
 
+def _use_gpu(device: str, eligible: bool, why: str) -> bool:
+    from ..gpu._runtime import resolve_device
+
+    if device == "cpu":
+        return False
+    if device == "cuda" and not eligible:
+        raise InputError(f"on the GPU, {why}; use device='cpu'")
+    return eligible and resolve_device(device) == "cuda"
+
+
 def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, cigar: bool = False,
-          threads: int | None = None) -> PairScores:  # fmt: skip
+          threads: int | None = None, device: str = "cpu") -> PairScores:  # fmt: skip
     """Global alignment scores (Needleman-Wunsch, Gotoh's affine gaps) of many pairs in one call.
 
     Parameters
@@ -138,6 +148,8 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
         (maximised scores: match/mismatch or a matrix, affine gaps).
     cigar : bool
         Also return each alignment as a CIGAR (M, I: target base against a gap, D: query base against a gap).
+    device : {"cpu", "cuda", "auto"}
+        The GPU runs match/mismatch costs with linear gaps (the seed's form, edit distance, linear scores).
 
     Returns
     -------
@@ -158,7 +170,14 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
     sub = np.ascontiguousarray(costs.substitution, dtype=np.int64)
     simple = _match_mismatch(sub)
     reach = longest * costs.bound
-    if simple is not None and reach < (1 << 29):
+    linear = costs.insert_open == 0 and costs.delete_open == 0
+    if _use_gpu(device, simple is not None and linear and reach < (1 << 29),
+                "alignment needs match/mismatch costs, linear gaps and scores below 2**29"):  # fmt: skip
+        from ..gpu.dp import dp_on_gpu
+
+        raw = dp_on_gpu(0, t_codes, t_off, q_codes, q_off, plan, match=simple[0], mismatch=simple[1],
+                        ins=costs.insert_extend, dele=costs.delete_extend)  # fmt: skip
+    elif simple is not None and reach < (1 << 29):
         # Many pairs per SIMD lane group: 16-bit lanes while every score provably fits, else 32-bit.
         lane_dtype, lanes, big = (np.int16, 64, 0x3FFF) if reach < 0x3FFF - costs.bound else (np.int32, 32, 0x3FFFFFFF)
         steps = [lane_dtype(x) for x in (*simple, costs.insert_open, costs.insert_extend, costs.delete_open,
@@ -195,7 +214,7 @@ def _as_signals(items, what: str):
 
 
 def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
-        threads: int | None = None) -> PairScores:  # fmt: skip
+        threads: int | None = None, device: str = "cpu") -> PairScores:  # fmt: skip
     """Dynamic time warping with |x - y| cost of many pairs of signals in one call.
 
     Parameters
@@ -208,6 +227,8 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         ``subsequence``: the query may match any stretch of the target (free start and end).
     window : int, optional
         Sakoe-Chiba band: cells with |i - j| > max(window, |n - m|) are not used.
+    device : {"cpu", "cuda", "auto"}
+        The GPU runs integer signals without a window.
     """
     if mode not in DTW_MODES:
         raise ValueError(f"mode must be one of {', '.join(DTW_MODES)}; got {mode!r}")
@@ -229,8 +250,14 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         if int((t_len + q_len).max()) * spread >= _LIMIT:
             raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
     mode_code, band = np.int64(DTW_MODES[mode]), np.int64(-1 if window is None else window)
-    narrow = integer and len(plan) and int((t_len + q_len).max()) * spread < (1 << 29)
-    if not integer or narrow:
+    narrow = bool(integer and len(plan) and int((t_len + q_len).max()) * spread < (1 << 29))
+    if _use_gpu(device, (narrow or (integer and not len(plan))) and window is None,
+                "DTW needs integer signals whose distances stay below 2**29, and no window"):  # fmt: skip
+        from ..gpu.dp import UNREACHABLE, dp_on_gpu
+
+        raw = dp_on_gpu(1, t_values, t_off, q_values, q_off, plan, mode=int(mode_code))
+        raw[raw >= UNREACHABLE] = BIG
+    elif not integer or narrow:
         # Many pairs per SIMD lane group (float64, or int32 while every distance provably fits).
         lane_dtype, lanes, unreachable = (np.int32, 32, 1 << 30) if integer else (np.float64, 16, np.inf)
         raw = _run_lanes(dtw_lanes, _lane_groups(t_len, q_len, lanes), threads, t_values, t_off, q_values, q_off,

@@ -1,0 +1,121 @@
+// Batched NW (linear gaps, match/mismatch) and DTW on NVIDIA GPUs: one warp per pair, the DP in registers.
+//
+// The warp sweeps the target (columns j) while its 32 lanes own consecutive strips of R query rows: a chunk of
+// 32 R rows at a time (longer queries go chunk by chunk through one boundary row in global memory). Lane t
+// works on column j = s - t + 1 at step s, so the cell above its strip (lane t - 1's bottom row, same column)
+// arrives by one warp shuffle per step. Scores are 32-bit (the host refuses inputs that could leave the range);
+// the minimum-plus-add steps are Hopper's DPX instructions (__viaddmin_s32: min(a + b, c); __vimin3_s32).
+
+#define FULL_MASK 0xffffffffu
+#define BIG 0x3fffffff
+
+// The value of register h[k] (k known only at run time) without local memory.
+template <int R>
+__device__ __forceinline__ int pick(const int (&h)[R], int k) {
+    int value = h[0];
+#pragma unroll
+    for (int r = 1; r < R; ++r) value = r == k ? h[r] : value;
+    return value;
+}
+
+// kind 0: NW, cost = match/mismatch, gaps ins (along a row: target base against a gap) and del (down a column).
+//   H[0][j] = j ins, H[i][0] = i del, H[i][j] = min(H[i-1][j-1] + s, H[i-1][j] + del, H[i][j-1] + ins).
+// kind 1: DTW, cost |t_j - q_i|: M[i][j] = cost + min(M[i-1][j-1], M[i-1][j], M[i][j-1]); M[0][0] = 0, the
+//   rest of row 0 and column 0 unreachable, row 0 free (0) in subsequence mode (mode 2). Mode 0: M[n][m];
+//   modes 1 and 2: the minimum over row n.
+template <int R, int KIND>
+__global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values, const long long* __restrict__ t_off,
+                                               const int* __restrict__ q_values, const long long* __restrict__ q_off,
+                                               const long long* __restrict__ pair_t, const long long* __restrict__ pair_q,
+                                               int n_pairs, int match, int mismatch, int ins, int del, int mode,
+                                               int* __restrict__ border, long long border_stride,
+                                               long long* __restrict__ out) {
+    const int lane = threadIdx.x & 31;
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int warps = (gridDim.x * blockDim.x) >> 5;
+    int* row_above = border + (long long)warp * border_stride;
+    for (int p = warp; p < n_pairs; p += warps) {
+        const int* t = t_values + t_off[pair_t[p]];
+        const int m = (int)(t_off[pair_t[p] + 1] - t_off[pair_t[p]]);
+        const int* q = q_values + q_off[pair_q[p]];
+        const int n = (int)(q_off[pair_q[p] + 1] - q_off[pair_q[p]]);
+        long long result;
+        if (KIND == 0) {
+            result = n == 0 ? (long long)m * ins : (long long)n * del;  // H[0][m] or H[n][0]
+        } else {
+            result = (n == 0) ? ((m == 0 || mode == 2) ? 0 : BIG) : BIG;
+        }
+        int last_min = BIG;
+        for (int row0 = 0; row0 < n && m > 0; row0 += 32 * R) {
+            const int first = row0 + lane * R;  // rows above this lane's strip
+            int h[R], qv[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                int i = first + r + 1;
+                qv[r] = i <= n ? q[i - 1] : 0;
+                h[r] = KIND == 0 ? i * del : BIG;  // column 0
+            }
+            const bool last_chunk = row0 + 32 * R >= n;
+            const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
+            const int k = (n - 1 - row0) % R;
+            int bottom = 0, above_prev = 0;
+            for (int s = 0; s < m + 31; ++s) {
+                const int j = s - lane + 1;
+                int above = __shfl_up_sync(FULL_MASK, bottom, 1);
+                if (j < 1 || j > m) {
+                    above_prev = above;
+                    continue;
+                }
+                int diag;
+                if (lane == 0) {
+                    if (row0 == 0) {
+                        above = KIND == 0 ? j * ins : (mode == 2 ? 0 : BIG);
+                        diag = KIND == 0 ? (j - 1) * ins : ((j == 1 || mode == 2) ? 0 : BIG);
+                    } else {
+                        above = row_above[j];
+                        diag = row_above[j - 1];
+                    }
+                } else {
+                    diag = j == 1 ? (KIND == 0 ? first * del : BIG) : above_prev;
+                }
+                above_prev = above;
+                const int tj = t[j - 1];
+                int up = above;
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    int left = h[r];
+                    int value;
+                    if (KIND == 0) {
+                        int cost = qv[r] == tj ? match : mismatch;
+                        value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
+                    } else {
+                        int cost = abs(tj - qv[r]);
+                        value = __vimin3_s32(diag, up, left) + cost;
+                        value = min(value, BIG);
+                    }
+                    diag = left;
+                    h[r] = value;
+                    up = value;
+                }
+                bottom = up;
+                if (!last_chunk && lane == 31) row_above[j] = bottom;
+                if (KIND == 1 && mode != 0 && last_chunk && lane == owner) last_min = min(last_min, pick<R>(h, k));
+            }
+            if (!last_chunk) {
+                if (lane == 0) row_above[0] = KIND == 0 ? (row0 + 32 * R) * del : BIG;
+                __syncwarp();
+            } else if (lane == owner) {
+                int at_m = pick<R>(h, k);
+                result = (KIND == 1 && mode != 0) ? last_min : at_m;
+            }
+        }
+        if (n > 0 && m > 0) {
+            const int owner = ((n - 1) % (32 * R)) / R;
+            result = __shfl_sync(FULL_MASK, result, owner);
+        } else if (KIND == 1 && n > 0 && m == 0) {
+            result = BIG;
+        }
+        if (lane == 0) out[p] = result;
+        __syncwarp();
+    }
+}

@@ -1,0 +1,52 @@
+"""Batched NW and DTW on the GPU (warp per pair, DP in registers) against the CPU paths: exact scores."""
+
+import numpy as np
+import pytest
+
+from seqcompare.dp.api import align, dtw
+from seqcompare.dp.costs import Costs
+
+pytestmark = pytest.mark.gpu
+
+
+def sequences(rng, count, low, high):
+    return ["".join(rng.choice(list("ACGTN"), rng.integers(low, high + 1))) for _ in range(count)]
+
+
+@pytest.mark.parametrize("costs", [Costs.edit(), Costs.seed(0, 3, 2, 5), Costs.seed(-2, 1, 1, 3),
+                                   Costs.scores(2, -3, 0, -2)])  # fmt: skip
+@pytest.mark.parametrize("low,high", [(0, 40), (90, 140), (200, 300), (1000, 1100), (2040, 2100)])
+def test_nw_equals_the_cpu(rng, costs, low, high):
+    count = 40 if high < 1000 else 6
+    targets, queries = sequences(rng, count, low, high), sequences(rng, count, low, high)
+    cpu = align(targets, queries, costs=costs)
+    gpu = align(targets, queries, costs=costs, device="cuda")
+    assert np.array_equal(cpu.scores, gpu.scores)
+
+
+def test_nw_edge_pairs():
+    targets = ["", "A", "", "ACGT", "A" * 1025]
+    queries = ["", "", "C", "A", "C" * 1030]
+    assert np.array_equal(align(targets, queries).scores, align(targets, queries, device="cuda").scores)
+
+
+@pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
+@pytest.mark.parametrize("low,high", [(1, 40), (100, 260), (1000, 1100), (2047, 2050)])
+def test_integer_dtw_equals_the_cpu(rng, mode, low, high):
+    count = 30 if high < 1000 else 5
+    a = [rng.integers(-50, 50, rng.integers(low, high + 1)) for _ in range(count)]
+    b = [rng.integers(-50, 50, rng.integers(low, high + 1)) for _ in range(count)]
+    assert np.array_equal(dtw(a, b, mode=mode).scores, dtw(a, b, mode=mode, device="cuda").scores)
+
+
+def test_dtw_empty_and_unsupported():
+    from seqcompare.errors import InputError
+
+    empty = [np.array([], dtype=np.int64), np.array([1, 2])]
+    assert dtw(empty, empty, mode="subsequence", device="cuda").scores.tolist() == [0, 0]
+    with pytest.raises(InputError, match="empty signal"):
+        dtw([np.array([1])], [np.array([], dtype=np.int64)], device="cuda")
+    with pytest.raises(InputError, match="on the GPU"):
+        dtw([np.array([1.5])], [np.array([2.5])], device="cuda")
+    with pytest.raises(InputError, match="on the GPU"):
+        align(["AC"], ["AG"], costs=Costs.scores(2, -3, -5, -2), device="cuda")
