@@ -74,16 +74,20 @@ def main(argv=None) -> int:
     report = {"command": " ".join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]), "device": args.device,
               "threads": args.threads, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": []}  # fmt: skip
     for length in (int(x) for x in args.lengths.split(",")):
-        targets, queries = workload(rng, length, int(args.cells))
-        row = {"length": length, "pairs": len(targets)}
         if args.device == "cuda":
-            from seqcompare.dp.api import _as_sequences, pair_plan
+            from seqcompare.dp.api import pair_plan
             from seqcompare.gpu.dp import dp_on_gpu
 
-            t_codes, t_off, _ = _as_sequences(targets, "t")
-            q_codes, q_off, _ = _as_sequences(queries, "q")
-            plan = pair_plan(len(targets), len(queries), None)
-            cells = length * length * len(targets)
+            # Codes straight from the generator (billions of bases: no Python strings).
+            count = max(1, int(args.cells) // (length * length))
+            row = {"length": length, "pairs": count}
+            t_codes = rng.integers(0, 4, count * length).astype(np.uint8)
+            q_codes = rng.integers(0, 4, count * length).astype(np.uint8)
+            t_off = q_off = np.arange(count + 1, dtype=np.int64) * length
+            plan = pair_plan(count, count, None)
+            cells = length * length * count
+            targets = ["".join("ACGT"[c] for c in t_codes[k * length : (k + 1) * length]) for k in range(min(8, count))]
+            queries = ["".join("ACGT"[c] for c in q_codes[k * length : (k + 1) * length]) for k in range(min(8, count))]
             for name, kind, options in (("nw", 0, dict(match=0, mismatch=1, ins=1, dele=1)), ("dtw", 1, dict(mode=0))):
                 if kind == 1:
                     t_codes = rng.integers(0, 1000, t_codes.size).astype(np.int32)
@@ -101,6 +105,8 @@ def main(argv=None) -> int:
             nw_cpu = align(targets[:8], queries[:8], costs=Costs.edit()).scores
             row["nw_equal_to_cpu_on_8"] = bool(np.array_equal(nw_cpu, align(targets[:8], queries[:8], device="cuda").scores))
         else:
+            targets, queries = workload(rng, length, int(args.cells))
+            row = {"length": length, "pairs": len(targets)}
             costs = Costs.scores(2, -3, -3, -2)
             start = time.perf_counter()
             ours = align(targets, queries, costs=costs, threads=args.threads)
