@@ -119,3 +119,98 @@ __global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values,
         __syncwarp();
     }
 }
+
+// NW with two pairs of the same shape per lane, one in each 16-bit half of every register (used when every
+// score provably stays inside 16 bits): the compare, the cost select (one LOP3), the add and the two
+// min-plus-adds each serve two cells.
+template <int R>
+__device__ __forceinline__ unsigned pick16(const unsigned (&h)[R], int k) {
+    unsigned value = h[0];
+#pragma unroll
+    for (int r = 1; r < R; ++r) value = r == k ? h[r] : value;
+    return value;
+}
+
+__device__ __forceinline__ unsigned twice(int x) { return (unsigned)(x & 0xffff) * 0x10001u; }
+
+template <int R>
+__global__ void __launch_bounds__(128) nw16_warp(const int* __restrict__ t_values, const long long* __restrict__ t_off,
+                                                 const int* __restrict__ q_values, const long long* __restrict__ q_off,
+                                                 const long long* __restrict__ unit_t, const long long* __restrict__ unit_q,
+                                                 int n_units, int match, int mismatch, int ins, int del,
+                                                 unsigned* __restrict__ border, long long border_stride,
+                                                 long long* __restrict__ out) {
+    const int lane = threadIdx.x & 31;
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int warps = (gridDim.x * blockDim.x) >> 5;
+    unsigned* row_above = border + (long long)warp * border_stride;
+    const unsigned match2 = twice(match), mismatch2 = twice(mismatch), ins2 = twice(ins), del2 = twice(del);
+    for (int u = warp; u < n_units; u += warps) {
+        const int* ta = t_values + t_off[unit_t[2 * u]];
+        const int* tb = t_values + t_off[unit_t[2 * u + 1]];
+        const int* qa = q_values + q_off[unit_q[2 * u]];
+        const int* qb = q_values + q_off[unit_q[2 * u + 1]];
+        const int m = (int)(t_off[unit_t[2 * u] + 1] - t_off[unit_t[2 * u]]);
+        const int n = (int)(q_off[unit_q[2 * u] + 1] - q_off[unit_q[2 * u]]);
+        unsigned result = n == 0 ? twice(m * ins) : twice(n * del);
+        for (int row0 = 0; row0 < n && m > 0; row0 += 32 * R) {
+            const int first = row0 + lane * R;
+            unsigned h[R], qv[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                int i = first + r + 1;
+                qv[r] = i <= n ? ((unsigned)qa[i - 1] | ((unsigned)qb[i - 1] << 16)) : 0xffffffffu;
+                h[r] = twice(i * del);
+            }
+            const bool last_chunk = row0 + 32 * R >= n;
+            unsigned bottom = 0, above_prev = 0;
+            for (int s = 0; s < m + 31; ++s) {
+                const int j = s - lane + 1;
+                unsigned above = __shfl_up_sync(FULL_MASK, bottom, 1);
+                if (j < 1 || j > m) {
+                    above_prev = above;
+                    continue;
+                }
+                unsigned diag;
+                if (lane == 0) {
+                    if (row0 == 0) {
+                        above = twice(j * ins);
+                        diag = twice((j - 1) * ins);
+                    } else {
+                        above = row_above[j];
+                        diag = row_above[j - 1];
+                    }
+                } else {
+                    diag = j == 1 ? twice(first * del) : above_prev;
+                }
+                above_prev = above;
+                const unsigned t2 = (unsigned)ta[j - 1] | ((unsigned)tb[j - 1] << 16);
+                unsigned up = above;
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    unsigned equal = __vcmpeq2(qv[r], t2);
+                    unsigned cost = (equal & match2) | (~equal & mismatch2);
+                    unsigned left = h[r];
+                    unsigned value = __viaddmin_s16x2(left, ins2, __viaddmin_s16x2(up, del2, __vadd2(diag, cost)));
+                    diag = left;
+                    h[r] = value;
+                    up = value;
+                }
+                bottom = up;
+                if (!last_chunk && lane == 31) row_above[j] = bottom;
+            }
+            if (!last_chunk) {
+                if (lane == 0) row_above[0] = twice((row0 + 32 * R) * del);
+                __syncwarp();
+            } else if (lane == (n - 1 - row0) / R) {
+                result = pick16<R>(h, (n - 1 - row0) % R);
+            }
+        }
+        if (n > 0 && m > 0) result = __shfl_sync(FULL_MASK, result, ((n - 1) % (32 * R)) / R);
+        if (lane == 0) {
+            out[2 * u] = (long long)(short)(result & 0xffff);
+            out[2 * u + 1] = (long long)(short)(result >> 16);
+        }
+        __syncwarp();
+    }
+}

@@ -19,7 +19,7 @@ _WARPS_PER_BLOCK = 4
 
 
 def _names() -> tuple:
-    return tuple(f"dp_warp<{r},{kind}>" for r in STRIPS for kind in (0, 1))
+    return tuple(f"dp_warp<{r},{kind}>" for r in STRIPS for kind in (0, 1)) + tuple(f"nw16_warp<{r}>" for r in STRIPS)
 
 
 def _strip(query_length: int) -> int:
@@ -27,6 +27,20 @@ def _strip(query_length: int) -> int:
         if query_length <= 32 * rows:
             return rows
     return STRIPS[-1]
+
+
+def _units(plan: np.ndarray, t_len: np.ndarray, q_len: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Pairs of ``chosen`` pairs with the same shape (an odd one out is paired with itself): ``(units, 2)``."""
+    order = chosen[np.lexsort((q_len[chosen], t_len[chosen]))]
+    key = t_len[order] * (int(q_len.max(initial=0)) + 1) + q_len[order]
+    starts = np.r_[True, key[1:] != key[:-1]] if order.size else np.zeros(0, bool)
+    run = np.cumsum(starts) - 1
+    run_start = np.flatnonzero(starts)
+    run_end = np.r_[run_start[1:], order.size]
+    position = np.arange(order.size) - run_start[run]
+    first = np.flatnonzero(position % 2 == 0)
+    partner = np.where(first + 1 < run_end[run[first]], first + 1, first)
+    return np.stack([order[first], order[partner]], axis=1).astype(np.int64)
 
 
 def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mismatch=0, ins=0, dele=0, mode=0,
@@ -55,11 +69,28 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             chosen = np.flatnonzero(strips == rows)
             if chosen.size == 0:
                 continue
+            stride = int(t_len[chosen].max()) + 2
+            bound = max(abs(match), abs(mismatch), abs(ins), abs(dele))
+            reach = (int(t_len[chosen].max()) + int(q_len[chosen].max()) + 32 * rows) * bound
+            if kind == 0 and reach < (1 << 14):
+                # Two pairs of one shape per lane, in 16-bit halves.
+                units = _units(plan, t_len, q_len, chosen)
+                blocks = int(min(-(-len(units) // _WARPS_PER_BLOCK), 132 * 16))
+                border = cupy.empty(blocks * _WARPS_PER_BLOCK * stride, dtype=cupy.uint32)
+                scores = cupy.empty(2 * len(units), dtype=cupy.int64)
+                kernels.get_function(f"nw16_warp<{rows}>")(
+                    (blocks,), (32 * _WARPS_PER_BLOCK,),
+                    (t_dev, t_off_dev, q_dev, q_off_dev, cupy.asarray(plan[units.ravel(), 0]),
+                     cupy.asarray(plan[units.ravel(), 1]), np.int32(len(units)), np.int32(match), np.int32(mismatch),
+                     np.int32(ins), np.int32(dele), border, np.int64(stride), scores),
+                )  # fmt: skip
+                results.append(scores)
+                selections.append(units.ravel())
+                continue
             pair_t = cupy.asarray(plan[chosen, 0])
             pair_q = cupy.asarray(plan[chosen, 1])
             blocks = int(min(-(-chosen.size // _WARPS_PER_BLOCK), 132 * 16))
             warps = blocks * _WARPS_PER_BLOCK
-            stride = int(t_len[chosen].max()) + 2
             border = cupy.empty(warps * stride, dtype=cupy.int32)
             scores = cupy.empty(chosen.size, dtype=cupy.int64)
             kernels.get_function(f"dp_warp<{rows},{kind}>")(
