@@ -72,8 +72,9 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             stride = int(t_len[chosen].max()) + 2
             bound = max(abs(match), abs(mismatch), abs(ins), abs(dele))
             reach = (int(t_len[chosen].max()) + int(q_len[chosen].max()) + 32 * rows) * bound
-            if kind == 0 and reach < (1 << 14):
-                # Two pairs of one shape per lane, in 16-bit halves.
+            if kind == 0 and reach < (1 << 14) and rows >= 16:
+                # Two pairs of one shape per lane, in 16-bit halves (for short strips the extra loads of the
+                # second pair cost more than the halved arithmetic saves: 615 against 1,270 GCUPS at 250).
                 units = _units(plan, t_len, q_len, chosen)
                 blocks = int(min(-(-len(units) // _WARPS_PER_BLOCK), 132 * 16))
                 border = cupy.empty(blocks * _WARPS_PER_BLOCK * stride, dtype=cupy.uint32)
