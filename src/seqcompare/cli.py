@@ -500,6 +500,8 @@ def _add_dp_parsers(subparsers) -> None:
     costs.add_argument("--scores", metavar="MATCH,MISMATCH,OPEN,EXTEND",
                        help="scores, maximised: match, mismatch, gap open, gap extend (e.g. 2,-3,-5,-2)")  # fmt: skip
     align.add_argument("--cigar", action="store_true", help="add each alignment as a CIGAR (M, I, D)")
+    align.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
+                       help="cuda: match/mismatch costs with linear gaps (the [cuda] extra)")  # fmt: skip
     align.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     align.add_argument("-j", "--threads", type=_positive_int, metavar="N", help="threads (default: all cores)")
     align.add_argument("-q", "--quiet", action="store_true", help="no log messages")
@@ -515,6 +517,8 @@ def _add_dp_parsers(subparsers) -> None:
     dtw.add_argument("--mode", choices=("full", "open-end", "subsequence"), default="full",
                      help="full M[n][m]; open-end: min over the last row (the seed's); subsequence: free start and end")  # fmt: skip
     dtw.add_argument("--window", type=int, metavar="W", help="Sakoe-Chiba band: |i - j| <= max(W, |n - m|)")
+    dtw.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
+                     help="cuda: integer signals without a window (the [cuda] extra)")  # fmt: skip
     dtw.add_argument("--skip-columns", type=int, default=0, metavar="K",
                      help="ignore the first K values of each text line (e.g. 1 for UCR files' class labels)")  # fmt: skip
     dtw.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
@@ -556,7 +560,7 @@ def _run_align(args) -> int:
         pairs = _named_pairs(args.pairs, targets.names, (queries or targets).names)
     started = clock.perf_counter()
     result = align(targets, queries if queries is not None else (targets if pairs is not None else None),
-                   costs=costs, pairs=pairs, cigar=args.cigar, threads=args.threads)  # fmt: skip
+                   costs=costs, pairs=pairs, cigar=args.cigar, threads=args.threads, device=args.device)  # fmt: skip
     seconds = clock.perf_counter() - started
     log(f"{len(result.scores)} alignments, {result.cells:.4g} cells in {seconds:.3f} s = "
         f"{result.cells / max(seconds, 1e-9) / 1e9:.3g} GCUPS")
@@ -628,7 +632,7 @@ def _run_dtw(args) -> int:
     signals = _read_signals(args.signals, args.skip_columns)
     queries = _read_signals(args.queries, args.skip_columns) if args.queries else None
     started = clock.perf_counter()
-    result = dtw(signals, queries, mode=args.mode, window=args.window, threads=args.threads)
+    result = dtw(signals, queries, mode=args.mode, window=args.window, threads=args.threads, device=args.device)
     seconds = clock.perf_counter() - started
     log(f"{len(result.scores)} DTW distances, {result.cells:.4g} cells in {seconds:.3f} s = "
         f"{result.cells / max(seconds, 1e-9) / 1e9:.3g} GCUPS")
