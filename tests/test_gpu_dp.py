@@ -50,3 +50,19 @@ def test_dtw_empty_and_unsupported():
         dtw([np.array([1.5])], [np.array([2.5])], device="cuda")
     with pytest.raises(InputError, match="on the GPU"):
         align(["AC"], ["AG"], costs=Costs.scores(2, -3, -5, -2), device="cuda")
+
+
+def test_cli_device_cuda_equals_cpu(tmp_path):
+    import subprocess
+    import sys
+
+    fasta = tmp_path / "x.fa"
+    rng = np.random.default_rng(3)
+    fasta.write_text("".join(f">s{k}\n{''.join(rng.choice(list('ACGT'), 300 + k))}\n" for k in range(9)))
+    outputs = []
+    for device in ("cpu", "cuda"):
+        done = subprocess.run([sys.executable, "-m", "seqcompare", "align", str(fasta), "--all-vs-all", "--costs",
+                               "0,1,1,2", "--device", device, "-q"], capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") == 1 + 36
