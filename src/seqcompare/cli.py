@@ -527,6 +527,11 @@ def _add_dp_parsers(subparsers) -> None:
     dtw.set_defaults(handler=_run_dtw)
 
 
+def _log_gcups(log, what: str, result, seconds: float) -> None:
+    log(f"{len(result.scores)} {what}, {result.cells:.4g} cells in {seconds:.3f} s = "
+        f"{result.cells / max(seconds, 1e-9) / 1e9:.3g} GCUPS")
+
+
 def _int_list(text: str, count: int, option: str) -> list:
     try:
         values = [int(x) for x in text.split(",")]
@@ -561,9 +566,7 @@ def _run_align(args) -> int:
     started = clock.perf_counter()
     result = align(targets, queries if queries is not None else (targets if pairs is not None else None),
                    costs=costs, pairs=pairs, cigar=args.cigar, threads=args.threads, device=args.device)  # fmt: skip
-    seconds = clock.perf_counter() - started
-    log(f"{len(result.scores)} alignments, {result.cells:.4g} cells in {seconds:.3f} s = "
-        f"{result.cells / max(seconds, 1e-9) / 1e9:.3g} GCUPS")
+    _log_gcups(log, "alignments", result, clock.perf_counter() - started)
     query_names = (queries or targets).names
     lines = ["target\tquery\tscore" + ("\tcigar" if args.cigar else "")]
     for k, (t, q) in enumerate(result.pairs):
@@ -633,9 +636,7 @@ def _run_dtw(args) -> int:
     queries = _read_signals(args.queries, args.skip_columns) if args.queries else None
     started = clock.perf_counter()
     result = dtw(signals, queries, mode=args.mode, window=args.window, threads=args.threads, device=args.device)
-    seconds = clock.perf_counter() - started
-    log(f"{len(result.scores)} DTW distances, {result.cells:.4g} cells in {seconds:.3f} s = "
-        f"{result.cells / max(seconds, 1e-9) / 1e9:.3g} GCUPS")
+    _log_gcups(log, "DTW distances", result, clock.perf_counter() - started)
     lines = ["i\tj\tdistance"] + [f"{i}\t{j}\t{value!r}" if isinstance(value, float) else f"{i}\t{j}\t{value}"
                                    for (i, j), value in zip(result.pairs.tolist(), result.scores.tolist())]  # fmt: skip
     with atomic_output(args.output) as out:

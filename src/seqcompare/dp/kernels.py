@@ -11,13 +11,18 @@ BIG = np.int64(1) << np.int64(60)  # "unreachable" for integer DP; far from over
 
 
 @jit
-def nw_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, sub, io, ie, do, de, out):
-    """Gotoh's affine NW cost of pairs ``first:last`` (target index ``pair_t[p]``, query ``pair_q[p]``)."""
+def _longest_target(t_off, pair_t, first, last):
+    """The longest target among pairs ``first:last`` (the size of their shared row buffers)."""
     longest = 0
     for p in range(first, last):
-        m = t_off[pair_t[p] + 1] - t_off[pair_t[p]]
-        if m > longest:
-            longest = m
+        longest = max(longest, t_off[pair_t[p] + 1] - t_off[pair_t[p]])
+    return longest
+
+
+@jit
+def nw_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, sub, io, ie, do, de, out):
+    """Gotoh's affine NW cost of pairs ``first:last`` (target index ``pair_t[p]``, query ``pair_q[p]``)."""
+    longest = _longest_target(t_off, pair_t, first, last)
     H = np.empty(longest + 1, np.int64)
     F = np.empty(longest + 1, np.int64)
     for p in range(first, last):
@@ -48,11 +53,7 @@ def nw_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, sub, i
 def dtw_pairs(t_values, t_off, q_values, q_off, pair_t, pair_q, first, last, mode, band, unreachable, out):
     """DTW (|a - b|) of pairs ``first:last``; mode 0 full, 1 open end (min over the last row), 2 subsequence.
     ``band`` < 0: no window. Works on int64 or float64 signals (``unreachable`` of the same type)."""
-    longest = 0
-    for p in range(first, last):
-        m = t_off[pair_t[p] + 1] - t_off[pair_t[p]]
-        if m > longest:
-            longest = m
+    longest = _longest_target(t_off, pair_t, first, last)
     M = np.empty(longest + 1, t_values.dtype)
     for p in range(first, last):
         t0 = t_off[pair_t[p]]
