@@ -177,21 +177,19 @@ def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
                     diag[lane] = row[lane]
                     x, y = q[lane], t[lane]
                     row[lane] = best + (x - y if x >= y else y - x)
-            continue_banded = False
-        else:
-            continue_banded = True
-        for j in range(1, M + 1 if continue_banded else 1):
-            t = t_lanes[j - 1]
-            row = D[j]
-            left = D[j - 1]
-            for lane in range(L):
-                best = min(diag[lane], min(row[lane], left[lane]))
-                diag[lane] = row[lane]
-                x, y = q[lane], t[lane]
-                cost = x - y if x >= y else y - x
-                value = best + cost if best < unreachable else unreachable
-                outside = (i - j > width[lane]) or (j - i > width[lane])
-                row[lane] = unreachable if outside else value
+        else:  # the same step, with the band's cells kept unreachable
+            for j in range(1, M + 1):
+                t = t_lanes[j - 1]
+                row = D[j]
+                left = D[j - 1]
+                for lane in range(L):
+                    best = min(diag[lane], min(row[lane], left[lane]))
+                    diag[lane] = row[lane]
+                    x, y = q[lane], t[lane]
+                    cost = x - y if x >= y else y - x
+                    value = best + cost if best < unreachable else unreachable
+                    outside = (i - j > width[lane]) or (j - i > width[lane])
+                    row[lane] = unreachable if outside else value
         for lane in range(L):
             if q_len[lane] == i:
                 m = t_len[lane]
