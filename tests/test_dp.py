@@ -157,3 +157,22 @@ def test_wide_scores_take_32_bit_lanes_and_huge_signals_the_64_bit_path(rng):
     a = [rng.integers(0, 2**27, rng.integers(1, 20)) for _ in range(10)]  # beyond 32-bit lanes: int64 path
     b = [rng.integers(0, 2**27, rng.integers(1, 20)) for _ in range(10)]
     assert dtw(a, b).scores.tolist() == [dtw_reference(x, y) for x, y in zip(a, b)]
+
+
+def test_length_10000_lanes_equal_the_scalar_kernel(rng):
+    from seqcompare.dp.kernels import dtw_pairs, nw_pairs
+
+    target, query = random_sequences(rng, 1, 10000, 10000)[0], random_sequences(rng, 1, 9990, 9990)[0]
+    costs = Costs.seed(0, 2, 1, 3)
+    lanes = align([target], [query], costs=costs).scores[0]
+    t, q = codes(target), codes(query)
+    out = np.empty(1, np.int64)
+    one = np.array([0], np.int64)
+    nw_pairs(t, np.array([0, t.size]), q, np.array([0, q.size]), one, one, 0, 1, costs.substitution,
+             np.int64(0), np.int64(1), np.int64(0), np.int64(3), out)  # fmt: skip
+    assert lanes == out[0]
+    a, b = rng.integers(0, 1000, 10000), rng.integers(0, 1000, 9000)
+    scalar = np.empty(1, np.int64)
+    dtw_pairs(a, np.array([0, a.size]), b, np.array([0, b.size]), one, one, 0, 1, np.int64(1), np.int64(-1),
+              np.int64(1 << 60), scalar)  # fmt: skip
+    assert dtw([a], [b], mode="open-end").scores[0] == scalar[0]

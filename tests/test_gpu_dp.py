@@ -66,3 +66,26 @@ def test_cli_device_cuda_equals_cpu(tmp_path):
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] and outputs[0].count("\n") == 1 + 36
+
+
+def test_length_10000_and_real_data(rng):
+    import os
+
+    from conftest import DATA
+
+    from seqcompare.io.fastq import read_fastq
+
+    targets, queries = sequences(rng, 2, 10000, 10000), sequences(rng, 2, 9000, 10000)
+    assert np.array_equal(align(targets, queries).scores, align(targets, queries, device="cuda").scores)
+    a = [rng.integers(0, 1000, 10000) for _ in range(2)]
+    b = [rng.integers(0, 1000, 10000) for _ in range(2)]
+    for mode in ("full", "open-end"):
+        assert np.array_equal(dtw(a, b, mode=mode).scores, dtw(a, b, mode=mode, device="cuda").scores)
+    reads = read_fastq(os.path.join(DATA, "scan_example", "reads.fastq"))
+    text = ["".join("ACGTN"[c] for c in reads.sequence(r)[:3000]) for r in range(10)]
+    costs = Costs.seed(0, 1, 1, 2)
+    assert np.array_equal(align(text[:5], text[5:], costs=costs).scores,
+                          align(text[:5], text[5:], costs=costs, device="cuda").scores)  # fmt: skip
+    series = np.loadtxt(os.path.join(DATA, "dtw_example", "gunpoint_train.csv"), delimiter=",")[:12, 1:]
+    quantised = np.rint(series * 1000).astype(np.int64)
+    assert np.array_equal(dtw(quantised).scores, dtw(quantised, device="cuda").scores)
