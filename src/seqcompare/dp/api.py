@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InputError
 from .costs import Costs
-from .kernels import BIG, dtw_lanes, dtw_pairs, nw_lanes, nw_pairs
+from .kernels import BIG, dtw_lanes, dtw_pairs, nw_lanes, nw_pairs, nw_traceback
 
 DTW_MODES = {"full": 0, "open-end": 1, "subsequence": 2}
 _LIMIT = 1 << 59  # no score may come near int64's range: refuse, never wrap
@@ -190,13 +190,29 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
                    np.int64(costs.delete_extend), np.int64)  # fmt: skip
     result = PairScores(plan, costs.sign * raw, int(np.sum(t_len * q_len)))
     if cigar:
-        from .reference import nw_reference
-
-        result.cigars = [
-            nw_reference(t_codes[t_off[a] : t_off[a + 1]], q_codes[q_off[b] : q_off[b + 1]], costs, traceback=True)[1]
-            for a, b in plan
-        ]
+        result.cigars = _cigars(t_codes, t_off, q_codes, q_off, plan, costs, raw, threads)
     return result
+
+
+def _cigars(t_codes, t_off, q_codes, q_off, plan, costs: Costs, scores, threads) -> list:
+    """CIGARs by compiled traceback (threads over pairs); each alignment's cost is checked against the
+    batch's score for that pair."""
+    from .reference import run_length
+
+    sub = np.ascontiguousarray(costs.substitution, dtype=np.int64)
+    steps = [np.int64(x) for x in (costs.insert_open, costs.insert_extend, costs.delete_open, costs.delete_extend)]
+
+    def one(k):
+        a, b = plan[k]
+        t, q = t_codes[t_off[a] : t_off[a + 1]], q_codes[q_off[b] : q_off[b + 1]]
+        ops = np.empty(t.size + q.size, np.uint8)
+        cost, first = nw_traceback(t, q, sub, *steps, ops)
+        if cost != scores[k]:
+            raise AssertionError(f"traceback cost {cost} differs from the batch's {scores[k]} for pair {k}")
+        return run_length("".join("MID"[x] for x in ops[first:].tolist()))
+
+    with ThreadPoolExecutor(threads or os.cpu_count() or 1) as pool:
+        return list(pool.map(one, range(len(plan))))
 
 
 def _as_signals(items, what: str):

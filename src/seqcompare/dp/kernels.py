@@ -201,3 +201,77 @@ def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
                         if D[j, lane] < low:
                             low = D[j, lane]
                     out[lane] = low
+
+
+@jit
+def nw_traceback(t, q, sub, io, ie, do, de, ops):
+    """Gotoh NW with a traceback: fills ``ops`` (length >= n + m) from the end with 0 = M, 1 = I (target
+    base against a gap), 2 = D (query base against a gap); returns ``(cost, first)`` with the alignment in
+    ``ops[first:]``. Two bits per cell and state record where each of H, E and F came from."""
+    m, n = t.size, q.size
+    H = np.empty(m + 1, np.int64)
+    F = np.empty(m + 1, np.int64)
+    # per cell: bit 0-1 H's source (0 diagonal, 1 E, 2 F); bit 2: E extends E; bit 3: F extends F
+    where = np.zeros((n + 1, m + 1), np.uint8)
+    H[0] = 0
+    for j in range(1, m + 1):
+        H[j] = io + j * ie
+        F[j] = BIG
+        where[0, j] = 1 | 4 if j > 1 else 1
+    for i in range(1, n + 1):
+        diag = H[0]
+        H[0] = do + i * de
+        where[i, 0] = 2 | 8 if i > 1 else 2
+        e = BIG
+        row = sub[q[i - 1]]
+        for j in range(1, m + 1):
+            e_open = H[j - 1] + io + ie
+            e_ext = e + ie
+            code = 0
+            if e_ext <= e_open:
+                e = e_ext
+                code |= 4
+            else:
+                e = e_open
+            f_open = H[j] + do + de
+            f_ext = F[j] + de
+            if f_ext <= f_open:
+                f = f_ext
+                code |= 8
+            else:
+                f = f_open
+            h = diag + row[t[j - 1]]
+            if e < h:
+                h = e
+                code |= 1
+            if f < h:
+                h = f
+                code = (code & ~3) | 2
+            diag = H[j]
+            H[j] = h
+            F[j] = f
+            where[i, j] = code
+    at = ops.size
+    i, j, state = n, m, 0  # 0: H, 1: E, 2: F
+    while i > 0 or j > 0:
+        code = where[i, j]
+        if state == 0:
+            source = code & 3
+            if source == 0:
+                at -= 1
+                ops[at] = 0
+                i -= 1
+                j -= 1
+            else:
+                state = source
+        elif state == 1:
+            at -= 1
+            ops[at] = 1
+            state = 1 if code & 4 else 0
+            j -= 1
+        else:
+            at -= 1
+            ops[at] = 2
+            state = 2 if code & 8 else 0
+            i -= 1
+    return H[m], at
