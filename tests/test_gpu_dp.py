@@ -13,8 +13,11 @@ def sequences(rng, count, low, high):
     return ["".join(rng.choice(list("ACGTN"), rng.integers(low, high + 1))) for _ in range(count)]
 
 
+AFFINE = Costs(Costs.seed(0, 4, 1, 1).substitution, insert_open=3, insert_extend=1, delete_open=6, delete_extend=2)
+
+
 @pytest.mark.parametrize("costs", [Costs.edit(), Costs.seed(0, 3, 2, 5), Costs.seed(-2, 1, 1, 3),
-                                   Costs.scores(2, -3, 0, -2)])  # fmt: skip
+                                   Costs.scores(2, -3, 0, -2), Costs.scores(2, -3, -5, -2), AFFINE])  # fmt: skip
 @pytest.mark.parametrize("low,high", [(0, 40), (90, 140), (200, 300), (1000, 1100), (2040, 2100)])
 def test_nw_equals_the_cpu(rng, costs, low, high):
     count = 40 if high < 1000 else 6
@@ -27,7 +30,9 @@ def test_nw_equals_the_cpu(rng, costs, low, high):
 def test_nw_edge_pairs():
     targets = ["", "A", "", "ACGT", "A" * 1025]
     queries = ["", "", "C", "A", "C" * 1030]
-    assert np.array_equal(align(targets, queries).scores, align(targets, queries, device="cuda").scores)
+    for costs in (Costs.edit(), AFFINE):
+        cpu = align(targets, queries, costs=costs).scores
+        assert np.array_equal(cpu, align(targets, queries, costs=costs, device="cuda").scores)
 
 
 @pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
@@ -49,7 +54,7 @@ def test_dtw_empty_and_unsupported():
     with pytest.raises(InputError, match="on the GPU"):
         dtw([np.array([1.5])], [np.array([2.5])], device="cuda")
     with pytest.raises(InputError, match="on the GPU"):
-        align(["AC"], ["AG"], costs=Costs.scores(2, -3, -5, -2), device="cuda")
+        align(["AC"], ["AG"], costs=Costs.scores(matrix=np.arange(25).reshape(5, 5)), device="cuda")
 
 
 def test_cli_device_cuda_equals_cpu(tmp_path):

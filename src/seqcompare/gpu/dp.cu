@@ -20,6 +20,9 @@ __device__ __forceinline__ int pick(const int (&h)[R], int k) {
 
 // kind 0: NW, cost = match/mismatch, gaps ins (along a row: target base against a gap) and del (down a column).
 //   H[0][j] = j ins, H[i][0] = i del, H[i][j] = min(H[i-1][j-1] + s, H[i-1][j] + del, H[i][j-1] + ins).
+// kind 2: NW with affine gaps (Gotoh): a gap of L costs io + L ins along a row, dop + L del down a column; E
+//   (row gaps) stays in registers per row, F (column gaps) travels down with H, through the shuffle and the
+//   chunk border (the second half of each warp's border).
 // kind 1: DTW, cost |t_j - q_i|: M[i][j] = cost + min(M[i-1][j-1], M[i-1][j], M[i][j-1]); M[0][0] = 0, the
 //   rest of row 0 and column 0 unreachable, row 0 free (0) in subsequence mode (mode 2). Mode 0: M[n][m];
 //   modes 1 and 2: the minimum over row n.
@@ -28,40 +31,45 @@ __global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values,
                                                const int* __restrict__ q_values, const long long* __restrict__ q_off,
                                                const long long* __restrict__ pair_t, const long long* __restrict__ pair_q,
                                                int n_pairs, int match, int mismatch, int ins, int del, int mode,
-                                               int* __restrict__ border, long long border_stride,
+                                               int io, int dop, int* __restrict__ border, long long border_stride,
                                                long long* __restrict__ out) {
     const int lane = threadIdx.x & 31;
     const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int warps = (gridDim.x * blockDim.x) >> 5;
     int* row_above = border + (long long)warp * border_stride;
+    int* f_above = row_above + (border_stride >> 1);  // kind 2 only
     for (int p = warp; p < n_pairs; p += warps) {
         const int* t = t_values + t_off[pair_t[p]];
         const int m = (int)(t_off[pair_t[p] + 1] - t_off[pair_t[p]]);
         const int* q = q_values + q_off[pair_q[p]];
         const int n = (int)(q_off[pair_q[p] + 1] - q_off[pair_q[p]]);
         long long result;
-        if (KIND == 0) {
-            result = n == 0 ? (long long)m * ins : (long long)n * del;  // H[0][m] or H[n][0]
+        if (KIND != 1) {
+            long long row_gap = m == 0 ? 0 : (long long)io + (long long)m * ins;
+            long long column_gap = (long long)dop + (long long)n * del;
+            result = n == 0 ? row_gap : column_gap;  // H[0][m] or H[n][0] (linear: the opens are 0)
         } else {
             result = (n == 0) ? ((m == 0 || mode == 2) ? 0 : BIG) : BIG;
         }
         int last_min = BIG;
         for (int row0 = 0; row0 < n && m > 0; row0 += 32 * R) {
             const int first = row0 + lane * R;  // rows above this lane's strip
-            int h[R], qv[R];
+            int h[R], qv[R], e[KIND == 2 ? R : 1];
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 int i = first + r + 1;
                 qv[r] = i <= n ? q[i - 1] : 0;
-                h[r] = KIND == 0 ? i * del : BIG;  // column 0
+                h[r] = KIND != 1 ? dop + i * del : BIG;  // column 0
+                if (KIND == 2) e[r] = BIG;
             }
             const bool last_chunk = row0 + 32 * R >= n;
             const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
             const int k = (n - 1 - row0) % R;
-            int bottom = 0, above_prev = 0;
+            int bottom = 0, bottom_f = BIG, above_prev = 0;
             for (int s = 0; s < m + 31; ++s) {
                 const int j = s - lane + 1;
                 int above = __shfl_up_sync(FULL_MASK, bottom, 1);
+                int above_f = KIND == 2 ? __shfl_up_sync(FULL_MASK, bottom_f, 1) : BIG;
                 if (j < 1 || j > m) {
                     above_prev = above;
                     continue;
@@ -69,18 +77,20 @@ __global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values,
                 int diag;
                 if (lane == 0) {
                     if (row0 == 0) {
-                        above = KIND == 0 ? j * ins : (mode == 2 ? 0 : BIG);
-                        diag = KIND == 0 ? (j - 1) * ins : ((j == 1 || mode == 2) ? 0 : BIG);
+                        above = KIND != 1 ? io + j * ins : (mode == 2 ? 0 : BIG);
+                        diag = KIND != 1 ? (j == 1 ? 0 : io + (j - 1) * ins) : ((j == 1 || mode == 2) ? 0 : BIG);
+                        above_f = BIG;
                     } else {
                         above = row_above[j];
                         diag = row_above[j - 1];
+                        if (KIND == 2) above_f = f_above[j];
                     }
                 } else {
-                    diag = j == 1 ? (KIND == 0 ? first * del : BIG) : above_prev;
+                    diag = j == 1 ? (KIND != 1 ? dop + first * del : BIG) : above_prev;
                 }
                 above_prev = above;
                 const int tj = t[j - 1];
-                int up = above;
+                int up = above, up_f = above_f;
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     int left = h[r];
@@ -88,6 +98,12 @@ __global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values,
                     if (KIND == 0) {
                         int cost = qv[r] == tj ? match : mismatch;
                         value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
+                    } else if (KIND == 2) {
+                        int cost = qv[r] == tj ? match : mismatch;
+                        int ev = __viaddmin_s32(e[r], ins, left + io + ins);
+                        up_f = __viaddmin_s32(up_f, del, up + dop + del);
+                        value = __vimin3_s32(diag + cost, ev, up_f);
+                        e[r] = ev;
                     } else {
                         int cost = abs(tj - qv[r]);
                         value = __vimin3_s32(diag, up, left) + cost;
@@ -98,11 +114,15 @@ __global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values,
                     up = value;
                 }
                 bottom = up;
-                if (!last_chunk && lane == 31) row_above[j] = bottom;
+                bottom_f = up_f;
+                if (!last_chunk && lane == 31) {
+                    row_above[j] = bottom;
+                    if (KIND == 2) f_above[j] = bottom_f;
+                }
                 if (KIND == 1 && mode != 0 && last_chunk && lane == owner) last_min = min(last_min, pick<R>(h, k));
             }
             if (!last_chunk) {
-                if (lane == 0) row_above[0] = KIND == 0 ? (row0 + 32 * R) * del : BIG;
+                if (lane == 0) row_above[0] = KIND != 1 ? dop + (row0 + 32 * R) * del : BIG;
                 __syncwarp();
             } else if (lane == owner) {
                 int at_m = pick<R>(h, k);
@@ -197,7 +217,11 @@ __global__ void __launch_bounds__(128) nw16_warp(const int* __restrict__ t_value
                     up = value;
                 }
                 bottom = up;
-                if (!last_chunk && lane == 31) row_above[j] = bottom;
+                bottom_f = up_f;
+                if (!last_chunk && lane == 31) {
+                    row_above[j] = bottom;
+                    if (KIND == 2) f_above[j] = bottom_f;
+                }
             }
             if (!last_chunk) {
                 if (lane == 0) row_above[0] = twice((row0 + 32 * R) * del);

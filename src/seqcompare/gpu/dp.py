@@ -19,7 +19,7 @@ _WARPS_PER_BLOCK = 4
 
 
 def _names() -> tuple:
-    return tuple(f"dp_warp<{r},{kind}>" for r in STRIPS for kind in (0, 1)) + tuple(f"nw16_warp<{r}>" for r in STRIPS)
+    return tuple(f"dp_warp<{r},{kind}>" for r in STRIPS for kind in (0, 1, 2)) + tuple(f"nw16_warp<{r}>" for r in STRIPS)
 
 
 def _strip(query_length: int) -> int:
@@ -44,9 +44,10 @@ def _units(plan: np.ndarray, t_len: np.ndarray, q_len: np.ndarray, chosen: np.nd
 
 
 def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mismatch=0, ins=0, dele=0, mode=0,
-              timings: dict | None = None) -> np.ndarray:  # fmt: skip
+              ins_open=0, del_open=0, timings: dict | None = None) -> np.ndarray:  # fmt: skip
     """Scores (int64; :data:`UNREACHABLE` where DTW has no path) of ``plan``'s pairs: ``kind`` 0 is NW with the
-    given costs, 1 is DTW with ``mode`` 0 full, 1 open end, 2 subsequence. Values are int32-range integers
+    given costs (linear gaps), 2 the same with gap opens (affine), 1 is DTW with ``mode`` 0 full, 1 open end,
+    2 subsequence. Values are int32-range integers
     (NW codes or DTW signals); the caller has checked that every score fits in 31 bits."""
     cupy = require_cupy()
     start = time.perf_counter()
@@ -69,7 +70,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             chosen = np.flatnonzero(strips == rows)
             if chosen.size == 0:
                 continue
-            stride = int(t_len[chosen].max()) + 2
+            stride = (int(t_len[chosen].max()) + 2) * (2 if kind == 2 else 1)
             bound = max(abs(match), abs(mismatch), abs(ins), abs(dele))
             reach = (int(t_len[chosen].max()) + int(q_len[chosen].max()) + 32 * rows) * bound
             if kind == 0 and reach < (1 << 14) and rows >= 16:
@@ -97,7 +98,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             kernels.get_function(f"dp_warp<{rows},{kind}>")(
                 (blocks,), (32 * _WARPS_PER_BLOCK,),
                 (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, np.int32(chosen.size), np.int32(match),
-                 np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode), border, np.int64(stride), scores),
+                 np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode), np.int32(ins_open),
+                 np.int32(del_open), border, np.int64(stride), scores),
             )  # fmt: skip
             results.append(scores)
             selections.append(chosen)
