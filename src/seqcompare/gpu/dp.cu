@@ -217,11 +217,7 @@ __global__ void __launch_bounds__(128) nw16_warp(const int* __restrict__ t_value
                     up = value;
                 }
                 bottom = up;
-                bottom_f = up_f;
-                if (!last_chunk && lane == 31) {
-                    row_above[j] = bottom;
-                    if (KIND == 2) f_above[j] = bottom_f;
-                }
+                if (!last_chunk && lane == 31) row_above[j] = bottom;
             }
             if (!last_chunk) {
                 if (lane == 0) row_above[0] = twice((row0 + 32 * R) * del);
