@@ -52,7 +52,7 @@ def test_dtw_empty_and_unsupported():
     with pytest.raises(InputError, match="empty signal"):
         dtw([np.array([1])], [np.array([], dtype=np.int64)], device="cuda")
     with pytest.raises(InputError, match="on the GPU"):
-        dtw([np.array([1.5])], [np.array([2.5])], device="cuda")
+        dtw([np.array([1.5])], [np.array([2.5])], window=3, device="cuda")
     with pytest.raises(InputError, match="on the GPU"):
         align(["AC"], ["AG"], costs=Costs.scores(matrix=np.arange(25).reshape(5, 5)), device="cuda")
 
@@ -94,3 +94,13 @@ def test_length_10000_and_real_data(rng):
     series = np.loadtxt(os.path.join(DATA, "dtw_example", "gunpoint_train.csv"), delimiter=",")[:12, 1:]
     quantised = np.rint(series * 1000).astype(np.int64)
     assert np.array_equal(dtw(quantised).scores, dtw(quantised, device="cuda").scores)
+
+
+@pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
+@pytest.mark.parametrize("low,high", [(0, 40), (200, 300), (2040, 2060)])
+def test_float_dtw_equals_the_cpu(rng, mode, low, high):
+    count = 30 if high < 1000 else 4
+    a = [rng.normal(size=rng.integers(low, high + 1)) for _ in range(count)]
+    b = [rng.normal(size=rng.integers(low, high + 1)) for _ in range(count)]
+    cpu, gpu = dtw(a, b, mode=mode).scores, dtw(a, b, mode=mode, device="cuda").scores
+    assert np.array_equal(cpu, gpu)  # the same additions in the same order: equal, not just close

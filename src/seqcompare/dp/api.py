@@ -245,7 +245,7 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
     window : int, optional
         Sakoe-Chiba band: cells with |i - j| > max(window, |n - m|) are not used.
     device : {"cpu", "cuda", "auto"}
-        The GPU runs integer signals without a window.
+        The GPU runs integer (32-bit range) and float64 signals, without a window.
     """
     if mode not in DTW_MODES:
         raise ValueError(f"mode must be one of {', '.join(DTW_MODES)}; got {mode!r}")
@@ -268,12 +268,13 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
             raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
     mode_code, band = np.int64(DTW_MODES[mode]), np.int64(-1 if window is None else window)
     narrow = bool(integer and len(plan) and int((t_len + q_len).max()) * spread < (1 << 29))
-    if _use_gpu(device, (narrow or (integer and not len(plan))) and window is None,
-                "DTW needs integer signals whose distances stay below 2**29, and no window"):  # fmt: skip
+    if _use_gpu(device, (narrow or not integer or not len(plan)) and window is None,
+                "DTW needs no window, and integer signals whose distances stay below 2**29"):  # fmt: skip
         from ..gpu.dp import UNREACHABLE, dp_on_gpu
 
         raw = dp_on_gpu(1, t_values, t_off, q_values, q_off, plan, mode=int(mode_code))
-        raw[raw >= UNREACHABLE] = BIG
+        if integer:
+            raw[raw >= UNREACHABLE] = BIG
     elif not integer or narrow:
         # Many pairs per SIMD lane group (float64, or int32 while every distance provably fits).
         lane_dtype, lanes, unreachable = (np.int32, 32, 1 << 30) if integer else (np.float64, 16, np.inf)

@@ -9,10 +9,18 @@
 #define FULL_MASK 0xffffffffu
 #define BIG 0x3fffffff
 
+// DTW on integer or double signals: the same steps through these overloads.
+__device__ __forceinline__ int unreachable(int) { return BIG; }
+__device__ __forceinline__ double unreachable(double) { return __longlong_as_double(0x7ff0000000000000LL); }
+__device__ __forceinline__ int min3(int a, int b, int c) { return __vimin3_s32(a, b, c); }
+__device__ __forceinline__ double min3(double a, double b, double c) { return fmin(fmin(a, b), c); }
+__device__ __forceinline__ int distance(int a, int b) { return abs(a - b); }
+__device__ __forceinline__ double distance(double a, double b) { return fabs(a - b); }
+
 // The value of register h[k] (k known only at run time) without local memory.
-template <int R>
-__device__ __forceinline__ int pick(const int (&h)[R], int k) {
-    int value = h[0];
+template <int R, typename V>
+__device__ __forceinline__ V pick(const V (&h)[R], int k) {
+    V value = h[0];
 #pragma unroll
     for (int r = 1; r < R; ++r) value = r == k ? h[r] : value;
     return value;
@@ -26,59 +34,60 @@ __device__ __forceinline__ int pick(const int (&h)[R], int k) {
 // kind 1: DTW, cost |t_j - q_i|: M[i][j] = cost + min(M[i-1][j-1], M[i-1][j], M[i][j-1]); M[0][0] = 0, the
 //   rest of row 0 and column 0 unreachable, row 0 free (0) in subsequence mode (mode 2). Mode 0: M[n][m];
 //   modes 1 and 2: the minimum over row n.
-template <int R, int KIND>
-__global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values, const long long* __restrict__ t_off,
-                                               const int* __restrict__ q_values, const long long* __restrict__ q_off,
+template <int R, int KIND, typename V>
+__global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, const long long* __restrict__ t_off,
+                                               const V* __restrict__ q_values, const long long* __restrict__ q_off,
                                                const long long* __restrict__ pair_t, const long long* __restrict__ pair_q,
                                                int n_pairs, int match, int mismatch, int ins, int del, int mode,
-                                               int io, int dop, int* __restrict__ border, long long border_stride,
-                                               long long* __restrict__ out) {
+                                               int io, int dop, V* __restrict__ border, long long border_stride,
+                                               V* __restrict__ out) {
     const int lane = threadIdx.x & 31;
     const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int warps = (gridDim.x * blockDim.x) >> 5;
-    int* row_above = border + (long long)warp * border_stride;
-    int* f_above = row_above + (border_stride >> 1);  // kind 2 only
+    const V never = unreachable(V(0));
+    V* row_above = border + (long long)warp * border_stride;
+    V* f_above = row_above + (border_stride >> 1);  // kind 2 only
     for (int p = warp; p < n_pairs; p += warps) {
-        const int* t = t_values + t_off[pair_t[p]];
+        const V* t = t_values + t_off[pair_t[p]];
         const int m = (int)(t_off[pair_t[p] + 1] - t_off[pair_t[p]]);
-        const int* q = q_values + q_off[pair_q[p]];
+        const V* q = q_values + q_off[pair_q[p]];
         const int n = (int)(q_off[pair_q[p] + 1] - q_off[pair_q[p]]);
-        long long result;
+        V result;
         if (KIND != 1) {
-            long long row_gap = m == 0 ? 0 : (long long)io + (long long)m * ins;
-            long long column_gap = (long long)dop + (long long)n * del;
+            V row_gap = m == 0 ? 0 : io + m * ins;
+            V column_gap = dop + n * del;
             result = n == 0 ? row_gap : column_gap;  // H[0][m] or H[n][0] (linear: the opens are 0)
         } else {
-            result = (n == 0) ? ((m == 0 || mode == 2) ? 0 : BIG) : BIG;
+            result = (n == 0) ? ((m == 0 || mode == 2) ? V(0) : never) : never;
         }
-        int last_min = BIG;
+        V last_min = never;
         for (int row0 = 0; row0 < n && m > 0; row0 += 32 * R) {
             const int first = row0 + lane * R;  // rows above this lane's strip
-            int h[R], qv[R], e[KIND == 2 ? R : 1];
+            V h[R], qv[R], e[KIND == 2 ? R : 1];
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 int i = first + r + 1;
-                qv[r] = i <= n ? q[i - 1] : 0;
-                h[r] = KIND != 1 ? dop + i * del : BIG;  // column 0
+                qv[r] = i <= n ? q[i - 1] : V(0);
+                h[r] = KIND != 1 ? V(dop + i * del) : never;  // column 0
                 if (KIND == 2) e[r] = BIG;
             }
             const bool last_chunk = row0 + 32 * R >= n;
             const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
             const int k = (n - 1 - row0) % R;
-            int bottom = 0, bottom_f = BIG, above_prev = 0;
+            V bottom = 0, bottom_f = BIG, above_prev = 0;
             for (int s = 0; s < m + 31; ++s) {
                 const int j = s - lane + 1;
-                int above = __shfl_up_sync(FULL_MASK, bottom, 1);
-                int above_f = KIND == 2 ? __shfl_up_sync(FULL_MASK, bottom_f, 1) : BIG;
+                V above = __shfl_up_sync(FULL_MASK, bottom, 1);
+                V above_f = KIND == 2 ? __shfl_up_sync(FULL_MASK, bottom_f, 1) : V(BIG);
                 if (j < 1 || j > m) {
                     above_prev = above;
                     continue;
                 }
-                int diag;
+                V diag;
                 if (lane == 0) {
                     if (row0 == 0) {
-                        above = KIND != 1 ? io + j * ins : (mode == 2 ? 0 : BIG);
-                        diag = KIND != 1 ? (j == 1 ? 0 : io + (j - 1) * ins) : ((j == 1 || mode == 2) ? 0 : BIG);
+                        above = KIND != 1 ? V(io + j * ins) : (mode == 2 ? V(0) : never);
+                        diag = KIND != 1 ? V(j == 1 ? 0 : io + (j - 1) * ins) : ((j == 1 || mode == 2) ? V(0) : never);
                         above_f = BIG;
                     } else {
                         above = row_above[j];
@@ -86,28 +95,27 @@ __global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values,
                         if (KIND == 2) above_f = f_above[j];
                     }
                 } else {
-                    diag = j == 1 ? (KIND != 1 ? dop + first * del : BIG) : above_prev;
+                    diag = j == 1 ? (KIND != 1 ? V(dop + first * del) : never) : above_prev;
                 }
                 above_prev = above;
-                const int tj = t[j - 1];
-                int up = above, up_f = above_f;
+                const V tj = t[j - 1];
+                V up = above, up_f = above_f;
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
-                    int left = h[r];
-                    int value;
-                    if (KIND == 0) {
+                    V left = h[r];
+                    V value;
+                    if constexpr (KIND == 0) {
                         int cost = qv[r] == tj ? match : mismatch;
                         value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
-                    } else if (KIND == 2) {
+                    } else if constexpr (KIND == 2) {
                         int cost = qv[r] == tj ? match : mismatch;
                         int ev = __viaddmin_s32(e[r], ins, left + io + ins);
                         up_f = __viaddmin_s32(up_f, del, up + dop + del);
                         value = __vimin3_s32(diag + cost, ev, up_f);
                         e[r] = ev;
                     } else {
-                        int cost = abs(tj - qv[r]);
-                        value = __vimin3_s32(diag, up, left) + cost;
-                        value = min(value, BIG);
+                        value = min3(diag, up, left) + distance(qv[r], tj);
+                        value = value < never ? value : never;  // integers: no growth past the sentinel
                     }
                     diag = left;
                     h[r] = value;
@@ -119,13 +127,16 @@ __global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values,
                     row_above[j] = bottom;
                     if (KIND == 2) f_above[j] = bottom_f;
                 }
-                if (KIND == 1 && mode != 0 && last_chunk && lane == owner) last_min = min(last_min, pick<R>(h, k));
+                if (KIND == 1 && mode != 0 && last_chunk && lane == owner) {
+                    V here = pick<R, V>(h, k);
+                    last_min = here < last_min ? here : last_min;
+                }
             }
             if (!last_chunk) {
-                if (lane == 0) row_above[0] = KIND != 1 ? dop + (row0 + 32 * R) * del : BIG;
+                if (lane == 0) row_above[0] = KIND != 1 ? V(dop + (row0 + 32 * R) * del) : never;
                 __syncwarp();
             } else if (lane == owner) {
-                int at_m = pick<R>(h, k);
+                V at_m = pick<R, V>(h, k);
                 result = (KIND == 1 && mode != 0) ? last_min : at_m;
             }
         }
@@ -133,7 +144,7 @@ __global__ void __launch_bounds__(128) dp_warp(const int* __restrict__ t_values,
             const int owner = ((n - 1) % (32 * R)) / R;
             result = __shfl_sync(FULL_MASK, result, owner);
         } else if (KIND == 1 && n > 0 && m == 0) {
-            result = BIG;
+            result = never;
         }
         if (lane == 0) out[p] = result;
         __syncwarp();

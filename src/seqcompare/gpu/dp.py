@@ -19,7 +19,8 @@ _WARPS_PER_BLOCK = 4
 
 
 def _names() -> tuple:
-    return tuple(f"dp_warp<{r},{kind}>" for r in STRIPS for kind in (0, 1, 2)) + tuple(f"nw16_warp<{r}>" for r in STRIPS)
+    return (tuple(f"dp_warp<{r},{kind},int>" for r in STRIPS for kind in (0, 1, 2))
+            + tuple(f"dp_warp<{r},1,double>" for r in STRIPS) + tuple(f"nw16_warp<{r}>" for r in STRIPS))  # fmt: skip
 
 
 def _strip(query_length: int) -> int:
@@ -45,22 +46,24 @@ def _units(plan: np.ndarray, t_len: np.ndarray, q_len: np.ndarray, chosen: np.nd
 
 def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mismatch=0, ins=0, dele=0, mode=0,
               ins_open=0, del_open=0, timings: dict | None = None) -> np.ndarray:  # fmt: skip
-    """Scores (int64; :data:`UNREACHABLE` where DTW has no path) of ``plan``'s pairs: ``kind`` 0 is NW with the
-    given costs (linear gaps), 2 the same with gap opens (affine), 1 is DTW with ``mode`` 0 full, 1 open end,
-    2 subsequence. Values are int32-range integers
+    """Scores of ``plan``'s pairs: ``kind`` 0 is NW with the given costs (linear gaps), 2 the same with gap
+    opens (affine), 1 is DTW with ``mode`` 0 full, 1 open end, 2 subsequence. Integer values give int64 scores
+    (:data:`UNREACHABLE` where DTW has no path); float64 signals (DTW only) give float64 (inf). Values are int32-range integers
     (NW codes or DTW signals); the caller has checked that every score fits in 31 bits."""
     cupy = require_cupy()
     start = time.perf_counter()
     plan = np.asarray(plan, dtype=np.int64).reshape(-1, 2)
-    out = np.empty(len(plan), dtype=np.int64)
+    floating = np.asarray(t_values).dtype.kind == "f"
+    value_type, value_name = (np.float64, "double") if floating else (np.int32, "int")
+    out = np.empty(len(plan), dtype=np.float64 if floating else np.int64)
     if len(plan) == 0:
         return out
     q_len = np.diff(q_off)[plan[:, 1]]
     t_len = np.diff(t_off)[plan[:, 0]]
     kernels = module(_SOURCE, _names())
     with cupy.cuda.Device(0):
-        t_dev = cupy.asarray(np.ascontiguousarray(t_values, dtype=np.int32))
-        q_dev = cupy.asarray(np.ascontiguousarray(q_values, dtype=np.int32))
+        t_dev = cupy.asarray(np.ascontiguousarray(t_values, dtype=value_type))
+        q_dev = cupy.asarray(np.ascontiguousarray(q_values, dtype=value_type))
         t_off_dev, q_off_dev = cupy.asarray(t_off.astype(np.int64)), cupy.asarray(q_off.astype(np.int64))
         strips = np.array([_strip(int(x)) for x in q_len])
         results, selections = [], []
@@ -73,7 +76,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             stride = (int(t_len[chosen].max()) + 2) * (2 if kind == 2 else 1)
             bound = max(abs(match), abs(mismatch), abs(ins), abs(dele))
             reach = (int(t_len[chosen].max()) + int(q_len[chosen].max()) + 32 * rows) * bound
-            if kind == 0 and reach < (1 << 14) and rows >= 16:
+            if kind == 0 and not floating and reach < (1 << 14) and rows >= 16:
                 # Two pairs of one shape per lane, in 16-bit halves (for short strips the extra loads of the
                 # second pair cost more than the halved arithmetic saves: 615 against 1,270 GCUPS at 250).
                 units = _units(plan, t_len, q_len, chosen)
@@ -93,9 +96,9 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             pair_q = cupy.asarray(plan[chosen, 1])
             blocks = int(min(-(-chosen.size // _WARPS_PER_BLOCK), 132 * 16))
             warps = blocks * _WARPS_PER_BLOCK
-            border = cupy.empty(warps * stride, dtype=cupy.int32)
-            scores = cupy.empty(chosen.size, dtype=cupy.int64)
-            kernels.get_function(f"dp_warp<{rows},{kind}>")(
+            border = cupy.empty(warps * stride, dtype=value_type)
+            scores = cupy.empty(chosen.size, dtype=value_type)
+            kernels.get_function(f"dp_warp<{rows},{kind},{value_name}>")(
                 (blocks,), (32 * _WARPS_PER_BLOCK,),
                 (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, np.int32(chosen.size), np.int32(match),
                  np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode), np.int32(ins_open),
