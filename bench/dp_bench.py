@@ -88,10 +88,15 @@ def main(argv=None) -> int:
             cells = length * length * count
             targets = ["".join("ACGT"[c] for c in t_codes[k * length : (k + 1) * length]) for k in range(min(8, count))]
             queries = ["".join("ACGT"[c] for c in q_codes[k * length : (k + 1) * length]) for k in range(min(8, count))]
-            for name, kind, options in (("nw", 0, dict(match=0, mismatch=1, ins=1, dele=1)), ("dtw", 1, dict(mode=0))):
-                if kind == 1:
+            jobs = (("nw", 0, dict(match=0, mismatch=1, ins=1, dele=1)), ("dtw", 1, dict(mode=0)),
+                    ("dtw_float", 1, dict(mode=0)))  # fmt: skip
+            for name, kind, options in jobs:
+                if name == "dtw":
                     t_codes = rng.integers(0, 1000, t_codes.size).astype(np.int32)
                     q_codes = rng.integers(0, 1000, q_codes.size).astype(np.int32)
+                elif name == "dtw_float":
+                    t_codes = rng.normal(size=t_codes.size)
+                    q_codes = rng.normal(size=q_codes.size)
                 dp_on_gpu(kind, t_codes, t_off, q_codes, q_off, plan[: min(len(plan), 64)], **options)
                 runs = []
                 for _ in range(3):
