@@ -14,10 +14,12 @@ def sequences(rng, count, low, high):
 
 
 AFFINE = Costs(Costs.seed(0, 4, 1, 1).substitution, insert_open=3, insert_extend=1, delete_open=6, delete_extend=2)
+MATRIX = Costs.scores(matrix=np.array([[5, -4, -2, -4, 0], [-4, 5, -4, -2, 0], [-2, -4, 5, -4, 0], [-4, -2, -4, 5, 0],
+                                       [0, 0, 0, 0, -1]]), gap_open=-6, gap_extend=-1)  # fmt: skip
 
 
 @pytest.mark.parametrize("costs", [Costs.edit(), Costs.seed(0, 3, 2, 5), Costs.seed(-2, 1, 1, 3),
-                                   Costs.scores(2, -3, 0, -2), Costs.scores(2, -3, -5, -2), AFFINE])  # fmt: skip
+                                   Costs.scores(2, -3, 0, -2), Costs.scores(2, -3, -5, -2), AFFINE, MATRIX])  # fmt: skip
 @pytest.mark.parametrize("low,high", [(0, 40), (90, 140), (200, 300), (1000, 1100), (2040, 2100)])
 def test_nw_equals_the_cpu(rng, costs, low, high):
     count = 40 if high < 1000 else 6
@@ -30,7 +32,7 @@ def test_nw_equals_the_cpu(rng, costs, low, high):
 def test_nw_edge_pairs():
     targets = ["", "A", "", "ACGT", "A" * 1025]
     queries = ["", "", "C", "A", "C" * 1030]
-    for costs in (Costs.edit(), AFFINE):
+    for costs in (Costs.edit(), AFFINE, MATRIX):
         cpu = align(targets, queries, costs=costs).scores
         assert np.array_equal(cpu, align(targets, queries, costs=costs, device="cuda").scores)
 
@@ -54,7 +56,7 @@ def test_dtw_empty_and_unsupported():
     with pytest.raises(InputError, match="on the GPU"):
         dtw([np.array([1.5])], [np.array([2.5])], window=3, device="cuda")
     with pytest.raises(InputError, match="on the GPU"):
-        align(["AC"], ["AG"], costs=Costs.scores(matrix=np.arange(25).reshape(5, 5)), device="cuda")
+        align(["A" * 10], ["C" * 10], costs=Costs.seed(0, 2**28, 2**28, 2**28), device="cuda")
 
 
 def test_cli_device_cuda_equals_cpu(tmp_path):

@@ -149,7 +149,7 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
     cigar : bool
         Also return each alignment as a CIGAR (M, I: target base against a gap, D: query base against a gap).
     device : {"cpu", "cuda", "auto"}
-        The GPU runs match/mismatch costs with linear or affine gaps (not substitution matrices).
+        The GPU runs every cost form (scores below 2**29).
 
     Returns
     -------
@@ -171,13 +171,14 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
     simple = _match_mismatch(sub)
     reach = longest * costs.bound
     linear = costs.insert_open == 0 and costs.delete_open == 0
-    if _use_gpu(device, simple is not None and reach < (1 << 29),
-                "alignment needs match/mismatch costs (no substitution matrix) and scores below 2**29"):  # fmt: skip
+    if _use_gpu(device, reach < (1 << 29), "alignment scores must stay below 2**29"):
         from ..gpu.dp import dp_on_gpu
 
-        raw = dp_on_gpu(0 if linear else 2, t_codes, t_off, q_codes, q_off, plan, match=simple[0],
-                        mismatch=simple[1], ins=costs.insert_extend, dele=costs.delete_extend,
-                        ins_open=costs.insert_open, del_open=costs.delete_open)  # fmt: skip
+        kind = 3 if simple is None else (0 if linear else 2)
+        match, mismatch = simple if simple is not None else (0, 0)
+        raw = dp_on_gpu(kind, t_codes, t_off, q_codes, q_off, plan, match=match, mismatch=mismatch,
+                        ins=costs.insert_extend, dele=costs.delete_extend, ins_open=costs.insert_open,
+                        del_open=costs.delete_open, substitution=sub)  # fmt: skip
     elif simple is not None and reach < (1 << 29):
         # Many pairs per SIMD lane group: 16-bit lanes while every score provably fits, else 32-bit.
         lane_dtype, lanes, big = (np.int16, 64, 0x3FFF) if reach < 0x3FFF - costs.bound else (np.int32, 32, 0x3FFFFFFF)

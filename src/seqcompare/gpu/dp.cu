@@ -31,6 +31,8 @@ __device__ __forceinline__ V pick(const V (&h)[R], int k) {
 // kind 2: NW with affine gaps (Gotoh): a gap of L costs io + L ins along a row, dop + L del down a column; E
 //   (row gaps) stays in registers per row, F (column gaps) travels down with H, through the shuffle and the
 //   chunk border (the second half of each warp's border).
+// kind 3: kind 2 with a substitution matrix, sub[x * 5 + y] for target code x against query code y: each lane
+//   keeps the five costs of its column's target base and picks one per cell.
 // kind 1: DTW, cost |t_j - q_i|: M[i][j] = cost + min(M[i-1][j-1], M[i-1][j], M[i][j-1]); M[0][0] = 0, the
 //   rest of row 0 and column 0 unreachable, row 0 free (0) in subsequence mode (mode 2). Mode 0: M[n][m];
 //   modes 1 and 2: the minimum over row n.
@@ -39,8 +41,10 @@ __global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, c
                                                const V* __restrict__ q_values, const long long* __restrict__ q_off,
                                                const long long* __restrict__ pair_t, const long long* __restrict__ pair_q,
                                                int n_pairs, int match, int mismatch, int ins, int del, int mode,
-                                               int io, int dop, V* __restrict__ border, long long border_stride,
+                                               int io, int dop, const int* __restrict__ sub,
+                                               V* __restrict__ border, long long border_stride,
                                                V* __restrict__ out) {
+    constexpr bool GOTOH = KIND >= 2;
     const int lane = threadIdx.x & 31;
     const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int warps = (gridDim.x * blockDim.x) >> 5;
@@ -63,13 +67,13 @@ __global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, c
         V last_min = never;
         for (int row0 = 0; row0 < n && m > 0; row0 += 32 * R) {
             const int first = row0 + lane * R;  // rows above this lane's strip
-            V h[R], qv[R], e[KIND == 2 ? R : 1];
+            V h[R], qv[R], e[GOTOH ? R : 1];
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 int i = first + r + 1;
                 qv[r] = i <= n ? q[i - 1] : V(0);
                 h[r] = KIND != 1 ? V(dop + i * del) : never;  // column 0
-                if (KIND == 2) e[r] = BIG;
+                if (GOTOH) e[r] = BIG;
             }
             const bool last_chunk = row0 + 32 * R >= n;
             const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
@@ -78,7 +82,7 @@ __global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, c
             for (int s = 0; s < m + 31; ++s) {
                 const int j = s - lane + 1;
                 V above = __shfl_up_sync(FULL_MASK, bottom, 1);
-                V above_f = KIND == 2 ? __shfl_up_sync(FULL_MASK, bottom_f, 1) : V(BIG);
+                V above_f = GOTOH ? __shfl_up_sync(FULL_MASK, bottom_f, 1) : V(BIG);
                 if (j < 1 || j > m) {
                     above_prev = above;
                     continue;
@@ -92,13 +96,18 @@ __global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, c
                     } else {
                         above = row_above[j];
                         diag = row_above[j - 1];
-                        if (KIND == 2) above_f = f_above[j];
+                        if (GOTOH) above_f = f_above[j];
                     }
                 } else {
                     diag = j == 1 ? (KIND != 1 ? V(dop + first * del) : never) : above_prev;
                 }
                 above_prev = above;
                 const V tj = t[j - 1];
+                int row_cost[KIND == 3 ? 5 : 1];
+                if constexpr (KIND == 3) {
+#pragma unroll
+                    for (int y = 0; y < 5; ++y) row_cost[y] = sub[(int)tj * 5 + y];
+                }
                 V up = above, up_f = above_f;
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
@@ -107,8 +116,18 @@ __global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, c
                     if constexpr (KIND == 0) {
                         int cost = qv[r] == tj ? match : mismatch;
                         value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
-                    } else if constexpr (KIND == 2) {
-                        int cost = qv[r] == tj ? match : mismatch;
+                    } else if constexpr (GOTOH) {
+                        int cost;
+                        if constexpr (KIND == 3) {
+                            int y = (int)qv[r];
+                            cost = row_cost[0];
+                            cost = y == 1 ? row_cost[1] : cost;
+                            cost = y == 2 ? row_cost[2] : cost;
+                            cost = y == 3 ? row_cost[3] : cost;
+                            cost = y == 4 ? row_cost[4] : cost;
+                        } else {
+                            cost = qv[r] == tj ? match : mismatch;
+                        }
                         int ev = __viaddmin_s32(e[r], ins, left + io + ins);
                         up_f = __viaddmin_s32(up_f, del, up + dop + del);
                         value = __vimin3_s32(diag + cost, ev, up_f);
@@ -125,7 +144,7 @@ __global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, c
                 bottom_f = up_f;
                 if (!last_chunk && lane == 31) {
                     row_above[j] = bottom;
-                    if (KIND == 2) f_above[j] = bottom_f;
+                    if (GOTOH) f_above[j] = bottom_f;
                 }
                 if (KIND == 1 && mode != 0 && last_chunk && lane == owner) {
                     V here = pick<R, V>(h, k);

@@ -19,7 +19,7 @@ _WARPS_PER_BLOCK = 4
 
 
 def _names() -> tuple:
-    return (tuple(f"dp_warp<{r},{kind},int>" for r in STRIPS for kind in (0, 1, 2))
+    return (tuple(f"dp_warp<{r},{kind},int>" for r in STRIPS for kind in (0, 1, 2, 3))
             + tuple(f"dp_warp<{r},1,double>" for r in STRIPS) + tuple(f"nw16_warp<{r}>" for r in STRIPS))  # fmt: skip
 
 
@@ -45,9 +45,10 @@ def _units(plan: np.ndarray, t_len: np.ndarray, q_len: np.ndarray, chosen: np.nd
 
 
 def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mismatch=0, ins=0, dele=0, mode=0,
-              ins_open=0, del_open=0, timings: dict | None = None) -> np.ndarray:  # fmt: skip
+              ins_open=0, del_open=0, substitution=None, timings: dict | None = None) -> np.ndarray:  # fmt: skip
     """Scores of ``plan``'s pairs: ``kind`` 0 is NW with the given costs (linear gaps), 2 the same with gap
-    opens (affine), 1 is DTW with ``mode`` 0 full, 1 open end, 2 subsequence. Integer values give int64 scores
+    opens (affine), 3 the same with a 5 x 5 ``substitution`` table (target code, query code), 1 is DTW with
+    ``mode`` 0 full, 1 open end, 2 subsequence. Integer values give int64 scores
     (:data:`UNREACHABLE` where DTW has no path); float64 signals (DTW only) give float64 (inf). Values are int32-range integers
     (NW codes or DTW signals); the caller has checked that every score fits in 31 bits."""
     cupy = require_cupy()
@@ -65,6 +66,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
         t_dev = cupy.asarray(np.ascontiguousarray(t_values, dtype=value_type))
         q_dev = cupy.asarray(np.ascontiguousarray(q_values, dtype=value_type))
         t_off_dev, q_off_dev = cupy.asarray(t_off.astype(np.int64)), cupy.asarray(q_off.astype(np.int64))
+        table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
+        sub_dev = cupy.asarray(table)
         strips = np.array([_strip(int(x)) for x in q_len])
         results, selections = [], []
         events = [cupy.cuda.Event(), cupy.cuda.Event()]
@@ -73,8 +76,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             chosen = np.flatnonzero(strips == rows)
             if chosen.size == 0:
                 continue
-            stride = (int(t_len[chosen].max()) + 2) * (2 if kind == 2 else 1)
-            bound = max(abs(match), abs(mismatch), abs(ins), abs(dele))
+            stride = (int(t_len[chosen].max()) + 2) * (2 if kind >= 2 else 1)
+            bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
             reach = (int(t_len[chosen].max()) + int(q_len[chosen].max()) + 32 * rows) * bound
             if kind == 0 and not floating and reach < (1 << 14) and rows >= 16:
                 # Two pairs of one shape per lane, in 16-bit halves (for short strips the extra loads of the
@@ -102,7 +105,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
                 (blocks,), (32 * _WARPS_PER_BLOCK,),
                 (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, np.int32(chosen.size), np.int32(match),
                  np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode), np.int32(ins_open),
-                 np.int32(del_open), border, np.int64(stride), scores),
+                 np.int32(del_open), sub_dev, border, np.int64(stride), scores),
             )  # fmt: skip
             results.append(scores)
             selections.append(chosen)
