@@ -501,7 +501,7 @@ def _add_dp_parsers(subparsers) -> None:
                        help="scores, maximised: match, mismatch, gap open, gap extend (e.g. 2,-3,-5,-2)")  # fmt: skip
     align.add_argument("--cigar", action="store_true", help="add each alignment as a CIGAR (M, I, D)")
     align.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
-                       help="cuda: match/mismatch costs with linear gaps (the [cuda] extra)")  # fmt: skip
+                       help="where to compute (cuda needs the [cuda] extra)")  # fmt: skip
     align.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     align.add_argument("-j", "--threads", type=_positive_int, metavar="N", help="threads (default: all cores)")
     align.add_argument("-q", "--quiet", action="store_true", help="no log messages")
@@ -518,7 +518,7 @@ def _add_dp_parsers(subparsers) -> None:
                      help="full M[n][m]; open-end: min over the last row (the seed's); subsequence: free start and end")  # fmt: skip
     dtw.add_argument("--window", type=int, metavar="W", help="Sakoe-Chiba band: |i - j| <= max(W, |n - m|)")
     dtw.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
-                     help="cuda: integer signals without a window (the [cuda] extra)")  # fmt: skip
+                     help="where to compute (cuda: no --window; needs the [cuda] extra)")  # fmt: skip
     dtw.add_argument("--skip-columns", type=int, default=0, metavar="K",
                      help="ignore the first K values of each text line (e.g. 1 for UCR files' class labels)")  # fmt: skip
     dtw.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
