@@ -36,9 +36,11 @@ __device__ __forceinline__ V pick(const V (&h)[R], int k) {
 // kind 1: DTW, cost |t_j - q_i|: M[i][j] = cost + min(M[i-1][j-1], M[i-1][j], M[i][j-1]); M[0][0] = 0, the
 //   rest of row 0 and column 0 unreachable, row 0 free (0) in subsequence mode (mode 2). Mode 0: M[n][m];
 //   modes 1 and 2: the minimum over row n.
-template <int R, int KIND, typename V>
-__global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, const long long* __restrict__ t_off,
-                                               const V* __restrict__ q_values, const long long* __restrict__ q_off,
+// V: the DP's values (int, or double for float DTW); S: the stored inputs (unsigned char base codes for NW, so
+// only bytes cross PCIe; the signal values themselves for DTW).
+template <int R, int KIND, typename V, typename S>
+__global__ void __launch_bounds__(128) dp_warp(const S* __restrict__ t_values, const long long* __restrict__ t_off,
+                                               const S* __restrict__ q_values, const long long* __restrict__ q_off,
                                                const long long* __restrict__ pair_t, const long long* __restrict__ pair_q,
                                                int n_pairs, int match, int mismatch, int ins, int del, int mode,
                                                int io, int dop, const int* __restrict__ sub,
@@ -52,9 +54,9 @@ __global__ void __launch_bounds__(128) dp_warp(const V* __restrict__ t_values, c
     V* row_above = border + (long long)warp * border_stride;
     V* f_above = row_above + (border_stride >> 1);  // kind 2 only
     for (int p = warp; p < n_pairs; p += warps) {
-        const V* t = t_values + t_off[pair_t[p]];
+        const S* t = t_values + t_off[pair_t[p]];
         const int m = (int)(t_off[pair_t[p] + 1] - t_off[pair_t[p]]);
-        const V* q = q_values + q_off[pair_q[p]];
+        const S* q = q_values + q_off[pair_q[p]];
         const int n = (int)(q_off[pair_q[p] + 1] - q_off[pair_q[p]]);
         V result;
         if (KIND != 1) {
@@ -184,8 +186,10 @@ __device__ __forceinline__ unsigned pick16(const unsigned (&h)[R], int k) {
 __device__ __forceinline__ unsigned twice(int x) { return (unsigned)(x & 0xffff) * 0x10001u; }
 
 template <int R>
-__global__ void __launch_bounds__(128) nw16_warp(const int* __restrict__ t_values, const long long* __restrict__ t_off,
-                                                 const int* __restrict__ q_values, const long long* __restrict__ q_off,
+__global__ void __launch_bounds__(128) nw16_warp(const unsigned char* __restrict__ t_values,
+                                                 const long long* __restrict__ t_off,
+                                                 const unsigned char* __restrict__ q_values,
+                                                 const long long* __restrict__ q_off,
                                                  const long long* __restrict__ unit_t, const long long* __restrict__ unit_q,
                                                  int n_units, int match, int mismatch, int ins, int del,
                                                  unsigned* __restrict__ border, long long border_stride,
@@ -196,10 +200,10 @@ __global__ void __launch_bounds__(128) nw16_warp(const int* __restrict__ t_value
     unsigned* row_above = border + (long long)warp * border_stride;
     const unsigned match2 = twice(match), mismatch2 = twice(mismatch), ins2 = twice(ins), del2 = twice(del);
     for (int u = warp; u < n_units; u += warps) {
-        const int* ta = t_values + t_off[unit_t[2 * u]];
-        const int* tb = t_values + t_off[unit_t[2 * u + 1]];
-        const int* qa = q_values + q_off[unit_q[2 * u]];
-        const int* qb = q_values + q_off[unit_q[2 * u + 1]];
+        const unsigned char* ta = t_values + t_off[unit_t[2 * u]];
+        const unsigned char* tb = t_values + t_off[unit_t[2 * u + 1]];
+        const unsigned char* qa = q_values + q_off[unit_q[2 * u]];
+        const unsigned char* qb = q_values + q_off[unit_q[2 * u + 1]];
         const int m = (int)(t_off[unit_t[2 * u] + 1] - t_off[unit_t[2 * u]]);
         const int n = (int)(q_off[unit_q[2 * u] + 1] - q_off[unit_q[2 * u]]);
         unsigned result = n == 0 ? twice(m * ins) : twice(n * del);

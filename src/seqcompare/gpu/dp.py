@@ -19,8 +19,9 @@ _WARPS_PER_BLOCK = 4
 
 
 def _names() -> tuple:
-    return (tuple(f"dp_warp<{r},{kind},int>" for r in STRIPS for kind in (0, 1, 2, 3))
-            + tuple(f"dp_warp<{r},1,double>" for r in STRIPS) + tuple(f"nw16_warp<{r}>" for r in STRIPS))  # fmt: skip
+    return (tuple(f"dp_warp<{r},{kind},int,unsigned char>" for r in STRIPS for kind in (0, 2, 3))
+            + tuple(f"dp_warp<{r},1,{v},{v}>" for r in STRIPS for v in ("int", "double"))
+            + tuple(f"nw16_warp<{r}>" for r in STRIPS))  # fmt: skip
 
 
 def _strip(query_length: int) -> int:
@@ -56,6 +57,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
     plan = np.asarray(plan, dtype=np.int64).reshape(-1, 2)
     floating = np.asarray(t_values).dtype.kind == "f"
     value_type, value_name = (np.float64, "double") if floating else (np.int32, "int")
+    # NW reads base codes as bytes (a quarter of the upload); DTW reads its signal values.
+    stored_type, stored_name = (np.uint8, "unsigned char") if kind != 1 else (value_type, value_name)
     out = np.empty(len(plan), dtype=np.float64 if floating else np.int64)
     if len(plan) == 0:
         return out
@@ -63,8 +66,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
     t_len = np.diff(t_off)[plan[:, 0]]
     kernels = module(_SOURCE, _names())
     with cupy.cuda.Device(0):
-        t_dev = cupy.asarray(np.ascontiguousarray(t_values, dtype=value_type))
-        q_dev = cupy.asarray(np.ascontiguousarray(q_values, dtype=value_type))
+        t_dev = cupy.asarray(np.ascontiguousarray(t_values, dtype=stored_type))
+        q_dev = t_dev if q_values is t_values else cupy.asarray(np.ascontiguousarray(q_values, dtype=stored_type))
         t_off_dev, q_off_dev = cupy.asarray(t_off.astype(np.int64)), cupy.asarray(q_off.astype(np.int64))
         table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
         sub_dev = cupy.asarray(table)
@@ -101,7 +104,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             warps = blocks * _WARPS_PER_BLOCK
             border = cupy.empty(warps * stride, dtype=value_type)
             scores = cupy.empty(chosen.size, dtype=value_type)
-            kernels.get_function(f"dp_warp<{rows},{kind},{value_name}>")(
+            kernels.get_function(f"dp_warp<{rows},{kind},{value_name},{stored_name}>")(
                 (blocks,), (32 * _WARPS_PER_BLOCK,),
                 (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, np.int32(chosen.size), np.int32(match),
                  np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode), np.int32(ins_open),
