@@ -115,6 +115,13 @@ def _run_lanes(kernel, groups, threads, t_values, t_off, q_values, q_off, plan, 
     return out
 
 
+def _lanes_for(n_pairs: int, threads: int | None, widest: int) -> int:
+    """Pairs per lane group: as wide as ``widest`` (more independent work per vector instruction) while every
+    thread still gets a group or two; never below 32."""
+    per_thread = -(-n_pairs // (2 * (threads or os.cpu_count() or 1)))
+    return int(min(widest, max(32, 1 << max(0, (per_thread - 1).bit_length()))))
+
+
 def _match_mismatch(table: np.ndarray):
     """``(match, mismatch)`` when the table is one value on the diagonal and one elsewhere, else None."""
     diagonal = np.diag(table)
@@ -181,7 +188,8 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
                         del_open=costs.delete_open, substitution=sub)  # fmt: skip
     elif simple is not None and reach < (1 << 29):
         # Many pairs per SIMD lane group: 16-bit lanes while every score provably fits, else 32-bit.
-        lane_dtype, lanes, big = (np.int16, 64, 0x3FFF) if reach < 0x3FFF - costs.bound else (np.int32, 32, 0x3FFFFFFF)
+        lane_dtype, widest, big = (np.int16, 256, 0x3FFF) if reach < 0x3FFF - costs.bound else (np.int32, 128, 0x3FFFFFFF)
+        lanes = _lanes_for(len(plan), threads, widest)
         steps = [lane_dtype(x) for x in (*simple, costs.insert_open, costs.insert_extend, costs.delete_open,
                                           costs.delete_extend, big)]  # fmt: skip
         raw = _run_lanes(nw_lanes, _lane_groups(t_len, q_len, lanes), threads, t_codes, t_off, q_codes, q_off, plan,
@@ -278,7 +286,8 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
             raw[raw >= UNREACHABLE] = BIG
     elif not integer or narrow:
         # Many pairs per SIMD lane group (float64, or int32 while every distance provably fits).
-        lane_dtype, lanes, unreachable = (np.int32, 32, 1 << 30) if integer else (np.float64, 16, np.inf)
+        lane_dtype, widest, unreachable = (np.int32, 128, 1 << 30) if integer else (np.float64, 64, np.inf)
+        lanes = _lanes_for(len(plan), threads, widest)
         raw = _run_lanes(dtw_lanes, _lane_groups(t_len, q_len, lanes), threads, t_values, t_off, q_values, q_off,
                          plan, lane_dtype, lane_dtype, mode_code, band, lane_dtype(unreachable))  # fmt: skip
         raw = raw.astype(np.int64) if integer else raw

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import add_narrow, jit, min_narrow, sub_narrow
 
 BIG = np.int64(1) << np.int64(60)  # "unreachable" for integer DP; far from overflow when costs are added
 
@@ -104,6 +104,8 @@ def nw_lanes(t_lanes, q_lanes, t_len, q_len, match, mismatch, io, ie, do, de, bi
     M, L = t_lanes.shape
     N = q_lanes.shape[0]
     dtype = out.dtype
+    io_ie = out.dtype.type(io + ie)
+    do_de = out.dtype.type(do + de)
     H = np.empty((M + 1, L), dtype)
     F = np.empty((M + 1, L), dtype)
     E = np.empty(L, dtype)
@@ -127,10 +129,11 @@ def nw_lanes(t_lanes, q_lanes, t_len, q_len, match, mismatch, io, ie, do, de, bi
             h_left = H[j - 1]
             f_row = F[j]
             for lane in range(L):
-                e = min(E[lane] + ie, h_left[lane] + io + ie)
-                f = min(f_row[lane] + de, h_row[lane] + do + de)
+                # In the lanes' own width (see seqcompare._jit.add_narrow): 32 16-bit lanes per AVX-512 op.
+                e = min_narrow(add_narrow(E[lane], ie), add_narrow(h_left[lane], io_ie))
+                f = min_narrow(add_narrow(f_row[lane], de), add_narrow(h_row[lane], do_de))
                 s = match if t[lane] == q[lane] else mismatch
-                h = min(diag[lane] + s, min(e, f))
+                h = min_narrow(add_narrow(diag[lane], s), min_narrow(e, f))
                 diag[lane] = h_row[lane]
                 h_row[lane] = h
                 f_row[lane] = f
@@ -173,10 +176,10 @@ def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
                 row = D[j]
                 left = D[j - 1]
                 for lane in range(L):
-                    best = min(diag[lane], min(row[lane], left[lane]))
+                    best = min_narrow(diag[lane], min_narrow(row[lane], left[lane]))
                     diag[lane] = row[lane]
                     x, y = q[lane], t[lane]
-                    row[lane] = best + (x - y if x >= y else y - x)
+                    row[lane] = add_narrow(best, sub_narrow(x, y) if x >= y else sub_narrow(y, x))
         else:  # the same step, with the band's cells kept unreachable
             for j in range(1, M + 1):
                 t = t_lanes[j - 1]
