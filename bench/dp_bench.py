@@ -46,11 +46,14 @@ def _dtai_chunk(pairs):
 
 
 def in_processes(function, pairs, workers: int):
+    """``function`` over ``pairs`` split across ``workers`` processes, timed after a warm-up in every process
+    (imports and pool start-up are not counted against the peer)."""
     chunks = [pairs[k::workers] for k in range(workers)]
-    start = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
+        list(pool.map(function, [chunk[:2] for chunk in chunks]))
+        start = time.perf_counter()
         parts = list(pool.map(function, chunks))
-    seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - start
     merged = [None] * len(pairs)
     for k, part in enumerate(parts):
         merged[k::workers] = part
