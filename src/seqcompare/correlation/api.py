@@ -123,26 +123,18 @@ class Histogram:
         return {"edges": self.edges, "counts": self.counts, "classes": CLASS_NAMES[self.way]}
 
 
-def codes_from_counts(genotypes: np.ndarray, ploidy: int = 2) -> np.ndarray:
-    """CoMet codes of allele-1 counts (0..ploidy, -1 = missing): diploid 0 -> 0, 1 -> 1, 2 -> 3; haploid
-    0 -> 0, 1 -> 1; missing -> 2."""
-    counts_ = np.asarray(genotypes)
-    if counts_.ndim != 2:
-        raise InputError(f"genotypes must be 2-D (vectors x fields), got shape {counts_.shape}")
-    bad = (counts_ < -1) | (counts_ > ploidy)
-    if bad.any():
-        vector, field_ = (int(x) for x in np.argwhere(bad)[0])
-        raise InputError(f"genotype {counts_[vector, field_]} at vector {vector}, field {field_} is not an allele "
-                         f"count 0..{ploidy} or -1 (missing)")  # fmt: skip
-    table = np.array([2, 0, 1, 3] if ploidy == 2 else [2, 0, 1], dtype=np.uint8)
-    return table[counts_.astype(np.int64) + 1]
-
-
-def _codes_of(genotypes, metric_name: str) -> tuple[np.ndarray, dict]:
+def _codes_of(genotypes, metric_name: str) -> np.ndarray:
+    """CoMet codes of a :class:`~seqcompare.io.genotypes.Genotypes` (or anything with ``codes``), or of an array
+    of allele-1 counts (diploid for CCC, haploid for DUO)."""
     codes = getattr(genotypes, "codes", None)
     if codes is not None:
-        return np.ascontiguousarray(codes, dtype=np.uint8), {"names": genotypes.names, "alleles": genotypes.alleles}
-    return codes_from_counts(genotypes, 2 if metric_name == "ccc" else 1), {}
+        return np.ascontiguousarray(codes, dtype=np.uint8)
+    from ..io.genotypes import Genotypes
+
+    try:
+        return Genotypes.from_counts(genotypes, ploidy=2 if metric_name == "ccc" else 1).codes
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, multiplier: float | None = None,
@@ -191,7 +183,7 @@ def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, mu
     if largest > MAX_EXACT_TALLY:
         raise InputError(f"{shape[-1]} fields: {way}-way {metric} tallies could reach {largest}, beyond the exact "
                          f"32-bit range (at most {MAX_EXACT_TALLY // metric_.counted_bits**way} fields)")  # fmt: skip
-    codes, _ = _codes_of(genotypes, metric)
+    codes = _codes_of(genotypes, metric)
     n_vectors, n_fields = codes.shape
     device = resolve_device(device)
     if method == "auto":

@@ -38,9 +38,7 @@ def device_planes(cupy, codes: np.ndarray, metric):
     words = max(1, -(-m // 64))
     codes_dev = cupy.asarray(np.ascontiguousarray(codes, dtype=np.uint8))
     if metric.sparse and not bool((codes_dev == 2).any()):
-        from dataclasses import replace
-
-        metric = replace(metric, sparse=False)
+        metric = replace_sparse(metric, False)
     planes = cupy.zeros((3, n_rows, words), dtype=cupy.uint64)
     defined = cupy.zeros(n, dtype=cupy.uint64)
     ones = cupy.zeros(n, dtype=cupy.uint64)
@@ -112,27 +110,48 @@ def _ccc_module():
     return module(_SOURCE, (), ("--fmad=false",))
 
 
+def _matrix_gemm():
+    """hamming.cu's 1-bit GEMM in matrix mode: ``(run, rows, cols)`` where ``run(left, right, tiles, out, ld,
+    n_left, n_right, mirror=False, row0=0)`` writes ``out[(row - row0) * ld + col]`` for every cell of the
+    tiles (and the transposed cell too with ``mirror``, off the diagonal); ``rows`` x ``cols`` is the tile."""
+    rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[GEMM_CONFIG]
+    kernel = module("hamming.cu", tuple(_kernel_name(c) for c in MMA_CONFIGS)).get_function(_kernel_name(GEMM_CONFIG))
+    shared = stages * (rows + cols) * chunks * 16
+    kernel.max_dynamic_shared_size_bytes = shared
+    threads = (rows // warp_rows) * (cols // warp_cols) * 32
+    null = np.uint64(0)
+
+    def run(left, right, tiles, out, ld, n_left, n_right, mirror=False, row0=0):
+        kernel((len(tiles),), (threads,),
+               (left, right, np.int32(left.shape[1]), tiles, np.int32(n_left), np.int32(n_right), np.int32(0),
+                np.int32(mirror), np.int32(1), np.uint32(0), null, null, null, null, np.uint64(0), out, np.int64(ld),
+                np.int32(row0), np.int32(0)),
+               shared_mem=shared)  # fmt: skip
+
+    return run, rows, cols
+
+
+def _device_factors(cupy, defined, ones, metric) -> tuple:
+    """What the finishing kernels read per vector, on the device: defined fields, allele-1 totals, and
+    :func:`vector_factors` (frequencies, weights, and the weights as float32 for the screens)."""
+    freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
+    return cupy.asarray(defined), cupy.asarray(ones), freq, weight, weight.astype(cupy.float32)
+
+
 def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timings: dict | None = None) -> None:
     from ..correlation.formulas import tables
 
-    rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[GEMM_CONFIG]
-    gemm = module("hamming.cu", tuple(_kernel_name(c) for c in MMA_CONFIGS)).get_function(_kernel_name(GEMM_CONFIG))
-    shared = stages * (rows + cols) * chunks * 16
-    gemm.max_dynamic_shared_size_bytes = shared
-    threads = (rows // warp_rows) * (cols // warp_cols) * 32
+    gemm, rows, cols = _matrix_gemm()
     ld = -(-n // cols) * cols
     kinds = ("dd", "da", "ad", "aa") if metric.sparse else ("aa",)
     # As few row blocks as memory allows: a launch over a block of few rows has few tiles and idles the GPU.
     cells = _BLOCK_CELLS or cupy.cuda.runtime.memGetInfo()[0] // (2 * 4 * len(kinds))
     block_rows = min(-(-n // rows) * rows, max(rows, (cells // ld) // rows * rows))
     buffers = {kind: cupy.zeros((block_rows, ld), dtype=cupy.int32) for kind in kinds}
-    null = np.uint64(0)
     threshold = sink.limits
     if threshold is not None:
         finalize = _ccc_module().get_function("ccc2_threshold")
-        defined_dev, ones_dev = cupy.asarray(defined), cupy.asarray(ones)
-        freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
-        weight32 = weight.astype(cupy.float32)
+        factors = _device_factors(cupy, defined, ones, metric)
         capacity = 1 << 22
         found = _entries(cupy, capacity)
     for r0 in range(0, n, block_rows):
@@ -143,12 +162,7 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
         if marks:
             marks[0].record()
         for kind in kinds:
-            left, right = operands[kind]
-            gemm((len(tiles),), (threads,),
-                 (left, right, np.int32(left.shape[1]), tiles_dev, np.int32(n), np.int32(n), np.int32(1), np.int32(0),
-                  np.int32(1), np.uint32(0), null, null, null, null, np.uint64(0), buffers[kind], np.int64(ld),
-                  np.int32(r0), np.int32(0)),
-                 shared_mem=shared)  # fmt: skip
+            gemm(*operands[kind], tiles_dev, buffers[kind], ld, n, n, row0=r0)
         if marks:
             marks[1].record()
         if threshold is None:
@@ -159,8 +173,8 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
             t = [buffers.get(kind, buffers["aa"]) for kind in ("dd", "da", "ad", "aa")]
             finalize((-(-min(r1, n) // 256), r1 - r0), (256,),
                      (*t, np.int64(ld), np.int32(r0), np.int32(r1 - r0), np.int32(n), np.int32(metric.sparse),
-                      np.int32(n_fields), np.int32(metric.counted_bits), defined_dev, ones_dev, freq, weight, weight32,
-                      *_threshold_args(threshold, metric), found["q"], found["r"], found["entry"], found["value"],
+                      np.int32(n_fields), np.int32(metric.counted_bits), *factors, *_threshold_args(threshold, metric),
+                      found["q"], found["r"], found["entry"], found["value"],
                       found["count"], np.uint64(found["q"].size)))  # fmt: skip
             if marks:
                 marks[2].record()
@@ -235,24 +249,12 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
     per product kind in matrix mode, and ``ccc3_threshold`` or the host to finish."""
     from ..correlation.formulas import tables
 
-    rows, cols, warp_rows, warp_cols, stages, chunks = MMA_CONFIGS[MATRIX_CONFIG]
-    gemm = module("hamming.cu", tuple(_kernel_name(c) for c in MMA_CONFIGS)).get_function(_kernel_name(MATRIX_CONFIG))
-    shared = stages * (rows + cols) * chunks * 16
-    gemm.max_dynamic_shared_size_bytes = shared
-    threads = (rows // warp_rows) * (cols // warp_cols) * 32
-    null = np.uint64(0)
+    gemm, rows, cols = _matrix_gemm()
     n_rows = pair_operands[0].shape[0]
-
-    def run_gemm(left, right, tiles, out, ld, n_right, mirror):
-        gemm((len(tiles),), (threads,),
-             (left, right, np.int32(left.shape[1]), tiles, np.int32(n), np.int32(n_right), np.int32(0),
-              np.int32(mirror), np.int32(1), np.uint32(0), null, null, null, null, np.uint64(0), out, np.int64(ld),
-              np.int32(0), np.int32(0)),
-             shared_mem=shared)  # fmt: skip
-
     blocks = -(-n // rows)
     pair_aa = cupy.zeros((n_rows, n_rows), dtype=cupy.int32)
-    run_gemm(*pair_operands, cupy.asarray(micro_tiles(range(blocks), None, True, rows, cols)), pair_aa, n_rows, n, 1)
+    gemm(*pair_operands, cupy.asarray(micro_tiles(range(blocks), None, True, rows, cols)), pair_aa, n_rows, n, n,
+         mirror=True)  # fmt: skip
     expand = {"a": [PLANE_P, PLANE_Q] if metric.name == "ccc" else [PLANE_P], "d": [PLANE_D]}
     words = planes.shape[2]
     kinds = triple_kinds(metric)
@@ -272,14 +274,10 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
     threshold = sink.limits
     if threshold is not None:
         finalize = _ccc_module().get_function("ccc3_threshold")
-        freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
-        weight32 = weight.astype(cupy.float32)
-        defined_dev, ones_dev = cupy.asarray(defined), cupy.asarray(ones)
+        factors = _device_factors(cupy, defined, ones, metric)
         found = _entries3(cupy, 1 << 22)
         pointers = cupy.asarray(np.array([products[s].data.ptr if s in products else 0 for s in range(8)],
                                          dtype=np.uint64))  # fmt: skip
-        limits = [np.float64(x) for x in threshold.by_class]
-        combined = np.float64("inf" if threshold.combined is None else threshold.combined)
     col_blocks = n_rows // cols
     for i0 in range(0, max(0, n - 2), batch):
         size = min(batch, n - 2 - i0)
@@ -303,7 +301,7 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
                      np.int32(n_segments), np.int32(i0), np.int32(size), right))  # fmt: skip
             if marks:
                 marks[2 * number + 1].record()
-            run_gemm(left, right, tiles, products[subset], batch * n_rows, size * n_rows, 0)
+            gemm(left, right, tiles, products[subset], batch * n_rows, n, size * n_rows)
         if marks:
             marks[-2].record()
         if threshold is None:
@@ -314,8 +312,8 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
             found["count"].fill(0)
             finalize((-(-(size * n_rows) // 256), n), (256,),
                      (pointers, pair_aa, np.int64(batch * n_rows), np.int32(n_rows), np.int32(i0), np.int32(size),
-                      np.int32(n), np.int32(n_fields), np.int32(metric.counted_bits), defined_dev, ones_dev, freq,
-                      weight, weight32, np.float64(metric.multiplier), *limits, combined, found["i"], found["j"], found["k"],
+                      np.int32(n), np.int32(n_fields), np.int32(metric.counted_bits), *factors,
+                      *_threshold_args(threshold, metric), found["i"], found["j"], found["k"],
                       found["entry"], found["value"], found["count"], np.uint64(found["i"].size)))  # fmt: skip
             count = int(found["count"].get()[0])
             if count <= found["i"].size:
