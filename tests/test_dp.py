@@ -1,6 +1,8 @@
 """Batched NW and DTW against the plain DP oracles: exact scores, CIGARs that re-score, edge cases, real data."""
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -50,6 +52,50 @@ def test_nw_long_pairs(rng, length):
     assert result.cells == 2 * length * length
     for k in range(2):
         assert result.scores[k] == -nw_reference(codes(targets[k]), codes(queries[k]), COSTS["affine scores"])
+
+
+@pytest.mark.parametrize("costs", [Costs.scores(2, -3, -5, -2), Costs.scores(300, -200, -500, -300),
+                                   Costs.seed(0, 300, 200, 500), Costs.seed(1, 0, 2, 1)], ids=str)  # fmt: skip
+def test_simd_strips_with_mixed_lengths_in_one_vector(rng, costs):
+    # 16- and 32-bit lanes; pairs ending in every row of a strip; empty sides; several vectors per thread.
+    targets = random_sequences(rng, 150, 0, 45) + ["", "G", "ACGTACGTA"]
+    queries = random_sequences(rng, 150, 0, 45) + ["TTTTTTTTTTT", "", "C"]
+    result = align(targets, queries, costs=costs, threads=2)
+    expected = [costs.sign * nw_reference(codes(t), codes(q), costs) for t, q in zip(targets, queries)]
+    assert result.scores.tolist() == expected
+
+
+@pytest.mark.parametrize("length, lane_bits", [(1100, 16), (1200, 32)])
+def test_scores_at_the_16_bit_limit_are_exact(length, lane_bits):
+    # Affine scores (bound 7): 1,100 x 1,100 stays in 16-bit lanes, 1,200 x 1,200 could not and widens.
+    costs = COSTS["affine scores"]
+    result = align(["A" * length, "A" * length], ["A" * length, "C" * length], costs=costs)
+    assert result.scores.tolist() == [2 * length, -3 * length]
+    assert (length * 2 * costs.bound < 0x3FFF - costs.bound) == (lane_bits == 16)
+
+
+@pytest.mark.parametrize("width", ["16", "32"])
+def test_narrower_simd_widths_give_the_same_scores(width):
+    # CPUs without AVX-512 use 32- (or 16-) byte vectors; run that code here in a fresh interpreter.
+    script = (
+        "import numpy as np\n"
+        "from seqcompare.dp.api import align\n"
+        "from seqcompare.dp.costs import Costs\n"
+        "from seqcompare._simd import VECTOR_BYTES\n"
+        f"assert VECTOR_BYTES == {width}\n"
+        "rng = np.random.default_rng(5)\n"
+        "seqs = [''.join(rng.choice(list('ACGT'), rng.integers(0, 30))) for _ in range(70)]\n"
+        "for costs in (Costs.scores(2, -3, -5, -2), Costs.seed(0, 300, 200, 500)):\n"
+        "    print(align(seqs[:35], seqs[35:], costs=costs).scores.tolist())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "SEQCOMPARE_VECTOR_BYTES": width}, check=True)  # fmt: skip
+    lines = done.stdout.splitlines()
+    rng = np.random.default_rng(5)
+    seqs = ["".join(rng.choice(list("ACGT"), rng.integers(0, 30))) for _ in range(70)]
+    for line, costs in zip(lines, (Costs.scores(2, -3, -5, -2), Costs.seed(0, 300, 200, 500)), strict=True):
+        expected = [costs.sign * nw_reference(codes(t), codes(q), costs) for t, q in zip(seqs[:35], seqs[35:])]
+        assert line == str(expected)
 
 
 def test_all_vs_all_and_explicit_pairs(rng):

@@ -11,7 +11,10 @@ import os
 from numba import njit, types
 from numba.extending import intrinsic
 
-_USE_CACHE = os.environ.get("SEQCOMPARE_DISABLE_NUMBA_CACHE", "") in ("", "0")
+# A forced SIMD width (seqcompare._simd) changes compiled code that Numba's cache key cannot see.
+_USE_CACHE = os.environ.get("SEQCOMPARE_DISABLE_NUMBA_CACHE", "") in ("", "0") and not os.environ.get(
+    "SEQCOMPARE_VECTOR_BYTES"
+)
 
 # fastmath stays off: every kernel here is integer or must propagate NaN exactly.
 DEFAULT_OPTIONS = {"nogil": True, "cache": _USE_CACHE, "fastmath": False}

@@ -10,7 +10,9 @@ import numpy as np
 
 from ..errors import InputError
 from .costs import Costs
-from .kernels import BIG, dtw_lanes, dtw_pairs, nw_lanes, nw_pairs, nw_traceback
+from .._simd import lanes_of
+from .kernels import BIG, dtw_lanes, dtw_pairs, nw_pairs, nw_traceback
+from .strips import affine_cell, linear_cell, nw_groups
 
 DTW_MODES = {"full": 0, "open-end": 1, "subsequence": 2}
 _LIMIT = 1 << 59  # no score may come near int64's range: refuse, never wrap
@@ -46,8 +48,9 @@ def _as_sequences(items, what: str):
     if isinstance(items, SequenceSet):
         return items.codes, items.offsets, items.names
     items = list(items)
-    sequences = SequenceSet.from_strings(items, iupac_as_n=True, source=what)
-    return sequences.codes, sequences.offsets, [f"{what}{i + 1}" for i in range(len(items))]
+    names = [f"{what}{i + 1}" for i in range(len(items))]
+    sequences = SequenceSet.from_strings(items, names, iupac_as_n=True, source=what)
+    return sequences.codes, sequences.offsets, names
 
 
 def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
@@ -112,6 +115,31 @@ def _run_lanes(kernel, groups, threads, t_values, t_off, q_values, q_off, plan, 
 
     with ThreadPoolExecutor(threads or os.cpu_count() or 1) as pool:
         list(pool.map(work, groups))
+    return out
+
+
+def _run_groups(cell, plan, t_len, q_len, lanes, threads, t_codes, t_off, q_codes, q_off, *steps) -> np.ndarray:
+    """NW scores by :func:`seqcompare.dp.strips.nw_groups`: pairs sorted by shape (little padding in a vector),
+    threads over runs of whole vectors of about equal work."""
+    threads = threads or os.cpu_count() or 1
+    out = np.empty(len(plan), dtype=np.int64)
+    if len(plan) == 0:
+        return out
+    order = np.lexsort((q_len, t_len))[::-1].copy()
+    n_vectors = -(-len(plan) // lanes)
+    # Per vector, the padded work is set by its first (longest) pair.
+    first_of_vector = order[::lanes]
+    work = np.cumsum(t_len[first_of_vector] * (q_len[first_of_vector] + 8) + 1)
+    cuts = np.searchsorted(work, np.linspace(0, work[-1], 4 * threads + 1)[1:-1])
+    bounds = np.unique(np.concatenate([[0], cuts, [n_vectors]])) * lanes
+    bounds[-1] = len(plan)
+    pair_t, pair_q = np.ascontiguousarray(plan[:, 0]), np.ascontiguousarray(plan[:, 1])
+
+    def run(first, last):
+        nw_groups(cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, *steps, out)
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(run, bounds[:-1], bounds[1:]))
     return out
 
 
@@ -187,13 +215,14 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
                         ins=costs.insert_extend, dele=costs.delete_extend, ins_open=costs.insert_open,
                         del_open=costs.delete_open, substitution=sub)  # fmt: skip
     elif simple is not None and reach < (1 << 29):
-        # Many pairs per SIMD lane group: 16-bit lanes while every score provably fits, else 32-bit.
-        lane_dtype, widest, big = (np.int16, 256, 0x3FFF) if reach < 0x3FFF - costs.bound else (np.int32, 128, 0x3FFFFFFF)
-        lanes = _lanes_for(len(plan), threads, widest)
+        # One pair per SIMD lane: 16-bit lanes while every score (and length) provably fits, else 32-bit.
+        narrow = reach < 0x3FFF - costs.bound and longest < 0x3FFF
+        lane_dtype, big = (np.int16, 0x3FFF) if narrow else (np.int32, 0x3FFFFFFF)
+        cell = linear_cell if linear else affine_cell
         steps = [lane_dtype(x) for x in (*simple, costs.insert_open, costs.insert_extend, costs.delete_open,
                                           costs.delete_extend, big)]  # fmt: skip
-        raw = _run_lanes(nw_lanes, _lane_groups(t_len, q_len, lanes), threads, t_codes, t_off, q_codes, q_off, plan,
-                         lane_dtype, lane_dtype, *steps).astype(np.int64)  # fmt: skip
+        raw = _run_groups(cell, plan, t_len, q_len, lanes_of(np.dtype(lane_dtype)), threads, t_codes, t_off,
+                          q_codes, q_off, *steps)  # fmt: skip
     else:
         raw = _run(nw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_codes, t_off, q_codes, q_off, sub,
                    np.int64(costs.insert_open), np.int64(costs.insert_extend), np.int64(costs.delete_open),

@@ -96,57 +96,9 @@ def dtw_pairs(t_values, t_off, q_values, q_off, pair_t, pair_q, first, last, mod
 
 
 @jit
-def nw_lanes(t_lanes, q_lanes, t_len, q_len, match, mismatch, io, ie, do, de, big, out):
-    """Gotoh NW of ``L`` pairs at once, one pair per SIMD lane (lanes contiguous, so the innermost loop
-    vectorises): ``t_lanes`` ``(M, L)`` and ``q_lanes`` ``(N, L)`` codes padded to the longest, lengths per
-    lane, match/mismatch costs. The arrays' integer type (int16 or int32) is the DP's; the caller checks that
-    every score fits. Each lane's result is taken when its own last row is done."""
-    M, L = t_lanes.shape
-    N = q_lanes.shape[0]
-    dtype = out.dtype
-    io_ie = out.dtype.type(io + ie)
-    do_de = out.dtype.type(do + de)
-    H = np.empty((M + 1, L), dtype)
-    F = np.empty((M + 1, L), dtype)
-    E = np.empty(L, dtype)
-    diag = np.empty(L, dtype)
-    for j in range(M + 1):
-        for lane in range(L):
-            H[j, lane] = io + j * ie if j > 0 else 0
-            F[j, lane] = big
-    for lane in range(L):
-        if q_len[lane] == 0:
-            out[lane] = H[t_len[lane], lane]
-    for i in range(1, N + 1):
-        for lane in range(L):
-            diag[lane] = H[0, lane]
-            H[0, lane] = do + i * de
-            E[lane] = big
-        q = q_lanes[i - 1]
-        for j in range(1, M + 1):
-            t = t_lanes[j - 1]
-            h_row = H[j]
-            h_left = H[j - 1]
-            f_row = F[j]
-            for lane in range(L):
-                # In the lanes' own width (see seqcompare._jit.add_narrow): 32 16-bit lanes per AVX-512 op.
-                e = min_narrow(add_narrow(E[lane], ie), add_narrow(h_left[lane], io_ie))
-                f = min_narrow(add_narrow(f_row[lane], de), add_narrow(h_row[lane], do_de))
-                s = match if t[lane] == q[lane] else mismatch
-                h = min_narrow(add_narrow(diag[lane], s), min_narrow(e, f))
-                diag[lane] = h_row[lane]
-                h_row[lane] = h
-                f_row[lane] = f
-                E[lane] = e
-        for lane in range(L):
-            if q_len[lane] == i:
-                out[lane] = H[t_len[lane], lane]
-
-
-@jit
 def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
-    """DTW of ``L`` pairs at once, one per SIMD lane (see :func:`nw_lanes`); modes and band as
-    :func:`dtw_pairs`. Values beyond a lane's lengths are computed but never read."""
+    """DTW of ``L`` pairs at once, one per SIMD lane (lanes contiguous, so the innermost loop vectorises);
+    modes and band as :func:`dtw_pairs`. Values beyond a lane's lengths are computed but never read."""
     M, L = t_lanes.shape
     N = q_lanes.shape[0]
     dtype = out.dtype

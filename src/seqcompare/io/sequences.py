@@ -75,11 +75,15 @@ class SequenceSet:
         """Build a set from Python strings (and optional Phred score lists), mostly for tests and notebooks."""
         from ..errors import InputError
 
-        rows = [s.encode("ascii") if isinstance(s, str) else bytes(s) for s in sequences]
-        names = [f"seq{i + 1}" for i in range(len(rows))] if names is None else list(names)
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum([len(r) for r in rows], out=offsets[1:])
-        raw = np.frombuffer(b"".join(rows), dtype=np.uint8)
+        sequences = list(sequences)
+        names = [f"seq{i + 1}" for i in range(len(sequences))] if names is None else list(names)
+        offsets = np.zeros(len(sequences) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences)), out=offsets[1:])
+        try:  # one join and one encode for the whole batch (millions of short reads)
+            joined = "".join(sequences).encode("ascii")
+        except (TypeError, UnicodeEncodeError):  # bytes, or a non-ASCII letter: slower, same error path below
+            joined = b"".join(s.encode("ascii", "replace") if isinstance(s, str) else bytes(s) for s in sequences)
+        raw = np.frombuffer(joined, dtype=np.uint8)
         codes = code_table(iupac_as_n)[raw]
         bad = np.flatnonzero(codes == ILLEGAL)
         if bad.size:
@@ -88,7 +92,7 @@ class SequenceSet:
             raise InputError(illegal_base_message(source, record, names[record], chr(raw[bad[0]]), position))
         quality = None
         if qualities is not None:
-            quality = np.concatenate([np.asarray(q, dtype=np.int64) for q in qualities]) if rows else np.empty(0)
+            quality = np.concatenate([np.asarray(q, dtype=np.int64) for q in qualities]) if sequences else np.empty(0)
             if quality.size != codes.size or (quality.size and (quality.min() < 0 or quality.max() > 93)):
                 raise InputError(f"{source}: qualities must be Phred scores 0..93, one per base")
             quality = quality.astype(np.uint8)
