@@ -139,7 +139,7 @@ def _codes_of(genotypes, metric_name: str) -> np.ndarray:
 
 def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, multiplier: float | None = None,
         param: float = DEFAULT_PARAM, threshold=None, method: str = "auto", device: str = "cpu",
-        histogram: int | None = None, keep_tables: bool = False) -> CCCResult:  # fmt: skip
+        histogram: int | None = None, keep_tables: bool = False, client=None) -> CCCResult:  # fmt: skip
     """CoMet's Custom Correlation Coefficient (or DUO) between every pair or triple of genotype vectors.
 
     Parameters
@@ -166,6 +166,9 @@ def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, mu
         Also count values per entry class in this many bins.
     keep_tables : bool
         Keep the integer tallies too (full results only).
+    client : dask.distributed.Client, optional
+        Run on this Dask cluster (slabs of pairs or pivots as tasks; see :mod:`seqcompare.distributed`). The
+        results are identical to a single-process run's.
 
     Returns
     -------
@@ -195,30 +198,46 @@ def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, mu
     hist = Histogram(histogram, way, _value_bound(metric_, way)) if histogram else None
     sink = _Sink(way, metric_, limits, hist, result.checksum, keep_tables)
     start = time.perf_counter()
+    if client is not None:
+        if method == "reference":
+            raise ValueError("the distributed engine runs the 'blas' and 'bitmma' methods, not 'reference'")
+        from ..distributed import run_ccc
+
+        run_ccc(client, codes, metric_, way, method, sink)
+    else:
+        compute(codes, metric_, way, method, sink)
+    sink.finish(result)
+    result.seconds = time.perf_counter() - start
+    result.histogram = hist.as_dict() if hist else None
+    return result
+
+
+def compute(codes: np.ndarray, metric: Metric, way: int, method: str, sink, items=None) -> None:
+    """Tables and values of ``codes`` into ``sink`` by ``method`` (``reference``, ``blas`` or ``bitmma``).
+
+    ``items = (first, last)`` does part of the work (each part once; the parts of a whole run may go to
+    different processes): ``blas`` pairs ``(i, j > i)`` with ``first <= i < last``, ``bitmma`` pairs
+    ``(q < r, r)`` with ``first <= r < last`` (``first`` a multiple of
+    :func:`seqcompare.gpu.ccc.row_alignment`), and both 3-way pivots ``first <= i < last``."""
     if method == "bitmma":
         from ..gpu.ccc import run_bitmma
 
-        run_bitmma(codes, metric_, way, sink)
-        sink.finish(result)
-        result.seconds = time.perf_counter() - start
-        result.histogram = hist.as_dict() if hist else None
-        return result
+        run_bitmma(codes, metric, way, sink, items)
+        return
     # Without any missing genotype the sparse and non-sparse tallies coincide, and the non-sparse ones need one
     # product instead of four.
-    engine_metric = metric_ if not metric_.sparse or (codes == 2).any() else replace(metric_, sparse=False)
+    engine_metric = metric if not metric.sparse or (codes == 2).any() else replace(metric, sparse=False)
     a, d = counts(codes, engine_metric)
     defined, ones = marginals(a, d)
     if method == "reference":
         from .reference import reference_tables
 
-        index, table, _, _ = reference_tables(codes, way, metric_)
+        if items is not None:
+            raise ValueError("the reference method computes everything at once")
+        index, table, _, _ = reference_tables(codes, way, metric)
         sink.add(index, table, defined, ones)
     else:
-        _run_blas(a, d, defined, ones, engine_metric, way, sink)
-    sink.finish(result)
-    result.seconds = time.perf_counter() - start
-    result.histogram = hist.as_dict() if hist else None
-    return result
+        _run_blas(a, d, defined, ones, engine_metric, way, sink, items=items)
 
 
 def _value_bound(metric: Metric, way: int) -> float:
@@ -230,11 +249,13 @@ def _value_bound(metric: Metric, way: int) -> float:
 
 
 class _Sink:
-    """Turns blocks of tables into values and hands them to the requested outputs."""
+    """Turns blocks of tables into values and hands them to the requested outputs. Indices handed in are
+    local to the rows computed; ``offset`` (the first row's global index) makes them global."""
 
-    def __init__(self, way, metric, limits, histogram, checksum, keep_tables):
+    def __init__(self, way, metric, limits, histogram, checksum, keep_tables, offset: int = 0):
         self.way, self.metric, self.limits = way, metric, limits
         self.histogram, self.checksum, self.keep_tables = histogram, checksum, keep_tables
+        self.offset = offset
         self.parts: list = []
 
     def add(self, index: np.ndarray, table: np.ndarray, defined: np.ndarray, ones: np.ndarray) -> None:
@@ -245,6 +266,13 @@ class _Sink:
         self.add_values(index, value, table)
 
     def add_values(self, index, value, table=None) -> None:
+        self._keep_values(index + self.offset if self.offset else index, value, table)
+
+    def add_entries(self, index, entry, value) -> None:
+        """Entries that passed the threshold (computed where the values are, e.g. on a GPU)."""
+        self._keep_entries(index + self.offset if self.offset else index, entry, value)
+
+    def _keep_values(self, index, value, table=None) -> None:
         way = self.way
         flat = value.reshape(len(index), 1 << way)
         if self.histogram is not None:
@@ -255,10 +283,9 @@ class _Sink:
             return
         keep = self.limits.passed(flat, way)
         item, entry = np.nonzero(keep)
-        self.add_entries(index[item], entry, flat[item, entry])
+        self._keep_entries(index[item], entry, flat[item, entry])
 
-    def add_entries(self, index, entry, value) -> None:
-        """Entries that passed the threshold (computed where the values are, e.g. on a GPU)."""
+    def _keep_entries(self, index, entry, value) -> None:
         self.checksum.add_entries(index, value, self.way, entry)
         self.parts.append((index, entry, value))
 
@@ -285,21 +312,22 @@ class _Sink:
         result.entry_value = value[order]
 
 
-def _run_blas(a, d, defined, ones, metric, way, sink, block_items: int = 1 << 22) -> None:
+def _run_blas(a, d, defined, ones, metric, way, sink, block_items: int = 1 << 22, items=None) -> None:
     from .cpu import CpuProducts
 
     n = a.shape[0]
+    first, last = (0, n) if items is None else (int(items[0]), min(n, int(items[1])))
     products = CpuProducts(a, d, metric, way)
     if way == 2:
         rows_per_block = max(1, block_items // max(1, n))
-        for r0 in range(0, n, rows_per_block):
-            r1 = min(n, r0 + rows_per_block)
+        for r0 in range(first, last, rows_per_block):
+            r1 = min(last, r0 + rows_per_block)
             block = products.pairs(slice(r0, r1), slice(r0, n))
             i, j = np.nonzero(np.arange(r0, n)[None, :] > np.arange(r0, r1)[:, None])
             index = np.stack([i + r0, j + r0], axis=1)
             sink.add(index, tables(block[i, j], 2, metric.counted_bits), defined, ones)
         return
-    for i in range(n - 2):
+    for i in range(first, min(last, n - 2)):
         block = products.pivot(i)
         j, k = np.triu_indices(n - i - 1, 1)
         index = np.stack([np.full(j.size, i), j + i + 1, k + i + 1], axis=1)

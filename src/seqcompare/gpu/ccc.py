@@ -75,18 +75,21 @@ def device_operands(cupy, planes, metric) -> dict:
             for kind, (left, right) in kinds.items()}  # fmt: skip
 
 
-def run_bitmma(codes, metric, way, sink) -> None:
+def run_bitmma(codes, metric, way, sink, items=None) -> None:
     """Run :func:`seqcompare.correlation.api.ccc`'s ``bitmma`` method on GPU 0 from CoMet codes, handing results
-    to ``sink``: codes go up as bytes, planes and marginals are made there."""
+    to ``sink``: codes go up as bytes, planes and marginals are made there.
+
+    ``items = (first, last)`` limits the work to pairs ``(q, r)`` with ``first <= r < last`` (2-way; ``first`` a
+    multiple of :func:`row_alignment`) or to pivots ``first <= i < last`` (3-way); the default is everything."""
     cupy = require_cupy()
     n, m = codes.shape
     with cupy.cuda.Device(0):
         planes, defined, ones, metric = device_planes(cupy, codes, metric)
         if way == 2:
-            _pairs_2way(cupy, device_operands(cupy, planes, metric), n, m, defined, ones, metric, sink)
+            _pairs_2way(cupy, device_operands(cupy, planes, metric), n, m, defined, ones, metric, sink, rows=items)
         else:
             pair = device_operands(cupy, planes, replace_sparse(metric, False))["aa"]
-            _triples_3way(cupy, pair, planes, n, m, defined, ones, metric, sink)
+            _triples_3way(cupy, pair, planes, n, m, defined, ones, metric, sink, pivots=items)
 
 
 def replace_sparse(metric, sparse: bool):
@@ -138,15 +141,24 @@ def _device_factors(cupy, defined, ones, metric) -> tuple:
     return cupy.asarray(defined), cupy.asarray(ones), freq, weight, weight.astype(cupy.float32)
 
 
-def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timings: dict | None = None) -> None:
+def row_alignment() -> int:
+    """Row blocks of the 2-way GPU path start at multiples of this (the GEMM's tile rows)."""
+    return MMA_CONFIGS[GEMM_CONFIG][0]
+
+
+def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timings: dict | None = None,
+                rows=None) -> None:  # fmt: skip
     from ..correlation.formulas import tables
 
+    first, last = (0, n) if rows is None else (int(rows[0]), min(n, int(rows[1])))
     gemm, rows, cols = _matrix_gemm()
+    if first % rows:
+        raise ValueError(f"2-way GPU row ranges start at multiples of {rows}, not {first}")
     ld = -(-n // cols) * cols
     kinds = ("dd", "da", "ad", "aa") if metric.sparse else ("aa",)
     # As few row blocks as memory allows: a launch over a block of few rows has few tiles and idles the GPU.
     cells = _BLOCK_CELLS or cupy.cuda.runtime.memGetInfo()[0] // (2 * 4 * len(kinds))
-    block_rows = min(-(-n // rows) * rows, max(rows, (cells // ld) // rows * rows))
+    block_rows = min(-(-(last - first) // rows) * rows, max(rows, (cells // ld) // rows * rows))
     buffers = {kind: cupy.zeros((block_rows, ld), dtype=cupy.int32) for kind in kinds}
     threshold = sink.limits
     if threshold is not None:
@@ -154,8 +166,8 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
         factors = _device_factors(cupy, defined, ones, metric)
         capacity = 1 << 22
         found = _entries(cupy, capacity)
-    for r0 in range(0, n, block_rows):
-        r1 = min(n, r0 + block_rows)
+    for r0 in range(first, last, block_rows):
+        r1 = min(last, r0 + block_rows)
         tiles = micro_tiles(range(r0 // rows, -(-r1 // rows)), None, True, rows, cols)
         tiles_dev = cupy.asarray(tiles)
         marks = [cupy.cuda.Event() for _ in range(3)] if timings is not None else None
@@ -244,7 +256,7 @@ def _segments(subset: int, expand: dict):
 
 
 def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metric, sink,
-                  timings: dict | None = None) -> None:  # fmt: skip
+                  timings: dict | None = None, pivots=None) -> None:  # fmt: skip
     """3-way: pair products a.a once (both triangles), then batches of pivots: masked right operands, one GEMM
     per product kind in matrix mode, and ``ccc3_threshold`` or the host to finish."""
     from ..correlation.formulas import tables
@@ -279,8 +291,9 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
         pointers = cupy.asarray(np.array([products[s].data.ptr if s in products else 0 for s in range(8)],
                                          dtype=np.uint64))  # fmt: skip
     col_blocks = n_rows // cols
-    for i0 in range(0, max(0, n - 2), batch):
-        size = min(batch, n - 2 - i0)
+    first, last = (0, n - 2) if pivots is None else (int(pivots[0]), min(n - 2, int(pivots[1])))
+    for i0 in range(first, last, batch):
+        size = min(batch, last - i0)
         tile_parts = []
         for b in range(size):
             first = (i0 + b + 1) // rows

@@ -186,19 +186,27 @@ def _progress_bar(total: int, enabled: bool):
 
 
 def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None, tile_size=None,
-                progress=False, device="cpu", gpu_packer="planes"):  # fmt: skip
+                progress=False, device="cpu", gpu_packer="planes", client=None):  # fmt: skip
     """Run the tile engine on encoded inputs and return what ``sink`` finishes with.
 
     This is the layer every public function and the CLI share; ``cap`` limits every distance to
     ``min(distance, cap)`` and lets kernels stop counting a pair early. ``gpu_packer`` chooses how GPU
-    operands are built (see :mod:`seqcompare.gpu.hamming`).
+    operands are built (see :mod:`seqcompare.gpu.hamming`). With a Dask ``client`` the tiles run on its
+    cluster (:func:`seqcompare.distributed.run_hamming_tiles`; ``tile_size`` is then the task tile).
     """
-    device = resolve_device(device)
-    method = resolve_method(method, device, encoded.space.n_codes)
-    threads = threads or default_threads()
     n_left, n_right = encoded.n_left, encoded.n_right
     full_cap = encoded.n_sites + 1
     cap = full_cap if cap is None else int(min(cap, full_cap))
+    if client is not None:
+        from ...distributed import run_hamming_tiles
+
+        if device == "cpu":  # refuse a GPU-only method here; workers resolve "auto" for their own hardware
+            resolve_method(method, "cpu", encoded.space.n_codes)
+        return run_hamming_tiles(client, encoded, sink, method=method, cap=cap, device=device, tile_size=tile_size,
+                                 packer=gpu_packer)  # fmt: skip
+    device = resolve_device(device)
+    method = resolve_method(method, device, encoded.space.n_codes)
+    threads = threads or default_threads()
     if device == "cuda":
         return _run_on_gpu(encoded, sink, method, cap, threads, tile_size, progress, gpu_packer)
     if method == "matrix":
@@ -262,7 +270,7 @@ def _run_on_gpu(encoded: Encoded, sink, method: str, cap: int, threads: int, til
 
 
 def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missing=None, max_count=None,
-            threads=None, tile_size=None, out=None, progress=False, device="cpu"):  # fmt: skip
+            threads=None, tile_size=None, out=None, progress=False, device="cpu", client=None):  # fmt: skip
     """All-pairs Hamming / SNP distances.
 
     Parameters
@@ -298,6 +306,9 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
     device : {"cpu", "cuda", "auto"}
         Where to compute: ``"cuda"`` uses every visible NVIDIA GPU (limit them with ``CUDA_VISIBLE_DEVICES``)
         and needs the ``[cuda]`` extra; ``"auto"`` picks a GPU when one is usable.
+    client : dask.distributed.Client, optional
+        Run the tiles on this Dask cluster (:mod:`seqcompare.distributed`); ``out`` must then be a path every
+        worker can write. The result is identical.
 
     Returns
     -------
@@ -317,7 +328,7 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
     sink = MatrixSink(shape, encoded.symmetric, distance_dtype(encoded.n_sites), path=out)
     try:
         return run_hamming(encoded, sink, method=method, cap=max_count, threads=threads,
-                           tile_size=tile_size, progress=progress, device=device)  # fmt: skip
+                           tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
     except BaseException:
         if out is not None:
             sink.abort()
@@ -325,12 +336,12 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
 
 
 def hamming_pairs(X, Y=None, *, max_dist, method="auto", alphabet="acgt", keep_case=False, missing=None,
-                  threads=None, tile_size=None, progress=False, device="cpu"):  # fmt: skip
+                  threads=None, tile_size=None, progress=False, device="cpu", client=None):  # fmt: skip
     """Pairs within a distance, without ever building the full matrix.
 
     Parameters
     ----------
-    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device
+    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device, client
         As for :func:`hamming`.
     max_dist : int
         Report pairs at distance ``<= max_dist``. Kernels stop counting a pair past it.
@@ -346,16 +357,16 @@ def hamming_pairs(X, Y=None, *, max_dist, method="auto", alphabet="acgt", keep_c
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
     sink = PairsSink(max_dist, encoded.symmetric)
     return run_hamming(encoded, sink, method=method, cap=max_dist + 1, threads=threads,
-                       tile_size=tile_size, progress=progress, device=device)  # fmt: skip
+                       tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
 
 
 def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False, missing=None,
-                threads=None, tile_size=None, progress=False, device="cpu"):  # fmt: skip
+                threads=None, tile_size=None, progress=False, device="cpu", client=None):  # fmt: skip
     """The ``k`` nearest neighbours of every item of ``X`` (among ``X`` itself, or among ``Y``).
 
     Parameters
     ----------
-    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device
+    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device, client
         As for :func:`hamming`.
     k : int
         Neighbours per item; fewer when there are fewer candidates.
@@ -368,4 +379,4 @@ def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
     sink = KnnSink(k, encoded.n_left, encoded.n_right)
     return run_hamming(encoded, sink, method=method, threads=threads, tile_size=tile_size,
-                       progress=progress, device=device)  # fmt: skip
+                       progress=progress, device=device, client=client)  # fmt: skip

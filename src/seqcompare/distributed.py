@@ -1,0 +1,388 @@
+"""The all-pairs engines on a Dask cluster (``pip install 'seqcompare[distributed]'``).
+
+The work is cut into tasks that each run the single-process engine on a part of the problem:
+
+- Hamming: the lower triangle of blocks of rows (or every block pair of a rectangular problem); a task is one
+  tile, a rectangular (or, on the diagonal, symmetric) sub-problem of two row blocks.
+- CCC 2-way: slabs of rows (each pair once: ``blas`` pairs a slab's rows with every later row, ``bitmma`` with
+  every earlier one); CCC 3-way: slabs of pivots (triples ``i < j < k`` with ``i`` in the slab).
+
+The rows are cut into blocks, scattered once, and reused by every task that needs them (Dask moves a block to
+a worker the first time a task there asks for it and keeps it). Results come back to the caller's sink as
+tasks finish: matrices are written by the workers straight into the output ``.npy`` (a path every worker can
+reach), pairs and nearest-neighbour candidates come back selected, CCC tasks send their entries with a partial
+checksum. Every tile is handed to the sink exactly once. When a worker dies, Dask reruns its tasks elsewhere;
+blocks that died with it are scattered again and their tasks resubmitted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import Tile, default_threads, plan_tiles
+from .errors import InputError
+
+# A task that keeps failing because workers die under it is given up on after this many attempts.
+_ATTEMPTS = 4
+
+
+def _require_distributed():
+    try:
+        import distributed
+    except ImportError as exc:
+        raise InputError("the Dask engine needs dask.distributed: pip install 'seqcompare[distributed]'") from exc
+    return distributed
+
+
+def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: int | None = None,
+                  dashboard_address: str = ":0"):  # fmt: skip
+    """A ``LocalCluster`` sized to this machine.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes. Default: one per visible GPU with ``device="cuda"``, else one.
+    device : {"cpu", "cuda"}
+        With ``"cuda"`` every worker is pinned to its own GPU (``CUDA_VISIBLE_DEVICES``).
+    threads : int, optional
+        Cores in all (default: every core this process may use), shared evenly by the workers; each worker runs
+        one task at a time, and the task's engine uses the worker's cores (BLAS and Numba threads included).
+    dashboard_address : str
+        Where the dashboard listens (``":0"``: any free port).
+
+    Returns
+    -------
+    distributed.SpecCluster
+    """
+    distributed = _require_distributed()
+    cores = threads or default_threads()
+    gpus = None
+    if device == "cuda":
+        from .gpu._runtime import device_count
+
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        gpus = visible.split(",") if visible else [str(g) for g in range(device_count())]
+        gpus = gpus[: workers or len(gpus)]
+        workers = len(gpus)
+    workers = workers or 1
+    per_worker = max(1, cores // workers)
+    specs = {}
+    for number in range(workers):
+        env = {name: str(per_worker) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                                    "NUMBA_NUM_THREADS")}  # fmt: skip
+        env["SEQCOMPARE_WORKER_THREADS"] = str(per_worker)
+        if gpus is not None:
+            env["CUDA_VISIBLE_DEVICES"] = gpus[number]
+        options = {"nthreads": 1, "env": env, "memory_limit": 0, "silence_logs": 40}
+        specs[f"worker-{number}" if gpus is None else f"gpu-{gpus[number]}"] = {"cls": distributed.Nanny,
+                                                                                  "options": options}  # fmt: skip
+    scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": dashboard_address}}
+    return distributed.SpecCluster(workers=specs, scheduler=scheduler, silence_logs=40)
+
+
+def connect(scheduler: str | None = None, *, workers: int | None = None, device: str = "cpu",
+            threads: int | None = None, log=None):  # fmt: skip
+    """A ``Client``: of the cluster at ``scheduler`` (e.g. ``tcp://host:8786``, started by dask-jobqueue or
+    dask-mpi), or of a new :func:`local_cluster`. The dashboard's address goes to ``log`` (default: stderr).
+
+    Returns
+    -------
+    distributed.Client
+        Close it (``with connect(...) as client:``) to stop a local cluster.
+    """
+    distributed = _require_distributed()
+    if scheduler is not None:
+        client = distributed.Client(scheduler)
+    else:
+        cluster = local_cluster(workers, device=device, threads=threads)
+        client = distributed.Client(cluster)
+        client.wait_for_workers(len(cluster.workers))
+        # Closing the client closes the cluster it started.
+        client._seqcompare_cluster = cluster
+    (log or (lambda text: print(text, file=sys.stderr, flush=True)))(
+        f"dask: {len(client.scheduler_info()['workers'])} workers, dashboard {client.dashboard_link}"
+    )
+    return client
+
+
+def close(client) -> None:
+    """Close ``client`` and the local cluster :func:`connect` started for it, if any."""
+    cluster = getattr(client, "_seqcompare_cluster", None)
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _worker_threads() -> int:
+    return int(os.environ.get("SEQCOMPARE_WORKER_THREADS", "0")) or default_threads()
+
+
+def _n_workers(client) -> int:
+    return max(1, len(client.scheduler_info()["workers"]))
+
+
+def _lost_worker(error: BaseException) -> bool:
+    """Errors that mean a worker (or data on it) went away, not that the task is wrong."""
+    from concurrent.futures import CancelledError
+
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
+
+    return isinstance(error, (CancelledError, FutureCancelledError, KilledWorker))
+
+
+def _run_tasks(client, blocks: list, tasks: dict, consume) -> None:
+    """Run ``tasks`` (``id -> (function, block ids, *arguments)``: ``function(list of blocks, *arguments)``)
+    on the cluster and hand each result to ``consume(id, result)`` once, as tasks finish."""
+    distributed = _require_distributed()
+    token = uuid.uuid4().hex[:8]
+    scattered: dict = {}
+
+    def futures_of(ids):
+        missing = [b for b in ids if b not in scattered or scattered[b].status != "finished"]
+        if missing:
+            scattered.update(zip(missing, client.scatter([blocks[b] for b in missing], hash=False)))
+        return [scattered[b] for b in ids]
+
+    futures_of(sorted({b for _, ids, *_ in tasks.values() for b in ids}))  # every block once, up front
+    attempts: dict = {}
+
+    def submit(task_id):
+        function, ids, *arguments = tasks[task_id]
+        attempts[task_id] = attempts.get(task_id, 0) + 1
+        key = f"seqcompare-{function.__name__.strip('_')}-{token}-{task_id}-{attempts[task_id]}"
+        return client.submit(function, futures_of(ids), *arguments, key=key, pure=False)
+
+    pending = {}
+    for task_id in tasks:
+        pending[submit(task_id)] = task_id
+    done: set = set()
+    queue = distributed.as_completed(list(pending))
+    for future in queue:
+        task_id = pending.pop(future)
+        if future.status == "finished":
+            result = future.result()
+            future.release()
+            if task_id not in done:
+                done.add(task_id)
+                consume(task_id, result)
+            continue
+        error = future.exception() if future.status == "error" else None
+        if error is not None and not _lost_worker(error):
+            raise error
+        if attempts[task_id] >= _ATTEMPTS:
+            raise RuntimeError(f"task {task_id} was lost {attempts[task_id]} times with its workers")
+        retry = submit(task_id)
+        pending[retry] = task_id
+        queue.add(retry)
+    if len(done) != len(tasks):
+        raise RuntimeError(f"{len(tasks) - len(done)} tasks never finished")
+
+
+def _blocks_for(n_blocks: int, workers: int, per_worker: int) -> int:
+    """Blocks per side so that the lower triangle has at least ``per_worker`` tiles per worker."""
+    blocks = 1
+    while blocks * (blocks + 1) // 2 < per_worker * workers and blocks < n_blocks:
+        blocks += 1
+    return blocks
+
+
+@dataclass(frozen=True)
+class _HammingJob:
+    space: object
+    table: np.ndarray | None
+    method: str
+    cap: int
+    device: str
+    output: str  # "matrix", "npy", "pairs" or "knn"
+    symmetric: bool
+    dtype: object
+    max_dist: int = 0
+    k: int = 0
+    path: str | None = None
+    packer: str = "planes"
+
+
+def _hamming_tile(blocks, tile: Tile, job: _HammingJob):
+    """One tile on a worker: the sub-problem of its row block (and column block) through the local engine."""
+    from .metrics.hamming.api import Encoded, run_hamming
+    from .sinks import KnnSink, MatrixSink, PairsSink
+
+    if job.output == "knn" and job.k == 0:
+        return {}
+    left = blocks[0]
+    right = None if tile.diagonal else blocks[-1]
+    encoded = Encoded(left, right, job.space, job.table)
+    options = dict(method=job.method, cap=job.cap, device=job.device, threads=_worker_threads(),
+                   gpu_packer=job.packer)  # fmt: skip
+    if job.output == "pairs":
+        i, j, d = run_hamming(encoded, PairsSink(job.max_dist, tile.diagonal), **options)
+        i, j = i + tile.row_start, j + tile.col_start
+        if job.symmetric and not tile.diagonal:  # row block below column block: report (smaller, larger)
+            i, j = j, i
+        return i, j, d
+    block = run_hamming(encoded, MatrixSink((tile.n_rows, tile.n_cols), tile.diagonal, job.dtype), **options)
+    if job.output == "matrix":
+        return block
+    if job.output == "npy":
+        matrix = np.load(job.path, mmap_mode="r+")
+        matrix[tile.row_start : tile.row_stop, tile.col_start : tile.col_stop] = block
+        if job.symmetric and not tile.diagonal:
+            matrix[tile.col_start : tile.col_stop, tile.row_start : tile.row_stop] = block.T
+        matrix.flush()
+        return None
+    # Nearest neighbours: each row's (and, off the diagonal of a symmetric problem, each column's) best k here.
+    candidates = {}
+    directions = [("rows", block, tile.col_start)]
+    if job.symmetric and not tile.diagonal:
+        directions.append(("cols", block.T, tile.row_start))
+    for name, values, offset in directions:
+        local = KnnSink(job.k, values.shape[0], None if tile.diagonal else values.shape[1])
+        local.add(Tile(0, values.shape[0], 0, values.shape[1], tile.diagonal), values)
+        indices, distances = local.finish()
+        candidates[name] = (np.where(indices == np.iinfo(np.int64).max, indices, indices + offset), distances)
+    return candidates
+
+
+def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: str, tile_size: int | None = None,
+                      packer: str = "planes"):  # fmt: skip
+    """:func:`seqcompare.metrics.hamming.api.run_hamming` on a Dask cluster: same sinks, same result.
+
+    ``tile_size`` is the task tile's edge (default: enough tiles for a few per worker, each still large).
+    A :class:`~seqcompare.sinks.MatrixSink` with a ``path`` is written by the workers (the path must be
+    shared); :class:`~seqcompare.sinks.LowerTriangleSink` and in-memory matrices get blocks back.
+    """
+    from .metrics.hamming.api import distance_dtype
+    from .sinks import KnnSink, MatrixSink, PairsSink
+
+    n_left, n_right = encoded.n_left, encoded.n_right
+    largest = max(n_left, n_right or 0)
+    if tile_size is None:
+        blocks = _blocks_for(largest, _n_workers(client), 6)
+        tile_size = max(1, -(-largest // blocks))
+    tiles = [t for t in plan_tiles(n_left, n_right, tile_size) if t.n_rows and t.n_cols]
+    dtype = distance_dtype(encoded.n_sites)
+    output = "matrix"
+    extra: dict = {}
+    if isinstance(sink, PairsSink):
+        output, extra = "pairs", {"max_dist": sink.max_dist}
+    elif isinstance(sink, KnnSink):
+        output, extra = "knn", {"k": sink.k}
+    elif isinstance(sink, MatrixSink) and sink.path is not None:
+        sink.matrix.flush()
+        output, extra = "npy", {"path": sink._temp}
+    job = _HammingJob(encoded.space, encoded.table, method, cap, device, output, encoded.symmetric, dtype,
+                      packer=packer, **extra)  # fmt: skip
+    left_starts = sorted({t.row_start for t in tiles})
+    blocks = [encoded.left_values[s : s + tile_size] for s in left_starts]
+    right_offset = len(blocks)
+    if not encoded.symmetric:
+        blocks += [encoded.right_values[s : s + tile_size] for s in range(0, n_right, tile_size)]
+    index_of = {s: b for b, s in enumerate(left_starts)}
+
+    def needed(tile):
+        row = index_of[tile.row_start]
+        if tile.diagonal:
+            return [row]
+        column = index_of[tile.col_start] if encoded.symmetric else right_offset + tile.col_start // tile_size
+        return [row, column]
+
+    tasks = {number: (_hamming_tile, needed(tile), tile, job) for number, tile in enumerate(tiles)}
+
+    def consume(number, result):
+        tile = tiles[number]
+        if output == "pairs":
+            sink.add_pairs(*result)
+        elif output == "knn":
+            for name, (indices, distances) in result.items():
+                span = slice(tile.row_start, tile.row_stop) if name == "rows" else slice(tile.col_start, tile.col_stop)
+                sink._merge(span, distances, indices)
+        elif output == "matrix":
+            sink.add(tile, result)
+
+    _run_tasks(client, blocks, tasks, consume)
+    return sink.finish()
+
+
+@dataclass(frozen=True)
+class _CccJob:
+    metric: object
+    way: int
+    method: str
+    limits: object
+    bins: int
+    upper: float
+    keep_tables: bool
+
+
+def _ccc_slab(blocks, offset: int, items: tuple, job: _CccJob):
+    """One slab on a worker: its items of the rows in ``blocks`` (the first at global row ``offset``)."""
+    from .correlation.api import Histogram, _Sink, compute
+    from .correlation.checksum import Checksum
+
+    codes = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    histogram = Histogram(job.bins, job.way, job.upper) if job.bins else None
+    sink = _Sink(job.way, job.metric, job.limits, histogram, Checksum(), job.keep_tables, offset=offset)
+    if job.method == "blas":
+        threads = _worker_threads()
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            compute(codes, job.metric, job.way, job.method, sink, items)
+        else:
+            with threadpool_limits(threads):
+                compute(codes, job.metric, job.way, job.method, sink, items)
+    else:
+        compute(codes, job.metric, job.way, job.method, sink, items)
+    return sink.parts, sink.checksum, None if histogram is None else histogram.counts
+
+
+def _equal_work_cuts(work: np.ndarray, parts: int, align: int) -> list:
+    """Boundaries ``0 = b0 < b1 < ... = n`` (multiples of ``align`` inside) with about equal total ``work``."""
+    n = len(work)
+    total = np.cumsum(work, dtype=np.float64)
+    targets = total[-1] * np.arange(1, parts) / parts if n else []
+    cuts = [int(np.searchsorted(total, t)) // align * align for t in targets]
+    return sorted({0, n, *[c for c in cuts if 0 < c < n]})
+
+
+def run_ccc(client, codes: np.ndarray, metric, way: int, method: str, sink, slabs: int | None = None) -> None:
+    """:func:`seqcompare.correlation.api.ccc`'s work on a Dask cluster, into ``sink`` (a ``_Sink``): slabs of
+    about equal work, a few per worker (or ``slabs``)."""
+    from .gpu.ccc import row_alignment
+
+    n = codes.shape[0]
+    parts = slabs or 4 * _n_workers(client)
+    rows = np.arange(n, dtype=np.float64)
+    if way == 3:
+        work = (n - 1 - rows) * (n - 2 - rows)
+    elif method == "bitmma":
+        work = rows
+    else:
+        work = n - 1 - rows
+    align = 2 * row_alignment() if method == "bitmma" else 1
+    bounds = _equal_work_cuts(work, parts, align)
+    blocks = [codes[a:b] for a, b in itertools.pairwise(bounds)]
+    job = _CccJob(metric, way, method, sink.limits, 0 if sink.histogram is None else sink.histogram.counts.shape[1],
+                  0.0 if sink.histogram is None else float(sink.histogram.edges[-1]), sink.keep_tables)  # fmt: skip
+    tasks = {}
+    for s, (a, b) in enumerate(itertools.pairwise(bounds)):
+        if way == 2 and method == "bitmma":  # pairs (q < r, r) for r in the slab: rows 0..b
+            tasks[s] = (_ccc_slab, list(range(s + 1)), 0, (a, b), job)
+        else:  # pairs (i, j > i) or triples with pivot i in the slab: rows a..n
+            tasks[s] = (_ccc_slab, list(range(s, len(blocks))), a, (0, b - a), job)
+
+    def consume(_, result):
+        parts_, checksum, counts = result
+        sink.parts.extend(parts_)
+        sink.checksum.merge(checksum)
+        if counts is not None:
+            sink.histogram.counts += counts
+
+    _run_tasks(client, blocks, tasks, consume)
