@@ -55,6 +55,37 @@ def atomic_output(path: str | None):
         raise
 
 
+def _add_cluster_options(group) -> None:
+    group.add_argument("--cluster", choices=("none", "local"), default="none",
+                       help="local: run the tiles on a Dask LocalCluster on this machine (one worker per GPU with "
+                            "--device cuda; needs the [distributed] extra)")  # fmt: skip
+    group.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on the existing Dask cluster at ADDRESS (e.g. tcp://host:8786); output files must "
+                            "be on a path every worker can write")  # fmt: skip
+    group.add_argument("--workers", type=_positive_int, metavar="N", help="workers of --cluster local")
+
+
+@contextlib.contextmanager
+def _dask_client(args, log):
+    """A Dask client for ``--cluster local`` or ``--scheduler``, closed (with its local cluster) at the end."""
+    if args.scheduler is None and args.cluster == "none":
+        if args.workers:
+            raise InputError("--workers sizes a Dask cluster: add --cluster local")
+        yield None
+        return
+    if args.scheduler is not None and args.cluster != "none":
+        raise InputError("--scheduler joins an existing cluster; do not combine it with --cluster")
+    from .distributed import close, connect
+    from .gpu._runtime import resolve_device
+
+    client = connect(args.scheduler, workers=args.workers, device=resolve_device(args.device),
+                     threads=args.threads, log=log)  # fmt: skip
+    try:
+        yield client
+    finally:
+        close(client)
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -121,6 +152,7 @@ def _add_hamming_parser(subparsers) -> None:
     run.add_argument("-j", "--threads", type=_positive_int, metavar="N", help="threads (default: all cores)")
     run.add_argument("--tile-size", type=_positive_int, metavar="N", help="tile edge (default: automatic)")
     run.add_argument("-q", "--quiet", action="store_true", help="no log messages and no progress bar")
+    _add_cluster_options(run)
     parser.set_defaults(handler=_run_hamming)
 
 
@@ -139,6 +171,12 @@ def _check_hamming_options(args) -> None:
 
 
 def _run_hamming(args) -> int:
+    log = _Log(args.quiet)
+    with _dask_client(args, log) as client:
+        return _hamming_command(args, log, client)
+
+
+def _hamming_command(args, log, client) -> int:
     import numpy as np
 
     from .io.fasta import duplicated_names, read_alignment
@@ -147,7 +185,6 @@ def _run_hamming(args) -> int:
     from .sinks import KnnSink, LowerTriangleSink, MatrixSink, PairsSink
 
     _check_hamming_options(args)
-    log = _Log(args.quiet)
     query = read_alignment(args.alignment, threads=args.threads)
     log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
     reference = None
@@ -184,7 +221,7 @@ def _run_hamming(args) -> int:
     dtype = distance_dtype(encoded.n_sites)
     common = dict(method=method, threads=args.threads, tile_size=args.tile_size,
                   progress=not args.quiet and sys.stderr.isatty(), device=args.device,
-                  gpu_packer=args.gpu_packer)  # fmt: skip
+                  gpu_packer=args.gpu_packer, client=client)  # fmt: skip
     cap = args.max_count
 
     if args.max_dist is not None:
@@ -377,7 +414,10 @@ def _add_ccc_parser(subparsers) -> None:
     parser.add_argument("--method", choices=("auto", "reference", "blas", "bitmma"), default="auto",
                         help="blas: CPU GEMMs; bitmma: 1-bit tensor cores (--device cuda); reference: direct loops")  # fmt: skip
     parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu", help="where to compute")
+    parser.add_argument("-j", "--threads", type=_positive_int, metavar="N",
+                        help="cores for a --cluster local (default: all)")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no log messages")
+    _add_cluster_options(parser)
     parser.set_defaults(handler=_run_ccc)
 
 
@@ -420,9 +460,11 @@ def _run_ccc(args) -> int:
         output_format = "npy" if lower.endswith(".npy") else "comet" if lower.endswith(".bin") else "tsv"
     if output_format == "npy" and args.threshold is not None:
         raise InputError("--threshold writes entries (TSV or CoMet records), not a .npy of every table")
-    result = ccc(genotypes, way=args.way, metric=metric, sparse=args.sparse, multiplier=args.multiplier,
-                 param=args.param, threshold=args.threshold, method=args.method, device=args.device,
-                 histogram=args.bins if args.histogram else None, keep_tables=bool(args.analytic))  # fmt: skip
+    with _dask_client(args, log) as client:
+        result = ccc(genotypes, way=args.way, metric=metric, sparse=args.sparse, multiplier=args.multiplier,
+                     param=args.param, threshold=args.threshold, method=args.method, device=args.device,
+                     histogram=args.bins if args.histogram else None, keep_tables=bool(args.analytic),
+                     client=client)  # fmt: skip
     log(f"{args.way}-way {metric.upper()}{'' if args.sparse else ' (non-sparse)'} by {result.method}: "
         f"{result.comparisons:.4g} comparisons in {result.seconds:.3f} s = {result.rate:.4g} per second, "
         f"checksum {result.checksum}")

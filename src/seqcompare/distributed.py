@@ -140,6 +140,8 @@ def _lost_worker(error: BaseException) -> bool:
 def _run_tasks(client, blocks: list, tasks: dict, consume) -> None:
     """Run ``tasks`` (``id -> (function, block ids, *arguments)``: ``function(list of blocks, *arguments)``)
     on the cluster and hand each result to ``consume(id, result)`` once, as tasks finish."""
+    from concurrent.futures import CancelledError
+
     distributed = _require_distributed()
     token = uuid.uuid4().hex[:8]
     scattered: dict = {}
@@ -166,21 +168,25 @@ def _run_tasks(client, blocks: list, tasks: dict, consume) -> None:
     queue = distributed.as_completed(list(pending))
     for future in queue:
         task_id = pending.pop(future)
-        if future.status == "finished":
-            result = future.result()
-            future.release()
-            if task_id not in done:
-                done.add(task_id)
-                consume(task_id, result)
+        try:
+            if future.status == "error":
+                raise future.exception()
+            if future.status != "finished":  # cancelled or lost with its worker
+                raise CancelledError(f"{future.key}: {future.status}")
+            result = future.result()  # may still find the result gone with its worker
+        except Exception as error:
+            if not _lost_worker(error):
+                raise
+            if attempts[task_id] >= _ATTEMPTS:
+                raise RuntimeError(f"task {task_id} was lost {attempts[task_id]} times with its workers") from error
+            retry = submit(task_id)
+            pending[retry] = task_id
+            queue.add(retry)
             continue
-        error = future.exception() if future.status == "error" else None
-        if error is not None and not _lost_worker(error):
-            raise error
-        if attempts[task_id] >= _ATTEMPTS:
-            raise RuntimeError(f"task {task_id} was lost {attempts[task_id]} times with its workers")
-        retry = submit(task_id)
-        pending[retry] = task_id
-        queue.add(retry)
+        future.release()
+        if task_id not in done:
+            done.add(task_id)
+            consume(task_id, result)
     if len(done) != len(tasks):
         raise RuntimeError(f"{len(tasks) - len(done)} tasks never finished")
 
