@@ -10,6 +10,9 @@
 # SCALE_PARTS="gpus e2e" runs some of the three. scan: bench/scan_bench.py --device cuda (course full-size run).
 # ccc: bench/ccc_gpu.py (CCC 2-way rates; CCC_ARGS="--vectors N --fields M" to change the size).
 # dp: bench/dp_bench.py --device cuda (NW and DTW GCUPS at the seed's four lengths; DP_ARGS for options).
+# dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
+# Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
+# docs/DEVELOPING.md); they are installed to /tmp/site first.
 set -uo pipefail
 OUT=${1:?usage: bash bench/gpu_run.sh OUTDIR [tests|bench|all] [pytest args]}
 WHAT=${2:-all}
@@ -18,6 +21,10 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
 
+if compgen -G ".whl/*.whl" > /dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl 2>&1 | tail -3
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
 python3 -m pip install -q --no-index --no-deps --no-build-isolation . 2>&1 | tail -3
 python3 - <<'EOF' 2>&1 | tee "$OUT/environment.txt"
 import cupy, numba, numpy, platform, seqcompare
@@ -53,6 +60,10 @@ if wants ccc; then
 fi
 if wants dp; then
     python3 bench/dp_bench.py --out "$OUT" --device cuda ${DP_ARGS:-} 2>&1 | tee "$OUT/dp_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants dask; then
+    python3 bench/dask_bench.py weak --out "$OUT" --gpus "${DASK_GPUS:-1,2}" ${DASK_ARGS:-} 2>&1 | tee "$OUT/dask_bench.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants scan; then

@@ -199,6 +199,44 @@ def _blocks_for(n_blocks: int, workers: int, per_worker: int) -> int:
     return blocks
 
 
+@dataclass
+class _PackedBlocks:
+    """The part of :class:`~seqcompare.metrics.hamming.api.Encoded` that plane-based methods (``bitpack``,
+    ``bitmma``) read, for blocks that travel as bit planes (3 bits a DNA site instead of a byte)."""
+
+    left_planes: np.ndarray
+    right_planes: np.ndarray | None
+    space: object
+    n_sites: int
+
+    @property
+    def symmetric(self) -> bool:
+        return self.right_planes is None
+
+    @property
+    def n_left(self) -> int:
+        return self.left_planes.shape[0]
+
+    @property
+    def n_right(self) -> int | None:
+        return None if self.right_planes is None else self.right_planes.shape[0]
+
+    def _side(self, side: str) -> np.ndarray:
+        return self.left_planes if side == "left" or self.symmetric else self.right_planes
+
+    def planes(self, side: str = "left", threads: int = 1, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            return self._side(side)
+        out[...] = self._side(side)
+        return out
+
+    def plane_shape(self, side: str = "left") -> tuple:
+        return self._side(side).shape
+
+    def codes(self, side: str = "left"):
+        raise ValueError("blocks sent as bit planes serve the bitpack and bitmma methods only")
+
+
 @dataclass(frozen=True)
 class _HammingJob:
     space: object
@@ -213,6 +251,8 @@ class _HammingJob:
     k: int = 0
     path: str | None = None
     packer: str = "planes"
+    planes: bool = False  # blocks are bit planes (else the encoded values)
+    n_sites: int = 0
 
 
 def _hamming_tile(blocks, tile: Tile, job: _HammingJob):
@@ -224,7 +264,10 @@ def _hamming_tile(blocks, tile: Tile, job: _HammingJob):
         return {}
     left = blocks[0]
     right = None if tile.diagonal else blocks[-1]
-    encoded = Encoded(left, right, job.space, job.table)
+    if job.planes:
+        encoded = _PackedBlocks(left, right, job.space, job.n_sites)
+    else:
+        encoded = Encoded(left, right, job.space, job.table)
     options = dict(method=job.method, cap=job.cap, device=job.device, threads=_worker_threads(),
                    gpu_packer=job.packer)  # fmt: skip
     if job.output == "pairs":
@@ -283,13 +326,18 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
     elif isinstance(sink, MatrixSink) and sink.path is not None:
         sink.matrix.flush()
         output, extra = "npy", {"path": sink._temp}
+    # Plane-based methods get their operands as bit planes: a third of the bytes to move for DNA.
+    planes = method in ("auto", "bitpack", "bitmma") and packer == "planes"
     job = _HammingJob(encoded.space, encoded.table, method, cap, device, output, encoded.symmetric, dtype,
-                      packer=packer, **extra)  # fmt: skip
+                      packer=packer, planes=planes, n_sites=encoded.n_sites, **extra)  # fmt: skip
+    threads = default_threads()
+    left = encoded.planes("left", threads) if planes else encoded.left_values
     left_starts = sorted({t.row_start for t in tiles})
-    blocks = [encoded.left_values[s : s + tile_size] for s in left_starts]
+    blocks = [left[s : s + tile_size] for s in left_starts]
     right_offset = len(blocks)
     if not encoded.symmetric:
-        blocks += [encoded.right_values[s : s + tile_size] for s in range(0, n_right, tile_size)]
+        right = encoded.planes("right", threads) if planes else encoded.right_values
+        blocks += [right[s : s + tile_size] for s in range(0, n_right, tile_size)]
     index_of = {s: b for b, s in enumerate(left_starts)}
 
     def needed(tile):

@@ -1,0 +1,192 @@
+"""The Dask engine: its overhead against the local engine, and weak scaling over GPUs.
+
+Usage::
+
+    python bench/dask_bench.py overhead --out DIR [--threads T] [--repeats R]
+    python bench/dask_bench.py weak --out DIR --gpus 1,2,4 [--repeats R] [--hamming N,M] [--ccc N,M]
+
+``overhead``: one machine, one Dask worker (a local cluster of one process with every core) against the
+single-process engine on the same problems, each taking >= 30 s on a 2-core machine: Hamming pairs within
+distance 100 of 13,000 random DNA sequences of 30,000 sites, and 2-way CCC (threshold 0.7) of 17,000 random
+SNPs x 2,504 individuals with 5% missing. Results must match (pairs exactly, CCC checksums).
+
+``weak``: for each GPU count G, a local cluster with one worker per GPU runs a problem G times the work of the
+one-GPU problem (rows x sqrt(G)): Hamming pairs (bitmma) and 2-way CCC with a threshold (bitmma). Efficiency
+is T(1) / T(G). With ``--check`` each result is compared with a single-process GPU run of the same input
+(pairs exactly, CCC checksums).
+
+Writes ``results_dask_<mode>.json`` to DIR; medians of ``--repeats`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def _in_threads(n: int, m: int, dtype, fill) -> np.ndarray:
+    """An (n, m) array filled in row chunks on every core (each chunk with its own seeded generator)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    out = np.empty((n, m), dtype=dtype)
+    bounds = np.linspace(0, n, 4 * (os.cpu_count() or 1) + 1).astype(int)
+    with ThreadPoolExecutor() as pool:
+        list(pool.map(lambda k: fill(np.random.default_rng([n, k]), out[bounds[k] : bounds[k + 1]]),
+                      range(len(bounds) - 1)))  # fmt: skip
+    return out
+
+
+def dna(rng, n: int, m: int) -> np.ndarray:
+    letters = np.frombuffer(b"ACGT", np.uint8)
+
+    def fill(generator, part):
+        part[...] = letters[generator.integers(0, 4, part.shape, dtype=np.uint8)]
+
+    return _in_threads(n, m, np.uint8, fill)
+
+
+def snps(rng, n: int, m: int) -> np.ndarray:
+    def fill(generator, part):
+        part[...] = generator.integers(0, 3, part.shape, dtype=np.int8)
+        part[generator.random(part.shape, dtype=np.float32) < 0.05] = -1
+
+    return _in_threads(n, m, np.int8, fill)
+
+
+def digest(*arrays) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def timed(function, repeats: int):
+    seconds, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds), seconds, result
+
+
+def overhead(args) -> dict:
+    from seqcompare.correlation.api import ccc
+    from seqcompare.distributed import close, connect
+    from seqcompare.metrics.hamming.api import hamming_pairs
+
+    rng = np.random.default_rng(7)
+    rows = dna(rng, 13000, 30000)
+    counts = snps(rng, 17000, 2504)
+    out = {}
+    start = time.perf_counter()
+    client = connect(workers=1, threads=args.threads)
+    out["cluster_start_s"] = time.perf_counter() - start
+    try:
+        jobs = {
+            "hamming_pairs_13000x30000": (
+                lambda: hamming_pairs(rows, max_dist=100, threads=args.threads),
+                lambda: hamming_pairs(rows, max_dist=100, client=client),
+                lambda r: digest(*r),
+            ),
+            "ccc2_17000x2504": (
+                lambda: ccc(counts, threshold=0.7),
+                lambda: ccc(counts, threshold=0.7, client=client),
+                lambda r: str(r.checksum),
+            ),
+        }
+        for name, (local, dask, check) in jobs.items():
+            local_s, local_all, local_result = timed(local, args.repeats)
+            dask_s, dask_all, dask_result = timed(dask, args.repeats)
+            out[name] = {"local_s": local_s, "local_runs": local_all, "dask_s": dask_s, "dask_runs": dask_all,
+                         "dask_over_local": dask_s / local_s, "identical": check(local_result) == check(dask_result),
+                         "check": check(local_result)}  # fmt: skip
+            print(json.dumps({name: out[name]}), flush=True)
+    finally:
+        close(client)
+    return out
+
+
+def weak(args) -> dict:
+    from seqcompare.correlation.api import ccc
+    from seqcompare.distributed import close, connect
+    from seqcompare.metrics.hamming.api import hamming_pairs
+
+    gpus = [int(g) for g in args.gpus.split(",")]
+    h_rows, h_sites = (int(x) for x in args.hamming.split(","))
+    c_rows, c_fields = (int(x) for x in args.ccc.split(","))
+    out = {"gpus": gpus, "hamming_rows_1gpu": h_rows, "hamming_sites": h_sites, "ccc_rows_1gpu": c_rows,
+           "ccc_fields": c_fields, "runs": []}  # fmt: skip
+    for count in gpus:
+        scale = np.sqrt(count)
+        rng = np.random.default_rng(count)
+        rows = dna(rng, int(h_rows * scale), h_sites)
+        counts = snps(rng, int(c_rows * scale), c_fields)
+        start = time.perf_counter()
+        client = connect(workers=count, device="cuda")
+        started = time.perf_counter() - start
+        try:
+            run = {"gpus": count, "cluster_start_s": started}
+            probe = np.ones(1 << 30, np.uint8)
+            start = time.perf_counter()
+            client.scatter(probe, hash=False).result()
+            run["scatter_1gb_s"] = time.perf_counter() - start
+            del probe
+            # One untimed run: kernels compile (or load) on every worker.
+            hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device="cuda")
+            ccc(counts[:1024], threshold=args.threshold, client=client, device="cuda")
+            seconds, runs, pairs = timed(lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client,
+                                                               device="cuda"), args.repeats)  # fmt: skip
+            local_pairs = hamming_pairs(rows, max_dist=args.max_dist, device="cuda") if args.check else None
+            run["hamming"] = {"rows": len(rows), "pair_sites": len(rows) * (len(rows) - 1) // 2 * h_sites,
+                              "seconds": seconds, "runs": runs, "pairs": int(len(pairs[0])),
+                              "identical_to_single_process": None if local_pairs is None else
+                              digest(*pairs) == digest(*local_pairs)}  # fmt: skip
+            seconds, runs, result = timed(lambda: ccc(counts, threshold=args.threshold, client=client,
+                                                      device="cuda"), args.repeats)  # fmt: skip
+            local = ccc(counts, threshold=args.threshold, device="cuda") if args.check else None
+            run["ccc2"] = {"rows": len(counts), "comparisons": result.comparisons, "seconds": seconds, "runs": runs,
+                           "checksum": str(result.checksum), "identical_to_single_process": None if local is None
+                           else str(local.checksum) == str(result.checksum)}  # fmt: skip
+        finally:
+            close(client)
+        out["runs"].append(run)
+        print(json.dumps(run), flush=True)
+    base = out["runs"][0]
+    for run in out["runs"]:
+        for name in ("hamming", "ccc2"):
+            run[name]["weak_efficiency"] = base[name]["seconds"] / run[name]["seconds"]
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=("overhead", "weak"))
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--gpus", default="1,2")
+    parser.add_argument("--hamming", default="200000,30000", help="rows for one GPU, sites")
+    parser.add_argument("--ccc", default="65536,16384", help="SNPs for one GPU, individuals")
+    parser.add_argument("--max-dist", type=int, default=100)
+    parser.add_argument("--threshold", type=float, default=0.9)
+    parser.add_argument("--check", action="store_true", help="compare with a single-process GPU run")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    result = overhead(args) if args.mode == "overhead" else weak(args)
+    git = os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip()
+    result.update(command=" ".join(["bench/dask_bench.py", *(argv or sys.argv[1:])]), commit=git,
+                  date=time.strftime("%Y-%m-%d %H:%M:%S"))  # fmt: skip
+    with open(os.path.join(args.out, f"results_dask_{args.mode}.json"), "w") as handle:
+        json.dump(result, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
