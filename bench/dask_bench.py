@@ -7,7 +7,7 @@ Usage::
 
 ``overhead``: one machine, one Dask worker (a local cluster of one process with every core) against the
 single-process engine on the same problems, each taking >= 30 s on a 2-core machine: Hamming pairs within
-distance 100 of 13,000 random DNA sequences of 30,000 sites, and 2-way CCC (threshold 0.7) of 17,000 random
+distance 100 of 21,000 random DNA sequences of 30,000 sites, and 2-way CCC (threshold 0.7) of 17,000 random
 SNPs x 2,504 individuals with 5% missing. Results must match (pairs exactly, CCC checksums).
 
 ``weak``: for each GPU count G, a local cluster with one worker per GPU runs a problem G times the work of the
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import statistics
 import sys
@@ -82,7 +83,7 @@ def overhead(args) -> dict:
     from seqcompare.metrics.hamming.api import hamming_pairs
 
     rng = np.random.default_rng(7)
-    rows = dna(rng, 13000, 30000)
+    rows = dna(rng, 21000, 30000)
     counts = snps(rng, 17000, 2504)
     out = {}
     start = time.perf_counter()
@@ -90,7 +91,7 @@ def overhead(args) -> dict:
     out["cluster_start_s"] = time.perf_counter() - start
     try:
         jobs = {
-            "hamming_pairs_13000x30000": (
+            "hamming_pairs_21000x30000": (
                 lambda: hamming_pairs(rows, max_dist=100, threads=args.threads),
                 lambda: hamming_pairs(rows, max_dist=100, client=client),
                 lambda r: digest(*r),
@@ -119,6 +120,7 @@ def weak(args) -> dict:
     from seqcompare.metrics.hamming.api import hamming_pairs
 
     gpus = [int(g) for g in args.gpus.split(",")]
+    device = args.device
     h_rows, h_sites = (int(x) for x in args.hamming.split(","))
     c_rows, c_fields = (int(x) for x in args.ccc.split(","))
     out = {"gpus": gpus, "hamming_rows_1gpu": h_rows, "hamming_sites": h_sites, "ccc_rows_1gpu": c_rows,
@@ -126,31 +128,37 @@ def weak(args) -> dict:
     for count in gpus:
         scale = np.sqrt(count)
         rng = np.random.default_rng(count)
+        logging.info("%d workers: generating %d x %d DNA and %d x %d SNPs", count, int(h_rows * scale), h_sites,
+                     int(c_rows * scale), c_fields)  # fmt: skip
         rows = dna(rng, int(h_rows * scale), h_sites)
         counts = snps(rng, int(c_rows * scale), c_fields)
+        logging.info("generated; starting the cluster")
         start = time.perf_counter()
-        client = connect(workers=count, device="cuda")
+        client = connect(workers=count, device=device, threads=args.threads if device == "cpu" else None)
         started = time.perf_counter() - start
         try:
             run = {"gpus": count, "cluster_start_s": started}
-            probe = np.ones(1 << 30, np.uint8)
+            probe = np.ones(1 << 28, np.uint8)
             start = time.perf_counter()
             client.scatter(probe, hash=False).result()
-            run["scatter_1gb_s"] = time.perf_counter() - start
+            run["scatter_256mb_s"] = time.perf_counter() - start
             del probe
+            logging.info("cluster up; warm-up runs")
             # One untimed run: kernels compile (or load) on every worker.
-            hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device="cuda")
-            ccc(counts[:1024], threshold=args.threshold, client=client, device="cuda")
+            hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device=device)
+            ccc(counts[:1024], threshold=args.threshold, client=client, device=device)
             seconds, runs, pairs = timed(lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client,
-                                                               device="cuda"), args.repeats)  # fmt: skip
-            local_pairs = hamming_pairs(rows, max_dist=args.max_dist, device="cuda") if args.check else None
+                                                               device=device), args.repeats)  # fmt: skip
+            logging.info("hamming %s s", runs)
+            local_pairs = hamming_pairs(rows, max_dist=args.max_dist, device=device) if args.check else None
             run["hamming"] = {"rows": len(rows), "pair_sites": len(rows) * (len(rows) - 1) // 2 * h_sites,
                               "seconds": seconds, "runs": runs, "pairs": int(len(pairs[0])),
                               "identical_to_single_process": None if local_pairs is None else
                               digest(*pairs) == digest(*local_pairs)}  # fmt: skip
             seconds, runs, result = timed(lambda: ccc(counts, threshold=args.threshold, client=client,
-                                                      device="cuda"), args.repeats)  # fmt: skip
-            local = ccc(counts, threshold=args.threshold, device="cuda") if args.check else None
+                                                      device=device), args.repeats)  # fmt: skip
+            logging.info("ccc %s s", runs)
+            local = ccc(counts, threshold=args.threshold, device=device) if args.check else None
             run["ccc2"] = {"rows": len(counts), "comparisons": result.comparisons, "seconds": seconds, "runs": runs,
                            "checksum": str(result.checksum), "identical_to_single_process": None if local is None
                            else str(local.checksum) == str(result.checksum)}  # fmt: skip
@@ -177,8 +185,12 @@ def main(argv=None) -> int:
     parser.add_argument("--max-dist", type=int, default=100)
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--check", action="store_true", help="compare with a single-process GPU run")
+    parser.add_argument("--device", default="cuda", help="weak: cuda, or cpu for a dry run")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    for noisy in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     result = overhead(args) if args.mode == "overhead" else weak(args)
     git = os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip()
     result.update(command=" ".join(["bench/dask_bench.py", *(argv or sys.argv[1:])]), commit=git,

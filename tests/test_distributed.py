@@ -92,9 +92,11 @@ def killing_after(results: int, monkeypatch):
     monkeypatch.setattr(seqcompare_distributed, "_run_tasks", run_tasks)
 
 
-@pytest.fixture
-def fresh_pair():
+@pytest.fixture(params=["shared-memory blocks", "scattered blocks"])
+def fresh_pair(request):
     dask_client = seqcompare_distributed.connect(workers=2, threads=2, log=quiet)
+    if request.param == "scattered blocks":  # as on a cluster of other machines (--scheduler)
+        dask_client._seqcompare_shared = None
     yield dask_client
     seqcompare_distributed.close(dask_client)
 

@@ -18,15 +18,21 @@ blocks that died with it are scattered again and their tasks resubmitted.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import sys
+import tempfile
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from .engine import Tile, default_threads, plan_tiles
 from .errors import InputError
+
+_log = logging.getLogger(__name__)
 
 # A task that keeps failing because workers die under it is given up on after this many attempts.
 _ATTEMPTS = 4
@@ -72,18 +78,24 @@ def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: i
         workers = len(gpus)
     workers = workers or 1
     per_worker = max(1, cores // workers)
+    # Thread pools size themselves when NumPy/BLAS load, before a Nanny's env reaches the worker; Dask's
+    # default spawn environment would pin them to one thread.
+    import dask
+
+    spawn_env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
+    spawn_env.update({name: per_worker for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                                    "NUMBA_NUM_THREADS")})  # fmt: skip
     specs = {}
     for number in range(workers):
-        env = {name: str(per_worker) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                                                    "NUMBA_NUM_THREADS")}  # fmt: skip
-        env["SEQCOMPARE_WORKER_THREADS"] = str(per_worker)
+        env = {"SEQCOMPARE_WORKER_THREADS": str(per_worker)}
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpus[number]
         options = {"nthreads": 1, "env": env, "memory_limit": 0, "silence_logs": 40}
         specs[f"worker-{number}" if gpus is None else f"gpu-{gpus[number]}"] = {"cls": distributed.Nanny,
                                                                                   "options": options}  # fmt: skip
     scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": dashboard_address}}
-    return distributed.SpecCluster(workers=specs, scheduler=scheduler, silence_logs=40)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn_env}):
+        return distributed.SpecCluster(workers=specs, scheduler=scheduler, silence_logs=40)
 
 
 def connect(scheduler: str | None = None, *, workers: int | None = None, device: str = "cpu",
@@ -105,6 +117,8 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, device:
         client.wait_for_workers(len(cluster.workers))
         # Closing the client closes the cluster it started.
         client._seqcompare_cluster = cluster
+        # Its workers share this machine's memory: blocks go through files there, not through sockets.
+        client._seqcompare_shared = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
     (log or (lambda text: print(text, file=sys.stderr, flush=True)))(
         f"dask: {len(client.scheduler_info()['workers'])} workers, dashboard {client.dashboard_link}"
     )
@@ -137,6 +151,68 @@ def _lost_worker(error: BaseException) -> bool:
     return isinstance(error, (CancelledError, FutureCancelledError, KilledWorker))
 
 
+@dataclass(frozen=True)
+class _SharedBlock:
+    """Rows of an array in a file that every worker maps (a local cluster's shared memory)."""
+
+    path: str
+    offset: int
+    shape: tuple
+    dtype: str
+
+    def open(self) -> np.ndarray:
+        if 0 in self.shape:
+            return np.empty(self.shape, self.dtype)
+        return np.memmap(self.path, dtype=self.dtype, mode="r", offset=self.offset, shape=self.shape)
+
+
+def _opened(blocks) -> list:
+    return [b.open() if isinstance(b, _SharedBlock) else b for b in blocks]
+
+
+class _Placement:
+    """Where a run's row blocks live: in files in shared memory for a local cluster (each worker maps them,
+    nothing is copied through sockets), else in this process, to be scattered. Files go on :meth:`close`."""
+
+    def __init__(self, client):
+        self.directory = getattr(client, "_seqcompare_shared", None)
+        self.paths: list = []
+
+    def empty(self, shape, dtype) -> np.ndarray:
+        """An array to build the operands in (filled by the caller)."""
+        if self.directory is None or 0 in tuple(shape):
+            return np.empty(shape, dtype)
+        path = os.path.join(self.directory, f"seqcompare-{uuid.uuid4().hex}.bin")
+        self.paths.append(path)
+        return np.memmap(path, dtype=dtype, mode="w+", shape=tuple(shape))
+
+    def copy(self, array: np.ndarray) -> np.ndarray:
+        if self.directory is None:
+            return array
+        out = self.empty(array.shape, array.dtype)
+        bounds = np.linspace(0, len(array), 2 * default_threads() + 1).astype(int)
+        with ThreadPoolExecutor() as pool:
+            list(pool.map(lambda k: np.copyto(out[bounds[k] : bounds[k + 1]], array[bounds[k] : bounds[k + 1]]),
+                          range(len(bounds) - 1)))  # fmt: skip
+        return out
+
+    def blocks(self, array: np.ndarray, bounds) -> list:
+        """Row blocks ``array[a:b]`` for ``(a, b)`` in ``bounds``, as tasks will receive them."""
+        if not isinstance(array, np.memmap):
+            return [array[a:b] for a, b in bounds]
+        array.flush()
+        row = int(np.prod(array.shape[1:], dtype=np.int64)) * array.dtype.itemsize
+        return [_SharedBlock(array.filename, array.offset + a * row, (b - a, *array.shape[1:]), array.dtype.str)
+                for a, b in bounds]  # fmt: skip
+
+    def close(self) -> None:
+        for path in self.paths:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
 def _run_tasks(client, blocks: list, tasks: dict, consume) -> None:
     """Run ``tasks`` (``id -> (function, block ids, *arguments)``: ``function(list of blocks, *arguments)``)
     on the cluster and hand each result to ``consume(id, result)`` once, as tasks finish."""
@@ -147,12 +223,18 @@ def _run_tasks(client, blocks: list, tasks: dict, consume) -> None:
     scattered: dict = {}
 
     def futures_of(ids):
-        missing = [b for b in ids if b not in scattered or scattered[b].status != "finished"]
+        """What a task gets for its blocks: shared-memory handles as they are, other blocks scattered (again
+        if they were lost with a worker)."""
+        missing = [b for b in ids if not isinstance(blocks[b], _SharedBlock)
+                   and (b not in scattered or scattered[b].status != "finished")]  # fmt: skip
         if missing:
             scattered.update(zip(missing, client.scatter([blocks[b] for b in missing], hash=False)))
-        return [scattered[b] for b in ids]
+        return [blocks[b] if isinstance(blocks[b], _SharedBlock) else scattered[b] for b in ids]
 
+    start = time.perf_counter()
     futures_of(sorted({b for _, ids, *_ in tasks.values() for b in ids}))  # every block once, up front
+    _log.info("placed %d blocks in %.2f s", len(blocks), time.perf_counter() - start)
+    start = time.perf_counter()
     attempts: dict = {}
 
     def submit(task_id):
@@ -189,6 +271,8 @@ def _run_tasks(client, blocks: list, tasks: dict, consume) -> None:
             consume(task_id, result)
     if len(done) != len(tasks):
         raise RuntimeError(f"{len(tasks) - len(done)} tasks never finished")
+    _log.info("%d tasks (%d resubmitted) in %.2f s", len(tasks), sum(attempts.values()) - len(tasks),
+              time.perf_counter() - start)  # fmt: skip
 
 
 def _blocks_for(n_blocks: int, workers: int, per_worker: int) -> int:
@@ -262,6 +346,7 @@ def _hamming_tile(blocks, tile: Tile, job: _HammingJob):
 
     if job.output == "knn" and job.k == 0:
         return {}
+    blocks = _opened(blocks)
     left = blocks[0]
     right = None if tile.diagonal else blocks[-1]
     if job.planes:
@@ -331,13 +416,20 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
     job = _HammingJob(encoded.space, encoded.table, method, cap, device, output, encoded.symmetric, dtype,
                       packer=packer, planes=planes, n_sites=encoded.n_sites, **extra)  # fmt: skip
     threads = default_threads()
-    left = encoded.planes("left", threads) if planes else encoded.left_values
+    placement = _Placement(client)
+
+    def operands(side: str, values: np.ndarray) -> np.ndarray:
+        if planes:
+            return encoded.planes(side, threads, out=placement.empty(encoded.plane_shape(side), np.uint64))
+        return placement.copy(values)
+
     left_starts = sorted({t.row_start for t in tiles})
-    blocks = [left[s : s + tile_size] for s in left_starts]
+    blocks = placement.blocks(operands("left", encoded.left_values),
+                              [(s, min(s + tile_size, n_left)) for s in left_starts])  # fmt: skip
     right_offset = len(blocks)
     if not encoded.symmetric:
-        right = encoded.planes("right", threads) if planes else encoded.right_values
-        blocks += [right[s : s + tile_size] for s in range(0, n_right, tile_size)]
+        blocks += placement.blocks(operands("right", encoded.right_values),
+                                   [(s, min(s + tile_size, n_right)) for s in range(0, n_right, tile_size)])  # fmt: skip
     index_of = {s: b for b, s in enumerate(left_starts)}
 
     def needed(tile):
@@ -360,7 +452,10 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
         elif output == "matrix":
             sink.add(tile, result)
 
-    _run_tasks(client, blocks, tasks, consume)
+    try:
+        _run_tasks(client, blocks, tasks, consume)
+    finally:
+        placement.close()
     return sink.finish()
 
 
@@ -380,7 +475,8 @@ def _ccc_slab(blocks, offset: int, items: tuple, job: _CccJob):
     from .correlation.api import Histogram, _Sink, compute
     from .correlation.checksum import Checksum
 
-    codes = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    blocks = _opened(blocks)
+    codes = np.concatenate(blocks) if len(blocks) > 1 else np.asarray(blocks[0])
     histogram = Histogram(job.bins, job.way, job.upper) if job.bins else None
     sink = _Sink(job.way, job.metric, job.limits, histogram, Checksum(), job.keep_tables, offset=offset)
     if job.method == "blas":
@@ -422,7 +518,8 @@ def run_ccc(client, codes: np.ndarray, metric, way: int, method: str, sink, slab
         work = n - 1 - rows
     align = 2 * row_alignment() if method == "bitmma" else 1
     bounds = _equal_work_cuts(work, parts, align)
-    blocks = [codes[a:b] for a, b in itertools.pairwise(bounds)]
+    placement = _Placement(client)
+    blocks = placement.blocks(placement.copy(codes), list(itertools.pairwise(bounds)))
     job = _CccJob(metric, way, method, sink.limits, 0 if sink.histogram is None else sink.histogram.counts.shape[1],
                   0.0 if sink.histogram is None else float(sink.histogram.edges[-1]), sink.keep_tables)  # fmt: skip
     tasks = {}
@@ -439,4 +536,7 @@ def run_ccc(client, codes: np.ndarray, metric, way: int, method: str, sink, slab
         if counts is not None:
             sink.histogram.counts += counts
 
-    _run_tasks(client, blocks, tasks, consume)
+    try:
+        _run_tasks(client, blocks, tasks, consume)
+    finally:
+        placement.close()
