@@ -170,6 +170,18 @@ def _opened(blocks) -> list:
     return [b.open() if isinstance(b, _SharedBlock) else b for b in blocks]
 
 
+def _joined(blocks) -> np.ndarray:
+    """Consecutive row blocks as one array: one mapping when they are adjacent in one shared file (no copy)."""
+    first = blocks[0]
+    if all(isinstance(b, _SharedBlock) for b in blocks) and len({b.path for b in blocks}) == 1:
+        row = int(np.prod(first.shape[1:], dtype=np.int64)) * np.dtype(first.dtype).itemsize
+        if all(b.offset == a.offset + a.shape[0] * row for a, b in itertools.pairwise(blocks)):
+            rows = sum(b.shape[0] for b in blocks)
+            return _SharedBlock(first.path, first.offset, (rows, *first.shape[1:]), first.dtype).open()
+    opened = _opened(blocks)
+    return np.concatenate(opened) if len(opened) > 1 else np.asarray(opened[0])
+
+
 class _Placement:
     """Where a run's row blocks live: in files in shared memory for a local cluster (each worker maps them,
     nothing is copied through sockets), else in this process, to be scattered. Files go on :meth:`close`."""
@@ -475,8 +487,7 @@ def _ccc_slab(blocks, offset: int, items: tuple, job: _CccJob):
     from .correlation.api import Histogram, _Sink, compute
     from .correlation.checksum import Checksum
 
-    blocks = _opened(blocks)
-    codes = np.concatenate(blocks) if len(blocks) > 1 else np.asarray(blocks[0])
+    codes = _joined(blocks)
     histogram = Histogram(job.bins, job.way, job.upper) if job.bins else None
     sink = _Sink(job.way, job.metric, job.limits, histogram, Checksum(), job.keep_tables, offset=offset)
     if job.method == "blas":
@@ -504,11 +515,12 @@ def _equal_work_cuts(work: np.ndarray, parts: int, align: int) -> list:
 
 def run_ccc(client, codes: np.ndarray, metric, way: int, method: str, sink, slabs: int | None = None) -> None:
     """:func:`seqcompare.correlation.api.ccc`'s work on a Dask cluster, into ``sink`` (a ``_Sink``): slabs of
-    about equal work, a few per worker (or ``slabs``)."""
+    about equal work (or ``slabs`` of them): a few per worker on CPUs, one per GPU worker (each GPU task
+    builds its operands from every row it needs, a cost that more, smaller slabs would repeat)."""
     from .gpu.ccc import row_alignment
 
     n = codes.shape[0]
-    parts = slabs or 4 * _n_workers(client)
+    parts = slabs or (1 if method == "bitmma" else 4) * _n_workers(client)
     rows = np.arange(n, dtype=np.float64)
     if way == 3:
         work = (n - 1 - rows) * (n - 2 - rows)
