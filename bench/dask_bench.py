@@ -208,7 +208,8 @@ def main(argv=None) -> int:
     for noisy in ("distributed", "tornado", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     result = overhead(args) if args.mode == "overhead" else weak(args)
-    git = os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip()
+    # A device's copy of the tree may carry stale git metadata: the caller can name the commit.
+    git = os.environ.get("SEQCOMPARE_COMMIT") or os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip()
     result.update(command=" ".join(["bench/dask_bench.py", *(argv or sys.argv[1:])]), commit=git,
                   date=time.strftime("%Y-%m-%d %H:%M:%S"))  # fmt: skip
     with open(os.path.join(args.out, f"results_dask_{args.mode}.json"), "w") as handle:

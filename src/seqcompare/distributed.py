@@ -304,6 +304,7 @@ class _PackedBlocks:
     right_planes: np.ndarray | None
     space: object
     n_sites: int
+    packed = True  # tells the GPU engine not to stage the planes again
 
     @property
     def symmetric(self) -> bool:

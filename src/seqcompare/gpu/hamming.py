@@ -150,7 +150,11 @@ class HostProblem:
         sides = ("left",) if self.symmetric else ("left", "right")
         self.host = {}
         for side in sides:
-            if self.packer == "planes":
+            if self.packer == "planes" and getattr(encoded, "packed", False):
+                # Already packed (a Dask task's blocks in shared memory): uploaded from where they are, with
+                # no page-locked staging copy to allocate and fill for every task.
+                self.host[side] = encoded.planes(side, threads)
+            elif self.packer == "planes":
                 out = pinned_empty(encoded.plane_shape(side), np.uint64)
                 self.host[side] = encoded.planes(side, threads, out=out)
             else:
