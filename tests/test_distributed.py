@@ -137,3 +137,10 @@ def test_cli_cluster_local_writes_the_same_bytes(tmp_path):
     assert done.returncode == 1 and done.stderr.strip() == (
         "seqcompare: error: --workers sizes a Dask cluster: add --cluster local"
     )
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error():
+    from seqcompare.errors import InputError
+
+    with pytest.raises(InputError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        seqcompare_distributed.connect("tcp://127.0.0.1:9", timeout="1s", log=quiet)

@@ -48,7 +48,7 @@ def _require_distributed():
 
 def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: int | None = None,
                   dashboard_address: str = ":0"):  # fmt: skip
-    """A ``LocalCluster`` sized to this machine.
+    """A cluster of worker processes on this machine, sized to it.
 
     Parameters
     ----------
@@ -99,18 +99,22 @@ def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: i
 
 
 def connect(scheduler: str | None = None, *, workers: int | None = None, device: str = "cpu",
-            threads: int | None = None, log=None):  # fmt: skip
+            threads: int | None = None, log=None, timeout: str = "20s"):  # fmt: skip
     """A ``Client``: of the cluster at ``scheduler`` (e.g. ``tcp://host:8786``, started by dask-jobqueue or
-    dask-mpi), or of a new :func:`local_cluster`. The dashboard's address goes to ``log`` (default: stderr).
+    dask-mpi), or of a new :func:`local_cluster` (``workers``, ``device``, ``threads`` as there). The
+    dashboard's address goes to ``log`` (default: stderr); ``timeout`` bounds reaching a scheduler.
 
     Returns
     -------
     distributed.Client
-        Close it (``with connect(...) as client:``) to stop a local cluster.
+        Give it to :func:`close` at the end, which also stops a local cluster.
     """
     distributed = _require_distributed()
     if scheduler is not None:
-        client = distributed.Client(scheduler)
+        try:
+            client = distributed.Client(scheduler, timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     else:
         cluster = local_cluster(workers, device=device, threads=threads)
         client = distributed.Client(cluster)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _simd
 from .._jit import jit
 from .._simd import add, load, minimum, splat, store, where_equal
 
