@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._jit import jit
 from ..errors import InputError
 from .fasta import read_bytes
 
@@ -35,6 +36,23 @@ _COUNT_TO_CODE = {
     1: np.array([2, 0, 1], dtype=np.uint8),
     2: np.array([2, 0, 1, 3], dtype=np.uint8),
 }
+
+
+@jit
+def _codes_from_counts(counts, table, out) -> int:
+    """``out[v, f] = table[counts[v, f] + 1]`` in one pass; the flat index of the first count outside
+    ``-1 .. len(table) - 2``, or -1 when there is none."""
+    n_vectors, n_fields = counts.shape
+    top = table.shape[0] - 2
+    for v in range(n_vectors):
+        for f in range(n_fields):
+            count = counts[v, f]
+            if count < -1 or count > top:
+                return v * n_fields + f
+            out[v, f] = table[count + 1]
+    return -1
+
+
 # Code -> allele-1 count, -1 for missing; the haploid table has no entry for code 3 (checked separately).
 _CODE_TO_COUNT = {
     1: np.array([0, 1, -1, -1], dtype=np.int8),
@@ -144,14 +162,16 @@ class Genotypes:
             raise ValueError(f"counts must be 2-D (n_vectors, n_fields), not {counts.ndim}-D")
         if counts.size and not (np.issubdtype(counts.dtype, np.integer) or counts.dtype == np.bool_):
             raise ValueError(f"counts must be integers, not {counts.dtype}")
-        bad = (counts < -1) | (counts > ploidy)
-        if bad.any():
-            vector, field = (int(i) for i in np.argwhere(bad)[0])
+        if counts.dtype == np.bool_ or counts.dtype.kind == "u" and counts.dtype.itemsize == 8:
+            counts = counts.astype(np.int64)  # uint64 and int arithmetic would mix into floats in Numba
+        codes = np.empty(counts.shape, dtype=np.uint8)
+        bad = _codes_from_counts(counts, _COUNT_TO_CODE[ploidy], codes) if counts.size else -1
+        if bad >= 0:
+            vector, field = divmod(bad, counts.shape[1])
             raise ValueError(
                 f"count {counts[vector, field]} at (vector {vector}, field {field}) is not an allele-1 count "
                 f"for ploidy {ploidy} (expected 0..{ploidy}, or -1 for missing)"
             )
-        codes = _COUNT_TO_CODE[ploidy][counts.astype(np.intp) + 1]
         n_vectors, n_fields = counts.shape
         return cls(
             codes=codes,
