@@ -214,12 +214,16 @@ class _Placement:
 
     def blocks(self, array: np.ndarray, bounds) -> list:
         """Row blocks ``array[a:b]`` for ``(a, b)`` in ``bounds``, as tasks will receive them."""
+        return [self.block(array, a, b) for a, b in bounds]
+
+    def block(self, array: np.ndarray, start: int, stop: int):
+        """Rows ``start:stop`` of ``array`` (written) as a task will receive them."""
         if not isinstance(array, np.memmap):
-            return [array[a:b] for a, b in bounds]
+            return array[start:stop]
         array.flush()
         row = int(np.prod(array.shape[1:], dtype=np.int64)) * array.dtype.itemsize
-        return [_SharedBlock(array.filename, array.offset + a * row, (b - a, *array.shape[1:]), array.dtype.str)
-                for a, b in bounds]  # fmt: skip
+        return _SharedBlock(array.filename, array.offset + start * row, (stop - start, *array.shape[1:]),
+                            array.dtype.str)  # fmt: skip
 
     def close(self) -> None:
         for path in self.paths:
@@ -229,27 +233,33 @@ class _Placement:
                 pass
 
 
-def _run_tasks(client, blocks: list, tasks: dict, consume) -> None:
+def _run_tasks(client, blocks, tasks: dict, consume) -> None:
     """Run ``tasks`` (``id -> (function, block ids, *arguments)``: ``function(list of blocks, *arguments)``)
-    on the cluster and hand each result to ``consume(id, result)`` once, as tasks finish."""
+    on the cluster and hand each result to ``consume(id, result)`` once, as tasks finish.
+
+    ``blocks`` is a list, or a function making block ``b`` when a task first needs it: tasks are submitted in
+    order, so the first ones run while later blocks are still being made."""
     from concurrent.futures import CancelledError
 
     distributed = _require_distributed()
     token = uuid.uuid4().hex[:8]
+    made: dict = {}
     scattered: dict = {}
+
+    def block(b):
+        if b not in made:
+            made[b] = blocks(b) if callable(blocks) else blocks[b]
+        return made[b]
 
     def futures_of(ids):
         """What a task gets for its blocks: shared-memory handles as they are, other blocks scattered (again
         if they were lost with a worker)."""
-        missing = [b for b in ids if not isinstance(blocks[b], _SharedBlock)
+        missing = [b for b in ids if not isinstance(block(b), _SharedBlock)
                    and (b not in scattered or scattered[b].status != "finished")]  # fmt: skip
         if missing:
-            scattered.update(zip(missing, client.scatter([blocks[b] for b in missing], hash=False)))
-        return [blocks[b] if isinstance(blocks[b], _SharedBlock) else scattered[b] for b in ids]
+            scattered.update(zip(missing, client.scatter([block(b) for b in missing], hash=False)))
+        return [made[b] if isinstance(made[b], _SharedBlock) else scattered[b] for b in ids]
 
-    start = time.perf_counter()
-    futures_of(sorted({b for _, ids, *_ in tasks.values() for b in ids}))  # every block once, up front
-    _log.info("placed %d blocks in %.2f s", len(blocks), time.perf_counter() - start)
     start = time.perf_counter()
     attempts: dict = {}
 
@@ -409,6 +419,7 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
     A :class:`~seqcompare.sinks.MatrixSink` with a ``path`` is written by the workers (the path must be
     shared); :class:`~seqcompare.sinks.LowerTriangleSink` and in-memory matrices get blocks back.
     """
+    from .encoding import pack_planes
     from .metrics.hamming.api import distance_dtype
     from .sinks import KnnSink, MatrixSink, PairsSink
 
@@ -434,19 +445,26 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
                       packer=packer, planes=planes, n_sites=encoded.n_sites, **extra)  # fmt: skip
     threads = default_threads()
     placement = _Placement(client)
-
-    def operands(side: str, values: np.ndarray) -> np.ndarray:
-        if planes:
-            return encoded.planes(side, threads, out=placement.empty(encoded.plane_shape(side), np.uint64))
-        return placement.copy(values)
-
     left_starts = sorted({t.row_start for t in tiles})
-    blocks = placement.blocks(operands("left", encoded.left_values),
-                              [(s, min(s + tile_size, n_left)) for s in left_starts])  # fmt: skip
-    right_offset = len(blocks)
+    # Blocks are packed (or copied) into place when a task first needs one, so packing overlaps the first tiles.
+    parts = [("left", encoded.left_values, s, min(s + tile_size, n_left)) for s in left_starts]
+    right_offset = len(parts)
     if not encoded.symmetric:
-        blocks += placement.blocks(operands("right", encoded.right_values),
-                                   [(s, min(s + tile_size, n_right)) for s in range(0, n_right, tile_size)])  # fmt: skip
+        parts += [("right", encoded.right_values, s, min(s + tile_size, n_right)) for s in range(0, n_right, tile_size)]
+    targets = {}
+    for side, values, _, _ in parts:
+        if side not in targets:
+            shape, dtype = (encoded.plane_shape(side), np.uint64) if planes else (values.shape, values.dtype)
+            targets[side] = placement.empty(shape, dtype) if planes or placement.directory else values
+
+    def make_block(number):
+        side, values, start, stop = parts[number]
+        target = targets[side]
+        if planes:
+            pack_planes(values[start:stop], encoded.space, encoded.table, threads=threads, out=target[start:stop])
+        elif target is not values:
+            target[start:stop] = values[start:stop]
+        return placement.block(target, start, stop)
     index_of = {s: b for b, s in enumerate(left_starts)}
 
     def needed(tile):
@@ -470,7 +488,7 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
             sink.add(tile, result)
 
     try:
-        _run_tasks(client, blocks, tasks, consume)
+        _run_tasks(client, make_block, tasks, consume)
     finally:
         placement.close()
     return sink.finish()
