@@ -7,8 +7,9 @@ The work is cut into tasks that each run the single-process engine on a part of 
 - CCC 2-way: slabs of rows (each pair once: ``blas`` pairs a slab's rows with every later row, ``bitmma`` with
   every earlier one); CCC 3-way: slabs of pivots (triples ``i < j < k`` with ``i`` in the slab).
 
-The rows are cut into blocks, scattered once, and reused by every task that needs them (Dask moves a block to
-a worker the first time a task there asks for it and keeps it). Results come back to the caller's sink as
+The rows are cut into blocks, placed once, and reused by every task that needs them: on a local cluster in
+files in shared memory that every worker maps; on other clusters scattered (Dask moves a block to a worker the
+first time a task there asks for it and keeps it). Results come back to the caller's sink as
 tasks finish: matrices are written by the workers straight into the output ``.npy`` (a path every worker can
 reach), pairs and nearest-neighbour candidates come back selected, CCC tasks send their entries with a partial
 checksum. Every tile is handed to the sink exactly once. When a worker dies, Dask reruns its tasks elsewhere;
@@ -454,8 +455,8 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
     targets = {}
     for side, values, _, _ in parts:
         if side not in targets:
-            shape, dtype = (encoded.plane_shape(side), np.uint64) if planes else (values.shape, values.dtype)
-            targets[side] = placement.empty(shape, dtype) if planes or placement.directory else values
+            shape, kind = (encoded.plane_shape(side), np.uint64) if planes else (values.shape, values.dtype)
+            targets[side] = placement.empty(shape, kind) if planes or placement.directory else values
 
     def make_block(number):
         side, values, start, stop = parts[number]
@@ -465,6 +466,7 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
         elif target is not values:
             target[start:stop] = values[start:stop]
         return placement.block(target, start, stop)
+
     index_of = {s: b for b, s in enumerate(left_starts)}
 
     def needed(tile):
