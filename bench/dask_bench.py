@@ -84,6 +84,34 @@ def digest(*arrays) -> str:
     return h.hexdigest()[:16]
 
 
+def task_stream_summary(records) -> dict:
+    """Per worker, from Dask's task stream of one run: tasks, seconds computing, and the span from the first
+    task's start to the last one's end (compute / span is how busy the worker was)."""
+    by_worker: dict = {}
+    for record in records:
+        spans = [(s["start"], s["stop"]) for s in record.get("startstops", ()) if s.get("action") == "compute"]
+        if spans:
+            by_worker.setdefault(record["worker"], []).extend(spans)
+    summary = {}
+    for worker, spans in sorted(by_worker.items()):
+        summary[worker] = {"tasks": len(spans), "compute_s": round(sum(b - a for a, b in spans), 3),
+                           "span_s": round(max(b for _, b in spans) - min(a for a, _ in spans), 3)}  # fmt: skip
+    return summary
+
+
+def profiled(function, top: int = 25) -> str:
+    """``function()`` under cProfile: the ``top`` entries by cumulative time, as text."""
+    import cProfile
+    import io
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.runcall(function)
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(top)
+    return text.getvalue()
+
+
 def timed(function, repeats: int):
     seconds, result = [], None
     for _ in range(repeats):
@@ -134,6 +162,8 @@ def overhead(args) -> dict:
 
 
 def weak(args) -> dict:
+    from distributed import get_task_stream
+
     from seqcompare.correlation.api import ccc
     from seqcompare.distributed import close, connect
     from seqcompare.metrics.hamming.api import hamming_pairs
@@ -170,22 +200,33 @@ def weak(args) -> dict:
                 seconds, runs, pairs = timed(lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client,
                                                                    device=device), args.repeats)  # fmt: skip
                 logging.info("hamming %s s", runs)
+                with get_task_stream(client) as stream:
+                    hamming_pairs(rows, max_dist=args.max_dist, client=client, device=device)
+                tasks = task_stream_summary(stream.data)
+                logging.info("hamming tasks, one more run: %s", tasks)
                 local_pairs = hamming_pairs(rows, max_dist=args.max_dist, device=device) if args.check else None
                 run["hamming"] = {"rows": len(rows), "pair_sites": len(rows) * (len(rows) - 1) // 2 * h_sites,
                                   "seconds": seconds, "runs": runs, "pairs": int(len(pairs[0])),
                                   "identical_to_single_process": None if local_pairs is None else
-                                  digest(*pairs) == digest(*local_pairs)}  # fmt: skip
+                                  digest(*pairs) == digest(*local_pairs), "tasks": tasks}  # fmt: skip
             if counts is not None:
                 ccc(SimpleNamespace(codes=counts.codes[:1024]), threshold=args.threshold, client=client,
                     device=device)  # fmt: skip
                 seconds, runs, result = timed(lambda: ccc(counts, threshold=args.threshold, client=client,
                                                           device=device), args.repeats)  # fmt: skip
                 logging.info("ccc %s s", runs)
+                with get_task_stream(client) as stream:
+                    ccc(counts, threshold=args.threshold, client=client, device=device)
+                tasks = task_stream_summary(stream.data)
+                logging.info("ccc tasks, one more run: %s", tasks)
                 local = ccc(counts, threshold=args.threshold, device=device) if args.check else None
+                if args.profile:
+                    logging.info("one process:\n%s", profiled(lambda: ccc(counts, threshold=args.threshold,
+                                                                           device=device)))  # fmt: skip
                 run["ccc2"] = {"rows": len(counts.codes), "comparisons": result.comparisons, "seconds": seconds,
                                "runs": runs, "checksum": str(result.checksum),
                                "identical_to_single_process": None if local is None
-                               else str(local.checksum) == str(result.checksum)}  # fmt: skip
+                               else str(local.checksum) == str(result.checksum), "tasks": tasks}  # fmt: skip
         finally:
             close(client)
         out["runs"].append(run)
@@ -211,6 +252,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", default="hamming,ccc", help="which problems")
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--check", action="store_true", help="compare with a single-process GPU run")
+    parser.add_argument("--profile", action="store_true", help="weak: log a cProfile of a single-process CCC run")
     parser.add_argument("--device", default="cuda", help="weak: cuda, or cpu for a dry run")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)

@@ -144,3 +144,27 @@ def test_an_unreachable_scheduler_is_a_one_line_error():
 
     with pytest.raises(InputError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         seqcompare_distributed.connect("tcp://127.0.0.1:9", timeout="1s", log=quiet)
+
+
+def _entry(nbytes: int) -> dict:
+    return {"source": np.zeros(nbytes, np.uint8), "n": 1}
+
+
+def test_blocks_kept_on_a_gpu_go_least_recently_used_first_and_by_run(monkeypatch):
+    from seqcompare.gpu.hamming import ResidentBlocks
+
+    monkeypatch.setenv("SEQCOMPARE_GPU_RESIDENT_BYTES", "300")
+    kept = ResidentBlocks()
+    for block in range(3):
+        kept.keep(0, ("run-a", block), _entry(100))
+    assert kept.take(0, ("run-a", 0)) is not None  # now the most recently used
+    kept.keep(0, ("run-a", 3), _entry(100))  # over budget: block 1 goes
+    assert kept.take(0, ("run-a", 1)) is None
+    assert [kept.take(0, ("run-a", b)) is not None for b in (0, 2, 3)] == [True, True, True]
+    assert kept.take(1, ("run-a", 0)) is None  # another device
+    kept.keep(0, ("run-a", 4), _entry(301))  # larger than the budget: not kept, nothing else dropped
+    assert len(kept) == 3
+    kept.keep(0, ("run-b", 0), _entry(10))  # a new run: the old run's blocks go
+    assert len(kept) == 1 and kept.take(0, ("run-b", 0)) is not None
+    kept.release("run-b")
+    assert len(kept) == 0 and kept.hits == 5 and kept.misses == 2

@@ -53,3 +53,40 @@ def test_ccc_on_gpu_workers_equals_the_cpu(gpu_client, rng, way, n):
     np.testing.assert_allclose(got.entry_value, expected.entry_value, rtol=1e-12)
     full = ccc(counts[: n // 2], way=way, client=gpu_client, device="cuda")
     assert str(full.checksum) == str(ccc(counts[: n // 2], way=way).checksum)
+
+
+def _kept_blocks():
+    import sys
+
+    gpu = sys.modules.get("seqcompare.gpu.hamming")
+    return (0, 0) if gpu is None else (gpu.RESIDENT.hits, len(gpu.RESIDENT))
+
+
+def _set_kept_budget(budget):
+    from seqcompare.gpu.hamming import RESIDENT
+
+    RESIDENT._budgets = {} if budget is None else {0: budget}
+
+
+@pytest.mark.parametrize("budget", [None, 1, 2_500_000])
+def test_gpu_workers_keep_blocks_between_tiles(gpu_client, rng, budget):
+    """Workers reuse row blocks on their GPU across tiles (or, with no room, upload them again): the same
+    pairs and matrix either way, and nothing stays on the GPU after the run."""
+    rows = random_alignment(rng, 2300, 1900, alphabet=b"ACGTN-")
+    gpu_client.run(_set_kept_budget, budget)
+    try:
+        before = gpu_client.run(_kept_blocks)
+        pairs = hamming_pairs(rows, max_dist=1300, client=gpu_client, device="cuda", tile_size=300)
+        matrix = hamming(rows, client=gpu_client, device="cuda", tile_size=300)
+        after = gpu_client.run(_kept_blocks)
+    finally:
+        gpu_client.run(_set_kept_budget, None)
+    for got, expected in zip(pairs, hamming_pairs(rows, max_dist=1300), strict=True):
+        assert np.array_equal(got, expected)
+    assert np.array_equal(matrix, hamming(rows))
+    hits = sum(after[w][0] - before[w][0] for w in after)
+    assert all(count == 0 for _, count in after.values())
+    if budget is None:  # room for every block: each worker's later tiles found theirs
+        assert hits > 0
+    elif budget == 1:  # room for none: every tile uploaded its blocks
+        assert hits == 0

@@ -319,6 +319,7 @@ class _PackedBlocks:
     right_planes: np.ndarray | None
     space: object
     n_sites: int
+    block_keys: dict | None = None  # {side: (run, block)}: lets a GPU worker keep blocks between tiles
     packed = True  # tells the GPU engine not to stage the planes again
 
     @property
@@ -365,10 +366,12 @@ class _HammingJob:
     packer: str = "planes"
     planes: bool = False  # blocks are bit planes (else the encoded values)
     n_sites: int = 0
+    run: str = ""  # names this run's blocks on the workers' GPUs
 
 
-def _hamming_tile(blocks, tile: Tile, job: _HammingJob):
-    """One tile on a worker: the sub-problem of its row block (and column block) through the local engine."""
+def _hamming_tile(blocks, tile: Tile, job: _HammingJob, block_ids: tuple = ()):
+    """One tile on a worker: the sub-problem of its row block (and column block) through the local engine.
+    ``block_ids`` name the blocks within the run, so that a GPU worker can keep them for its later tiles."""
     from .metrics.hamming.api import Encoded, run_hamming
     from .sinks import KnnSink, MatrixSink, PairsSink
 
@@ -378,7 +381,8 @@ def _hamming_tile(blocks, tile: Tile, job: _HammingJob):
     left = blocks[0]
     right = None if tile.diagonal else blocks[-1]
     if job.planes:
-        encoded = _PackedBlocks(left, right, job.space, job.n_sites)
+        keys = {"left": (job.run, block_ids[0]), "right": (job.run, block_ids[-1])} if block_ids else None
+        encoded = _PackedBlocks(left, right, job.space, job.n_sites, keys)
     else:
         encoded = Encoded(left, right, job.space, job.table)
     options = dict(method=job.method, cap=job.cap, device=job.device, threads=_worker_threads(),
@@ -443,7 +447,7 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
     # Plane-based methods get their operands as bit planes: a third of the bytes to move for DNA.
     planes = method in ("auto", "bitpack", "bitmma") and packer == "planes"
     job = _HammingJob(encoded.space, encoded.table, method, cap, device, output, encoded.symmetric, dtype,
-                      packer=packer, planes=planes, n_sites=encoded.n_sites, **extra)  # fmt: skip
+                      packer=packer, planes=planes, n_sites=encoded.n_sites, run=uuid.uuid4().hex, **extra)  # fmt: skip
     threads = default_threads()
     placement = _Placement(client)
     left_starts = sorted({t.row_start for t in tiles})
@@ -476,7 +480,7 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
         column = index_of[tile.col_start] if encoded.symmetric else right_offset + tile.col_start // tile_size
         return [row, column]
 
-    tasks = {number: (_hamming_tile, needed(tile), tile, job) for number, tile in enumerate(tiles)}
+    tasks = {number: (_hamming_tile, needed(tile), tile, job, tuple(needed(tile))) for number, tile in enumerate(tiles)}
 
     def consume(number, result):
         tile = tiles[number]
@@ -493,7 +497,23 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
         _run_tasks(client, make_block, tasks, consume)
     finally:
         placement.close()
+        if device != "cpu":
+            _release_device_blocks(client, job.run)
     return sink.finish()
+
+
+def _drop_device_blocks(run: str) -> None:
+    gpu = sys.modules.get("seqcompare.gpu.hamming")  # not imported: nothing was kept
+    if gpu is not None:
+        gpu.RESIDENT.release(run)
+
+
+def _release_device_blocks(client, run: str) -> None:
+    """Free the GPU memory that workers kept a run's blocks in (see :class:`seqcompare.gpu.hamming.ResidentBlocks`)."""
+    try:
+        client.run(_drop_device_blocks, run, on_error="ignore")
+    except (OSError, TimeoutError, RuntimeError) as error:  # a cluster going down: its memory goes with it
+        _log.debug("could not release device blocks: %s", error)
 
 
 @dataclass(frozen=True)

@@ -151,14 +151,15 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
     from ..correlation.formulas import tables
 
     first, last = (0, n) if rows is None else (int(rows[0]), min(n, int(rows[1])))
-    gemm, rows, cols = _matrix_gemm()
-    if first % rows:
-        raise ValueError(f"2-way GPU row ranges start at multiples of {rows}, not {first}")
+    gemm, tile_rows, cols = _matrix_gemm()
+    if first % tile_rows:
+        raise ValueError(f"2-way GPU row ranges start at multiples of {tile_rows}, not {first}")
     ld = -(-n // cols) * cols
     kinds = ("dd", "da", "ad", "aa") if metric.sparse else ("aa",)
     # As few row blocks as memory allows: a launch over a block of few rows has few tiles and idles the GPU.
     cells = _BLOCK_CELLS or cupy.cuda.runtime.memGetInfo()[0] // (2 * 4 * len(kinds))
-    block_rows = min(-(-(last - first) // rows) * rows, max(rows, (cells // ld) // rows * rows))
+    fitting = max(tile_rows, (cells // ld) // tile_rows * tile_rows)
+    block_rows = min(-(-(last - first) // tile_rows) * tile_rows, fitting)
     buffers = {kind: cupy.zeros((block_rows, ld), dtype=cupy.int32) for kind in kinds}
     threshold = sink.limits
     if threshold is not None:
@@ -168,7 +169,7 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
         found = _entries(cupy, capacity)
     for r0 in range(first, last, block_rows):
         r1 = min(last, r0 + block_rows)
-        tiles = micro_tiles(range(r0 // rows, -(-r1 // rows)), None, True, rows, cols)
+        tiles = micro_tiles(range(r0 // tile_rows, -(-r1 // tile_rows)), None, True, tile_rows, cols)
         tiles_dev = cupy.asarray(tiles)
         marks = [cupy.cuda.Event() for _ in range(3)] if timings is not None else None
         if marks:
@@ -296,9 +297,9 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
         size = min(batch, last - i0)
         tile_parts = []
         for b in range(size):
-            first = (i0 + b + 1) // rows
-            part = micro_tiles(range(first, blocks), None, True, rows, cols)
-            part = part[part[:, 1] >= first]
+            first_block = (i0 + b + 1) // rows
+            part = micro_tiles(range(first_block, blocks), None, True, rows, cols)
+            part = part[part[:, 1] >= first_block]
             part[:, 1] += b * col_blocks
             tile_parts.append(part)
         tiles = cupy.asarray(np.concatenate(tile_parts))

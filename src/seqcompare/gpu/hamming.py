@@ -19,8 +19,10 @@ crosses PCIe; full blocks are copied back only for sinks that need them.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -169,6 +171,72 @@ class HostProblem:
         return self.host["left" if self.symmetric else name]
 
 
+class ResidentBlocks:
+    """Operands of row blocks kept on their GPU between calls, for callers whose calls share blocks (a Dask
+    worker's tiles): a block is uploaded and expanded once, and every later tile that needs it starts at once.
+
+    A problem opts in through its encoded input's ``block_keys`` (``{side: (run, block)}``). The blocks of one
+    run are kept at a time, least recently used first out past the budget: ``SEQCOMPARE_GPU_RESIDENT_BYTES``,
+    default half the device's memory. ``hits`` and ``misses`` count lookups.
+    """
+
+    def __init__(self):
+        self._entries: OrderedDict = OrderedDict()  # (device, key) -> (operands entry, bytes)
+        self._lock = threading.Lock()
+        self._budgets: dict = {}
+        self.hits = 0
+        self.misses = 0
+
+    def _budget(self, device_id: int) -> int:
+        if device_id not in self._budgets:
+            configured = os.environ.get("SEQCOMPARE_GPU_RESIDENT_BYTES")
+            if configured:
+                self._budgets[device_id] = int(float(configured))
+            else:
+                cupy = require_cupy()
+                total = cupy.cuda.runtime.getDeviceProperties(device_id)["totalGlobalMem"]
+                self._budgets[device_id] = total // 2
+        return self._budgets[device_id]
+
+    def take(self, device_id: int, key: tuple):
+        """The operands kept under ``key`` on the device, or None."""
+        with self._lock:
+            found = self._entries.get((device_id, key))
+            if found is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end((device_id, key))
+            self.hits += 1
+            return found[0]
+
+    def keep(self, device_id: int, key: tuple, entry: dict) -> None:
+        """Keep a block's operands (complete, and no longer being written) under ``key``."""
+        size = sum(value.nbytes for value in entry.values() if hasattr(value, "nbytes"))
+        budget = self._budget(device_id)
+        with self._lock:
+            for other in [k for k in self._entries if k[1][0] != key[0]]:  # another run's blocks
+                del self._entries[other]
+            if size > budget:
+                return
+            self._entries[(device_id, key)] = (entry, size)
+            total = sum(bytes_ for _, bytes_ in self._entries.values())
+            while total > budget:
+                _, (_, freed) = self._entries.popitem(last=False)
+                total -= freed
+
+    def release(self, run=None) -> None:
+        """Drop the blocks of ``run`` (default: all). Operands in use by a running problem stay alive with it."""
+        with self._lock:
+            for key in [k for k in self._entries if run is None or k[1][0] == run]:
+                del self._entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+RESIDENT = ResidentBlocks()
+
+
 class DeviceProblem:
     """One GPU's operands of a :class:`HostProblem`, uploaded in row chunks on a copy stream."""
 
@@ -188,10 +256,22 @@ class DeviceProblem:
             self.left_masks = cupy.asarray(host.bits.left_masks)
             self.operands = {}
             self.int8 = {}
+            self.ready_rows = {}
+            # Blocks another call already put on this device (see ResidentBlocks) are used as they are.
+            block_keys = getattr(host.encoded, "block_keys", None) or {}
+            self._resident_keys = {}
             tile = POPCOUNT_TILE if host.method == "bitpack" else ROW_PAD
             for side, n in (("left", host.n_left), ("right", host.n_right)):
                 if side == "right" and host.symmetric:
                     continue
+                if side in block_keys:
+                    key = (*block_keys[side], host.method, host.packer)
+                    kept = RESIDENT.take(device_id, key)
+                    if kept is not None:
+                        self.operands[side] = kept
+                        self.ready_rows[side] = n
+                        continue
+                    self._resident_keys[side] = key
                 source = host.host[side]
                 self.operands[side] = {
                     "source": cupy.empty(source.shape, dtype=source.dtype),
@@ -202,7 +282,7 @@ class DeviceProblem:
                     # Both codings of a side: rows of the symmetric problem are left and right at once.
                     for coding in ("differ", "onehot"):
                         self.operands[side][coding] = cupy.zeros((n_pad, host.row_words), dtype=cupy.uint64)
-            self.ready_rows = {side: 0 for side in self.operands}
+                self.ready_rows[side] = 0
             # The allocations and copies above ran on the legacy default stream, which the non-blocking
             # streams do not wait for.
             self.device.synchronize()
@@ -386,6 +466,11 @@ class DeviceProblem:
         with self.device:
             self.stream.synchronize()
             self.side_stream.synchronize()
+        # Complete blocks that other calls may share stay on the device once nothing writes them any more.
+        for side, key in list(self._resident_keys.items()):
+            if self.ready_rows[side] >= self.operands[side]["n"]:
+                RESIDENT.keep(self.device_id, key, self.operands[side])
+                del self._resident_keys[side]
 
     # -- whole blocks --------------------------------------------------------------------------------------
     def block(self, tile: Tile):
