@@ -75,7 +75,7 @@ def killing_after(results: int, monkeypatch):
     """Make the next distributed run SIGKILL one worker process once ``results`` tasks have come back."""
     original = seqcompare_distributed._run_tasks
 
-    def run_tasks(client, blocks, tasks, consume):
+    def run_tasks(client, blocks, tasks, consume, *priorities):
         seen = []
 
         def consume_and_kill(task_id, result):
@@ -86,7 +86,7 @@ def killing_after(results: int, monkeypatch):
             consume(task_id, result)
 
         client.wait_for_workers(2)  # the worker killed in a previous run is back
-        original(client, blocks, tasks, consume_and_kill)
+        original(client, blocks, tasks, consume_and_kill, *priorities)
         assert len(seen) == len(tasks)  # every task's result handed on exactly once
 
     monkeypatch.setattr(seqcompare_distributed, "_run_tasks", run_tasks)

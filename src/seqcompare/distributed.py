@@ -234,12 +234,13 @@ class _Placement:
                 pass
 
 
-def _run_tasks(client, blocks, tasks: dict, consume) -> None:
+def _run_tasks(client, blocks, tasks: dict, consume, priorities: dict | None = None) -> None:
     """Run ``tasks`` (``id -> (function, block ids, *arguments)``: ``function(list of blocks, *arguments)``)
     on the cluster and hand each result to ``consume(id, result)`` once, as tasks finish.
 
     ``blocks`` is a list, or a function making block ``b`` when a task first needs it: tasks are submitted in
-    order, so the first ones run while later blocks are still being made."""
+    order, so the first ones run while later blocks are still being made. Among tasks ready to run, workers
+    take those of higher ``priorities[id]`` (default 0) first, then those submitted first."""
     from concurrent.futures import CancelledError
 
     distributed = _require_distributed()
@@ -268,7 +269,8 @@ def _run_tasks(client, blocks, tasks: dict, consume) -> None:
         function, ids, *arguments = tasks[task_id]
         attempts[task_id] = attempts.get(task_id, 0) + 1
         key = f"seqcompare-{function.__name__.strip('_')}-{token}-{task_id}-{attempts[task_id]}"
-        return client.submit(function, futures_of(ids), *arguments, key=key, pure=False)
+        priority = priorities.get(task_id, 0) if priorities else 0
+        return client.submit(function, futures_of(ids), *arguments, key=key, pure=False, priority=priority)
 
     pending = {}
     for task_id in tasks:
@@ -493,8 +495,11 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
         elif output == "matrix":
             sink.add(tile, result)
 
+    # Whole tiles before the half-size diagonal ones: the last tiles to finish are then small, and the workers
+    # finish together.
+    priorities = {number: 0 if tile.diagonal else 1 for number, tile in enumerate(tiles)}
     try:
-        _run_tasks(client, make_block, tasks, consume)
+        _run_tasks(client, make_block, tasks, consume, priorities)
     finally:
         placement.close()
         if device != "cpu":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._runtime import module, require_cupy
+from ._runtime import free_bytes, module, require_cupy
 from .hamming import MATRIX_CONFIG, MMA_CONFIGS, ROW_PAD, _kernel_name, micro_tiles
 
 _SOURCE = "ccc.cu"
@@ -157,7 +157,7 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
     ld = -(-n // cols) * cols
     kinds = ("dd", "da", "ad", "aa") if metric.sparse else ("aa",)
     # As few row blocks as memory allows: a launch over a block of few rows has few tiles and idles the GPU.
-    cells = _BLOCK_CELLS or cupy.cuda.runtime.memGetInfo()[0] // (2 * 4 * len(kinds))
+    cells = _BLOCK_CELLS or free_bytes(cupy) // (2 * 4 * len(kinds))
     fitting = max(tile_rows, (cells // ld) // tile_rows * tile_rows)
     block_rows = min(-(-(last - first) // tile_rows) * tile_rows, fitting)
     buffers = {kind: cupy.zeros((block_rows, ld), dtype=cupy.int32) for kind in kinds}
@@ -279,7 +279,7 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
     widest = max(spec[0].shape[1] for spec in specs.values())
     per_pivot = n_rows * (widest * 8 + n_rows * 4 * len(kinds))  # right operand rows + product columns
     # Many pivots per batch: each launch then has enough tiles to fill the GPU.
-    budget = _PIVOT_BATCH_BYTES or cupy.cuda.runtime.memGetInfo()[0] // 3
+    budget = _PIVOT_BATCH_BYTES or free_bytes(cupy) // 3
     batch = int(max(1, min(n, budget // per_pivot)))
     right_buffer = cupy.empty(batch * n_rows * widest, dtype=cupy.uint64)
     products = {subset: cupy.zeros((n_rows, batch * n_rows), dtype=cupy.int32) for subset in kinds}
