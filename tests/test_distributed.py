@@ -168,3 +168,17 @@ def test_blocks_kept_on_a_gpu_go_least_recently_used_first_and_by_run(monkeypatc
     assert len(kept) == 1 and kept.take(0, ("run-b", 0)) is not None
     kept.release("run-b")
     assert len(kept) == 0 and kept.hits == 5 and kept.misses == 2
+
+
+def test_shared_memory_files_are_removed_after_each_run(client, rng):
+    import glob
+
+    def files():
+        return set(glob.glob(os.path.join(client._seqcompare_shared, "seqcompare-*.bin")))
+
+    before = files()
+    rows = random_alignment(rng, 300, 150)
+    hamming(rows, client=client, tile_size=100)
+    ccc(rng.integers(0, 3, (200, 40)), client=client)
+    seqcompare_distributed._finish_removals()
+    assert files() <= before
