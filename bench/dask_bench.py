@@ -99,8 +99,8 @@ def task_stream_summary(records) -> dict:
     return summary
 
 
-def profiled(function, top: int = 25) -> str:
-    """``function()`` under cProfile: the ``top`` entries by cumulative time, as text."""
+def profiled(function, top: int = 25, sort: str = "cumulative") -> str:
+    """``function()`` under cProfile: the ``top`` entries by ``sort`` (cProfile's key), as text."""
     import cProfile
     import io
     import pstats
@@ -108,7 +108,7 @@ def profiled(function, top: int = 25) -> str:
     profile = cProfile.Profile()
     profile.runcall(function)
     text = io.StringIO()
-    pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(profile, stream=text).sort_stats(sort).print_stats(top)
     return text.getvalue()
 
 
