@@ -459,9 +459,8 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
     n_left, n_right = encoded.n_left, encoded.n_right
     largest = max(n_left, n_right or 0)
     if tile_size is None:
-        # About 10 tiles per worker or more: the workers then finish close together (with 6, on 2 GPUs, one
-        # worker idled for 10-18% of the run), and GPU workers keep blocks, so more tiles upload no more.
-        blocks = _blocks_for(largest, _n_workers(client), 10)
+        # At least 6 tiles per worker; 10 measured slower on 2 GPUs (bench/RESULTS.md, Dask weak scaling).
+        blocks = _blocks_for(largest, _n_workers(client), 6)
         tile_size = max(1, -(-largest // blocks))
     tiles = [t for t in plan_tiles(n_left, n_right, tile_size) if t.n_rows and t.n_cols]
     dtype = distance_dtype(encoded.n_sites)
