@@ -182,3 +182,21 @@ def test_shared_memory_files_are_removed_after_each_run(client, rng):
     ccc(rng.integers(0, 3, (200, 40)), client=client)
     seqcompare_distributed._finish_removals()
     assert files() <= before
+
+
+def test_a_scatter_that_meets_a_departing_worker_is_tried_again(client, rng, monkeypatch):
+    from distributed.comm.core import CommClosedError
+
+    rows = random_alignment(rng, 200, 90)
+    scatter, failures = client.scatter, []
+
+    def flaky_scatter(*args, **kwargs):
+        if not failures:
+            failures.append(1)
+            raise CommClosedError("the worker went away")
+        return scatter(*args, **kwargs)
+
+    monkeypatch.setattr(client, "scatter", flaky_scatter)
+    monkeypatch.setattr(client, "_seqcompare_shared", None)  # blocks are scattered, as to a remote cluster
+    assert np.array_equal(hamming(rows, client=client, tile_size=70), hamming(rows))
+    assert failures == [1]

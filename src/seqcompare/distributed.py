@@ -278,13 +278,24 @@ def _run_tasks(client, blocks, tasks: dict, consume, priorities: dict | None = N
             made[b] = blocks(b) if callable(blocks) else blocks[b]
         return made[b]
 
+    def scatter(values):
+        attempt = 1
+        while True:
+            try:
+                return client.scatter(values, hash=False)
+            except OSError:  # a worker picked to hold them went away meanwhile
+                if attempt == _ATTEMPTS:
+                    raise
+                time.sleep(0.2 * attempt)
+                attempt += 1
+
     def futures_of(ids):
         """What a task gets for its blocks: shared-memory handles as they are, other blocks scattered (again
         if they were lost with a worker)."""
         missing = [b for b in ids if not isinstance(block(b), _SharedBlock)
                    and (b not in scattered or scattered[b].status != "finished")]  # fmt: skip
         if missing:
-            scattered.update(zip(missing, client.scatter([block(b) for b in missing], hash=False)))
+            scattered.update(zip(missing, scatter([block(b) for b in missing])))
         return [made[b] if isinstance(made[b], _SharedBlock) else scattered[b] for b in ids]
 
     start = time.perf_counter()
