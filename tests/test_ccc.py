@@ -262,3 +262,18 @@ def test_cli_bad_input_is_one_line_and_leaves_no_file(tmp_path):
     short.write_bytes(b"\x00" * 5)
     done = run_cli(str(short), "--num-vector", "3", "--num-field", "8", "-o", str(target))
     assert done.returncode == 1 and "short.bin" in done.stderr and not target.exists()
+
+
+def test_free_device_memory_is_read_afresh_each_time():
+    """GPU buffers are sized by this: a stale reading would size them for memory that is no longer free."""
+    from types import SimpleNamespace
+
+    from seqcompare.gpu._runtime import free_bytes
+
+    state = {"driver": 100, "pool": 20}
+    runtime = SimpleNamespace(memGetInfo=lambda: (state["driver"], 1000))
+    fake_cupy = SimpleNamespace(cuda=SimpleNamespace(runtime=runtime),
+                                get_default_memory_pool=lambda: SimpleNamespace(free_bytes=lambda: state["pool"]))  # fmt: skip
+    assert free_bytes(fake_cupy) == 120
+    state["driver"], state["pool"] = 50, 5
+    assert free_bytes(fake_cupy) == 55

@@ -48,13 +48,13 @@ def device_count() -> int:
         return 0
 
 
-@lru_cache(maxsize=None)
 def free_bytes(cupy) -> int:
     """Device memory the current device can still allocate: the driver's free memory plus what CuPy's pool
     holds unused (an earlier run's arrays, returned to the pool but not to the driver)."""
     return cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
 
 
+@lru_cache(maxsize=None)
 def _source(name: str) -> str:
     with open(os.path.join(_HERE, name), encoding="utf-8") as handle:
         return handle.read()
