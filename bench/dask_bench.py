@@ -112,6 +112,20 @@ def profiled(function, top: int = 25, sort: str = "cumulative") -> str:
     return text.getvalue()
 
 
+def timed_with_tasks(name: str, function, client, repeats: int):
+    """``timed(function, repeats)``, logged, then one more run under Dask's task stream: ``(median seconds,
+    all seconds, result, per-worker task summary)``."""
+    from distributed import get_task_stream
+
+    seconds, runs, result = timed(function, repeats)
+    logging.info("%s %s s", name, runs)
+    with get_task_stream(client) as stream:
+        function()
+    tasks = task_stream_summary(stream.data)
+    logging.info("%s tasks, one more run: %s", name, tasks)
+    return seconds, runs, result, tasks
+
+
 def timed(function, repeats: int):
     seconds, result = [], None
     for _ in range(repeats):
@@ -162,8 +176,6 @@ def overhead(args) -> dict:
 
 
 def weak(args) -> dict:
-    from distributed import get_task_stream
-
     from seqcompare.correlation.api import ccc
     from seqcompare.distributed import close, connect
     from seqcompare.metrics.hamming.api import hamming_pairs
@@ -197,13 +209,9 @@ def weak(args) -> dict:
             # Each problem first runs once small, untimed: kernels compile (or load) on every worker.
             if rows is not None:
                 hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device=device)
-                seconds, runs, pairs = timed(lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client,
-                                                                   device=device), args.repeats)  # fmt: skip
-                logging.info("hamming %s s", runs)
-                with get_task_stream(client) as stream:
-                    hamming_pairs(rows, max_dist=args.max_dist, client=client, device=device)
-                tasks = task_stream_summary(stream.data)
-                logging.info("hamming tasks, one more run: %s", tasks)
+                seconds, runs, pairs, tasks = timed_with_tasks(
+                    "hamming", lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client, device=device),
+                    client, args.repeats)  # fmt: skip
                 local_pairs = hamming_pairs(rows, max_dist=args.max_dist, device=device) if args.check else None
                 run["hamming"] = {"rows": len(rows), "pair_sites": len(rows) * (len(rows) - 1) // 2 * h_sites,
                                   "seconds": seconds, "runs": runs, "pairs": int(len(pairs[0])),
@@ -212,13 +220,9 @@ def weak(args) -> dict:
             if counts is not None:
                 ccc(SimpleNamespace(codes=counts.codes[:1024]), threshold=args.threshold, client=client,
                     device=device)  # fmt: skip
-                seconds, runs, result = timed(lambda: ccc(counts, threshold=args.threshold, client=client,
-                                                          device=device), args.repeats)  # fmt: skip
-                logging.info("ccc %s s", runs)
-                with get_task_stream(client) as stream:
-                    ccc(counts, threshold=args.threshold, client=client, device=device)
-                tasks = task_stream_summary(stream.data)
-                logging.info("ccc tasks, one more run: %s", tasks)
+                seconds, runs, result, tasks = timed_with_tasks(
+                    "ccc", lambda: ccc(counts, threshold=args.threshold, client=client, device=device),
+                    client, args.repeats)  # fmt: skip
                 local = ccc(counts, threshold=args.threshold, device=device) if args.check else None
                 if args.profile:
                     logging.info("one process:\n%s", profiled(lambda: ccc(counts, threshold=args.threshold,

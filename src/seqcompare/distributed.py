@@ -520,7 +520,10 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
         column = index_of[tile.col_start] if encoded.symmetric else right_offset + tile.col_start // tile_size
         return [row, column]
 
-    tasks = {number: (_hamming_tile, needed(tile), tile, job, tuple(needed(tile))) for number, tile in enumerate(tiles)}
+    tasks = {}
+    for number, tile in enumerate(tiles):
+        ids = needed(tile)
+        tasks[number] = (_hamming_tile, ids, tile, job, tuple(ids))
 
     def consume(number, result):
         tile = tiles[number]
