@@ -12,7 +12,7 @@ from ..errors import InputError
 from .costs import Costs
 from .._simd import lanes_of
 from .kernels import BIG, dtw_lanes, dtw_pairs, nw_pairs, nw_traceback
-from .strips import affine_cell, linear_cell, nw_groups
+from .strips import nw_groups_affine, nw_groups_linear
 
 DTW_MODES = {"full": 0, "open-end": 1, "subsequence": 2}
 _LIMIT = 1 << 59  # no score may come near int64's range: refuse, never wrap
@@ -118,9 +118,9 @@ def _run_lanes(kernel, groups, threads, t_values, t_off, q_values, q_off, plan, 
     return out
 
 
-def _run_groups(cell, plan, t_len, q_len, lanes, threads, t_codes, t_off, q_codes, q_off, *steps) -> np.ndarray:
-    """NW scores by :func:`seqcompare.dp.strips.nw_groups`: pairs sorted by shape (little padding in a vector),
-    threads over runs of whole vectors of about equal work."""
+def _run_groups(groups, plan, t_len, q_len, lanes, threads, t_codes, t_off, q_codes, q_off, *steps) -> np.ndarray:
+    """NW scores by ``groups`` (:func:`seqcompare.dp.strips.nw_groups_linear` or ``nw_groups_affine``): pairs
+    sorted by shape (little padding in a vector), threads over runs of whole vectors of about equal work."""
     threads = threads or os.cpu_count() or 1
     out = np.empty(len(plan), dtype=np.int64)
     if len(plan) == 0:
@@ -136,7 +136,7 @@ def _run_groups(cell, plan, t_len, q_len, lanes, threads, t_codes, t_off, q_code
     pair_t, pair_q = np.ascontiguousarray(plan[:, 0]), np.ascontiguousarray(plan[:, 1])
 
     def run(first, last):
-        nw_groups(cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, *steps, out)
+        groups(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, *steps, out)
 
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(run, bounds[:-1], bounds[1:]))
@@ -218,10 +218,10 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
         # One pair per SIMD lane: 16-bit lanes while every score (and length) provably fits, else 32-bit.
         narrow = reach < 0x3FFF - costs.bound and longest < 0x3FFF
         lane_dtype, big = (np.int16, 0x3FFF) if narrow else (np.int32, 0x3FFFFFFF)
-        cell = linear_cell if linear else affine_cell
+        groups = nw_groups_linear if linear else nw_groups_affine
         steps = [lane_dtype(x) for x in (*simple, costs.insert_open, costs.insert_extend, costs.delete_open,
                                           costs.delete_extend, big)]  # fmt: skip
-        raw = _run_groups(cell, plan, t_len, q_len, lanes_of(np.dtype(lane_dtype)), threads, t_codes, t_off,
+        raw = _run_groups(groups, plan, t_len, q_len, lanes_of(np.dtype(lane_dtype)), threads, t_codes, t_off,
                           q_codes, q_off, *steps)  # fmt: skip
     else:
         raw = _run(nw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_codes, t_off, q_codes, q_off, sub,

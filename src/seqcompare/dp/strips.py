@@ -85,7 +85,7 @@ def _sweep(cell, H, F, t_lanes, lanes, columns, first_row, q, h, diag, steps, ca
     return result
 
 
-@jit
+@jit(inline="always")
 def nw_strips(cell, t_lanes, q_lanes, t_len, q_len, match, mismatch, io, ie, do, de, big, out):
     """Gotoh NW costs of one vector of pairs (``lanes`` = :func:`seqcompare._simd.lanes_of` the dtype).
 
@@ -148,9 +148,9 @@ def _interleave(values, off, items, order, first, count, lanes, length, kind):
     return packed, lengths
 
 
-@jit
-def nw_groups(cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, match, mismatch,
-              io, ie, do, de, big, out):  # fmt: skip
+@jit(inline="always")
+def _nw_groups(cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, match, mismatch,
+               io, ie, do, de, big, out):  # fmt: skip
     """Scores of pairs ``order[first:last]`` into ``out`` (by pair), a vector of ``lanes`` pairs at a time
     (``lanes`` = :func:`seqcompare._simd.lanes_of` ``big``'s type); see :func:`nw_strips`."""
     kind = type(big)
@@ -168,3 +168,21 @@ def nw_groups(cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first
         nw_strips(cell, t_lanes, q_lanes, t_len, q_len, match, mismatch, io, ie, do, de, big, scores)
         for k in range(count):
             out[order[start + k]] = scores[k]
+
+
+# The entry points name their cell function instead of taking it as an argument: Numba cannot cache a function
+# whose arguments include another compiled function, so that form recompiled on every run (1.8 s for 3 pairs).
+@jit
+def nw_groups_linear(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, match, mismatch,
+                     io, ie, do, de, big, out):  # fmt: skip
+    """:func:`_nw_groups` with linear gaps (:func:`linear_cell`)."""
+    _nw_groups(linear_cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, match,
+               mismatch, io, ie, do, de, big, out)  # fmt: skip
+
+
+@jit
+def nw_groups_affine(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, match, mismatch,
+                     io, ie, do, de, big, out):  # fmt: skip
+    """:func:`_nw_groups` with affine gaps (:func:`affine_cell`)."""
+    _nw_groups(affine_cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, match,
+               mismatch, io, ie, do, de, big, out)  # fmt: skip
