@@ -69,3 +69,14 @@ def planted_with_dense_ns(rng, lengths, sample_length):
         samples.append("".join("ACGTN"[c] for c in sample))
         quals.append(np.where(sample == 4, 0, 20 + rng.integers(0, 15, sample.size)))
     return SequenceSet.from_strings(samples, qualities=quals), SequenceSet.from_strings(signatures)
+
+
+def small_vcf(path, ids=("snp0", "snp1", "snp2", "snp3", "snp4")):
+    """A diploid VCF of ``len(ids)`` SNPs x 6 samples at ``path`` (returned), genotypes rotating per record."""
+    samples = "\t".join(f"s{i}" for i in range(6))
+    rows = ["##fileformat=VCFv4.2", f"#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\t{samples}"]
+    genotypes = ["0/0", "0/1", "1/1", "0/1", "0/0", "1/1"]
+    for k, name in enumerate(ids):
+        rows.append(f"1\t{100 + k}\t{name}\tA\tG\t.\t.\t.\tGT\t" + "\t".join(np.roll(genotypes, k)))
+    path.write_text("\n".join(rows) + "\n")
+    return path

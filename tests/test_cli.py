@@ -6,7 +6,6 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA
 
 import seqcompare
 
@@ -68,8 +67,7 @@ def test_snp_dists_lower_triangle_blank_corner(capsysbinary):
 
 
 SNP_DISTS_FLAGS = [[], ["-a"], ["-k"], ["-a", "-k"], ["-c"], ["-b"], ["-c", "-b", "-a"]]
-CASES = [(p, f) for p in (AMBIG, LOWER) for f in SNP_DISTS_FLAGS]
-CASES += [(os.path.join(DATA, "sarscov2_338.fasta.gz"), f) for f in ([], ["-a"])]
+CASES = [(p, f) for p in (AMBIG, LOWER) for f in SNP_DISTS_FLAGS]  # the real alignment: tests/test_peers.py
 
 
 @pytest.mark.parametrize("path, flags", CASES)

@@ -180,7 +180,7 @@ def test_shared_memory_files_are_removed_after_each_run(client, rng):
     rows = random_alignment(rng, 300, 150)
     hamming(rows, client=client, tile_size=100)
     ccc(rng.integers(0, 3, (200, 40)), client=client)
-    seqcompare_distributed._finish_removals()
+    seqcompare_distributed.finish_removals()
     assert files() <= before
 
 

@@ -177,7 +177,7 @@ def test_cli_align_and_dtw(tmp_path):
     done = run_cli("align", str(fasta), str(fasta), "--pairs", str(pairs), "--costs", "0,1,2,1", "-q")
     assert done.stdout.splitlines()[1] == f"c\ta\t{nw_reference(codes('TTT'), codes('ACGTACGT'), Costs.seed(0, 1, 2, 1))}"
     target = tmp_path / "never.tsv"
-    for bad, message in [(["align", str(fasta)], "--all-vs-all"), (["align", str(fasta), "--costs", "1,2"], "4 comma"),
+    for bad, message in [(["align", str(fasta)], "--all-vs-all"), (["align", str(fasta), str(fasta), "--costs", "1,2"], "4 comma"),
                          (["dtw", str(tmp_path / "none.csv")], "no such file")]:  # fmt: skip
         done = run_cli(*bad, "-o", str(target))
         assert done.returncode == 1 and message in done.stderr and done.stderr.count("\n") == 1

@@ -244,6 +244,7 @@ def helper_on_cpu(monkeypatch):
     monkeypatch.setattr(seqcompare.gpu.scan, "upload_index", cpu_stand_in_for_upload_index)
     monkeypatch.setattr(seqcompare.gpu.scan, "device_occurrences", cpu_stand_in_for_device_occurrences)
     monkeypatch.setattr(scan_helper, "_start_cuda", lambda: None)
+    monkeypatch.setattr(seqcompare.gpu._runtime, "require_gpu_quickly", lambda: None)
     return monkeypatch
 
 
@@ -255,7 +256,7 @@ def test_cli_gpu_helper_process_output_equals_the_in_process_scan(helper_on_cpu,
     reads = os.path.join(EXAMPLE, "reads.fastq")
     signatures = os.path.join(EXAMPLE, "signatures.fasta")
     helped, plain = tmp_path / "helped.txt", tmp_path / "plain.txt"
-    assert main(["scan", reads, signatures, "--device", "cuda", "-k", "7", "-q", "-o", str(helped), *options]) == 0
+    assert main(["scan", reads, signatures, "--device", "cuda", "--kmer", "7", "-q", "-o", str(helped), *options]) == 0
     assert main(["scan", reads, signatures, "--device", "cpu", "-q", "-o", str(plain), *options]) == 0
     assert helped.read_text() == plain.read_text() and helped.read_text().count("\n") >= 5
 

@@ -9,12 +9,28 @@ from __future__ import annotations
 import os
 
 from numba import njit, types
+from numba.core import event
 from numba.extending import intrinsic
+
+from .progress import notice_compilation
 
 # A forced SIMD width (seqcompare._simd) changes compiled code that Numba's cache key cannot see.
 _USE_CACHE = os.environ.get("SEQCOMPARE_DISABLE_NUMBA_CACHE", "") in ("", "0") and not os.environ.get(
     "SEQCOMPARE_VECTOR_BYTES"
 )
+
+
+class _CompileListener(event.Listener):
+    """Tells :mod:`seqcompare.progress` when Numba compiles (it fires only on a cache miss, not on a load)."""
+
+    def on_start(self, ev):
+        notice_compilation()
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", _CompileListener())
 
 # fastmath stays off: every kernel here is integer or must propagate NaN exactly.
 DEFAULT_OPTIONS = {"nogil": True, "cache": _USE_CACHE, "fastmath": False}

@@ -191,7 +191,7 @@ def _joined(blocks) -> np.ndarray:
 _removals: list = []  # threads removing earlier runs' shared-memory files
 
 
-def _finish_removals() -> None:
+def finish_removals() -> None:
     """Wait until the shared-memory files of earlier runs are gone (the interpreter also waits at exit)."""
     while _removals:
         _removals.pop().join()
@@ -483,7 +483,7 @@ def run_hamming_tiles(client, encoded, sink, *, method: str, cap: int, device: s
         output, extra = "knn", {"k": sink.k}
     elif isinstance(sink, MatrixSink) and sink.path is not None:
         sink.matrix.flush()
-        output, extra = "npy", {"path": sink._temp}
+        output, extra = "npy", {"path": sink.temporary_path}
     # Plane-based methods get their operands as bit planes: a third of the bytes to move for DNA.
     planes = method in ("auto", "bitpack", "bitmma") and packer == "planes"
     job = _HammingJob(encoded.space, encoded.table, method, cap, device, output, encoded.symmetric, dtype,
@@ -574,16 +574,18 @@ class _CccJob:
     bins: int
     upper: float
     keep_tables: bool
+    n_vectors: int = 0  # for CoMet's checksum (0: not asked for)
 
 
 def _ccc_slab(blocks, offset: int, items: tuple, job: _CccJob):
     """One slab on a worker: its items of the rows in ``blocks`` (the first at global row ``offset``)."""
     from .correlation.api import Histogram, _Sink, compute
-    from .correlation.checksum import Checksum
+    from .correlation.checksum import Checksum, CometChecksum
 
     codes = _joined(blocks)
     histogram = Histogram(job.bins, job.way, job.upper) if job.bins else None
-    sink = _Sink(job.way, job.metric, job.limits, histogram, Checksum(), job.keep_tables, offset=offset)
+    comet = CometChecksum(job.n_vectors) if job.n_vectors else None
+    sink = _Sink(job.way, job.metric, job.limits, histogram, Checksum(), job.keep_tables, offset=offset, comet=comet)
     if job.method == "blas":
         threads = _worker_threads()
         try:
@@ -595,7 +597,7 @@ def _ccc_slab(blocks, offset: int, items: tuple, job: _CccJob):
                 compute(codes, job.metric, job.way, job.method, sink, items)
     else:
         compute(codes, job.metric, job.way, job.method, sink, items)
-    return sink.parts, sink.checksum, None if histogram is None else histogram.counts
+    return sink.parts, sink.checksum, None if histogram is None else histogram.counts, comet
 
 
 def _equal_work_cuts(work: np.ndarray, parts: int, align: int) -> list:
@@ -629,7 +631,8 @@ def run_ccc(client, codes: np.ndarray, metric, way: int, method: str, sink, slab
     blocks = placement.blocks(placement.copy(codes), list(itertools.pairwise(bounds)))
     _log.info("ccc: rows placed in %.2f s", time.perf_counter() - start)
     job = _CccJob(metric, way, method, sink.limits, 0 if sink.histogram is None else sink.histogram.counts.shape[1],
-                  0.0 if sink.histogram is None else float(sink.histogram.edges[-1]), sink.keep_tables)  # fmt: skip
+                  0.0 if sink.histogram is None else float(sink.histogram.edges[-1]), sink.keep_tables,
+                  n if sink.comet is not None else 0)  # fmt: skip
     tasks = {}
     for s, (a, b) in enumerate(itertools.pairwise(bounds)):
         if way == 2 and method == "bitmma":  # pairs (q < r, r) for r in the slab: rows 0..b
@@ -637,12 +640,23 @@ def run_ccc(client, codes: np.ndarray, metric, way: int, method: str, sink, slab
         else:  # pairs (i, j > i) or triples with pivot i in the slab: rows a..n
             tasks[s] = (_ccc_slab, list(range(s, len(blocks))), a, (0, b - a), job)
 
-    def consume(_, result):
-        parts_, checksum, counts = result
+    slab_items = {}
+    for s, (a, b) in enumerate(itertools.pairwise(bounds)):
+        rows = np.arange(a, b, dtype=np.int64)
+        if way == 3:
+            slab_items[s] = int(np.sum((n - 1 - rows) * (n - 2 - rows) // 2))
+        else:
+            slab_items[s] = int(np.sum(rows if method == "bitmma" else n - 1 - rows))
+
+    def consume(slab, result):
+        parts_, checksum, counts, comet = result
         sink.parts.extend(parts_)
         sink.checksum.merge(checksum)
+        if comet is not None:
+            sink.comet.merge(comet)
         if counts is not None:
             sink.histogram.counts += counts
+        sink.report.update(slab_items[slab])
 
     try:
         _run_tasks(client, blocks, tasks, consume)

@@ -6,11 +6,11 @@ Every sink has ``add(tile, block)`` (tiles arrive in any order, each once) and `
 from __future__ import annotations
 
 import os
-import tempfile
 
 import numpy as np
 
 from .engine import Tile
+from .io.output import PendingFile
 
 
 class MatrixSink:
@@ -25,21 +25,26 @@ class MatrixSink:
     symmetric : bool
     dtype : dtype
     path : str, optional
-        Write an ``.npy`` memmap here: built in a temporary file beside it and renamed on
-        :meth:`finish`, so a failed run leaves nothing behind (call :meth:`abort`).
+        Write an ``.npy`` memmap here: built in a temporary file (:attr:`temporary_path`, see
+        :class:`~seqcompare.io.output.PendingFile`) and put in place by :meth:`finish`, so a failed run leaves
+        nothing behind (call :meth:`abort`).
     """
 
     def __init__(self, shape, symmetric: bool, dtype=np.int32, path: str | os.PathLike | None = None):
         self.symmetric = symmetric
         self.path = None if path is None else os.fspath(path)
-        self._temp = None
+        self._pending = None
         if self.path is None:
             self.matrix = np.zeros(shape, dtype=dtype)
         else:
-            directory = os.path.dirname(os.path.abspath(self.path))
-            handle, self._temp = tempfile.mkstemp(prefix=".seqcompare-", suffix=".npy", dir=directory)
-            os.close(handle)
-            self.matrix = np.lib.format.open_memmap(self._temp, mode="w+", dtype=dtype, shape=shape)
+            self._pending = PendingFile(self.path, suffix=".npy")
+            self.matrix = np.lib.format.open_memmap(self._pending.path, mode="w+", dtype=dtype, shape=shape)
+
+    @property
+    def temporary_path(self) -> str | None:
+        """Where the ``.npy`` is being built (None in memory, or once finished): other processes writing tiles
+        (Dask workers) open this file."""
+        return None if self._pending is None else self._pending.path
 
     def add(self, tile: Tile, block: np.ndarray) -> None:
         self.matrix[tile.row_start : tile.row_stop, tile.col_start : tile.col_stop] = block
@@ -47,23 +52,23 @@ class MatrixSink:
             self.matrix[tile.col_start : tile.col_stop, tile.row_start : tile.row_stop] = block.T
 
     def finish(self) -> np.ndarray:
-        if self._temp is None:
+        if self._pending is None:
             return self.matrix
         self.matrix.flush()
         del self.matrix
-        os.replace(self._temp, self.path)
-        self._temp = None
-        return np.load(self.path, mmap_mode="r")
+        # Mapped before it is put in place: the mapping stays valid whether the file is renamed or copied
+        # through a link or into a device and then removed.
+        result = np.load(self._pending.path, mmap_mode="r")
+        self._pending.commit()
+        self._pending = None
+        return result
 
     def abort(self) -> None:
-        """Remove the partial file of an interrupted run."""
-        if self._temp is not None:
+        """Remove the partial file of an interrupted run (nothing once finished)."""
+        if self._pending is not None:
             self.matrix = None
-            try:
-                os.unlink(self._temp)
-            except FileNotFoundError:
-                pass
-            self._temp = None
+            self._pending.abort()
+            self._pending = None
 
 
 class PairsSink:

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .. import validation
 from ..errors import InputError
-from .checksum import Checksum
+from ..progress import SILENT, reporter
+from .checksum import Checksum, CometChecksum
 from .formulas import DEFAULT_PARAM, MAX_EXACT_TALLY, Metric, counts, marginals, max_tally, tables, values
 
 METHODS = ("auto", "reference", "blas", "bitmma")
@@ -22,6 +24,10 @@ class Threshold:
     Classes count the entry's allele-1 ("H") bits: LL, LH (both off-diagonal entries), HH for 2-way; LLL, LLH,
     LHH, HHH for 3-way. The optional combined threshold also keeps the all-L and all-H entries of a table when
     both are positive and their sum is greater than it (CoMet's ``tLLHH`` / ``tLLLHHH``).
+
+    As in CoMet, values are compared in single precision: ``float32(value) > t``, and the combined test adds the
+    two values as float32. So exactly the entries CoMet writes are kept, including those whose float64 value is
+    a hair above ``t`` but rounds to ``t`` or below.
     """
 
     by_class: tuple
@@ -29,25 +35,48 @@ class Threshold:
 
     @classmethod
     def parse(cls, text, way: int) -> Threshold:
-        """A float (every class), or ``way + 2`` comma-separated floats: the classes, then the combined one."""
+        """A number (every class), or ``way + 2`` comma-separated numbers: the classes, then the combined one.
+
+        Raises
+        ------
+        ValueError
+            If a part is not a finite number, or there are neither 1 nor ``way + 2`` parts.
+        """
         if isinstance(text, Threshold):
             return text
-        parts = [float(x) for x in str(text).split(",")] if isinstance(text, str) else [float(text)]
-        if len(parts) == 1:
-            return cls((parts[0],) * (way + 1))
-        if len(parts) != way + 2:
+        if isinstance(text, str):
+            parts = text.split(",")
+        elif isinstance(text, bool) or not isinstance(text, (int, float, np.integer, np.floating)):
+            raise TypeError(f"threshold must be a number or a string of numbers, not {text!r}")
+        else:
+            parts = [text]
+        values = []
+        for part in parts:
+            try:
+                value = float(part)
+            except ValueError:
+                raise ValueError(f"{str(part).strip()!r} is not a number") from None
+            if not np.isfinite(value):
+                raise ValueError(f"{str(part).strip()!r} is not a finite number")
+            values.append(value)
+        if len(values) == 1:
+            return cls((values[0],) * (way + 1))
+        if len(values) != way + 2:
             names = ",".join("t" + name for name in CLASS_NAMES[way])
-            raise InputError(f"threshold: give one value or {way + 2} ({names}), got {len(parts)}")
-        return cls(tuple(parts[:-1]), parts[-1])
+            raise ValueError(f"give one value or {way + 2} ({names}), not {len(values)}")
+        return cls(tuple(values[:-1]), values[-1])
 
     def passed(self, flat_values: np.ndarray, way: int) -> np.ndarray:
-        """Boolean ``(n, 2**way)``: which entries of each table are kept."""
+        """Boolean ``(n, 2**way)``: which entries of each table are kept (compared as CoMet compares them)."""
+        single = np.asarray(flat_values).astype(np.float32)
         high_bits = np.array([bin(e).count("1") for e in range(1 << way)])
         limits = np.asarray(self.by_class, dtype=np.float64)[high_bits]
-        keep = flat_values > limits
+        keep = single > limits
         if self.combined is not None:
-            low, high = flat_values[:, 0], flat_values[:, -1]
-            both = (low > 0) & (high > 0) & (low + high > self.combined)
+            low, high = single[:, 0], single[:, -1]
+            # float32 sum (as CoMet adds them), compared with the threshold in float64: a bare Python float
+            # would be cast to float32 for the comparison (NumPy's promotion rules), which CoMet does not do.
+            both = (low > 0) & (high > 0) & ((low + high).astype(np.float64) > np.float64(self.combined))
             keep[:, 0] |= both
             keep[:, -1] |= both
         return keep
@@ -66,7 +95,9 @@ class CCCResult:
     ``entry_value``, in the same order.
 
     Always: ``checksum`` (:class:`~seqcompare.correlation.checksum.Checksum`), ``comparisons`` (items x fields, as
-    CoMet counts), ``seconds``, and ``histogram`` (``edges``, ``counts`` per class) when asked for.
+    CoMet counts), ``seconds``; when asked for, ``histogram`` (``edges``, ``counts`` per class) and
+    ``comet_checksum`` (:class:`~seqcompare.correlation.checksum.CometChecksum`, what CoMet prints as
+    "metrics checksum").
     """
 
     way: int
@@ -81,6 +112,7 @@ class CCCResult:
     entry_bits: np.ndarray | None = None
     entry_value: np.ndarray | None = None
     histogram: dict | None = None
+    comet_checksum: CometChecksum | None = None
     seconds: float = 0.0
     method: str = ""
     extra: dict = field(default_factory=dict)
@@ -137,27 +169,42 @@ def _codes_of(genotypes, metric_name: str) -> np.ndarray:
         raise InputError(str(exc)) from None
 
 
-def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, multiplier: float | None = None,
+def _genotypes_of(genotypes):
+    """A path is read (:func:`~seqcompare.io.genotypes.read_genotypes`); anything else is used as it is."""
+    if isinstance(genotypes, (str, bytes)) or hasattr(genotypes, "__fspath__"):
+        from ..io.genotypes import read_genotypes
+
+        return read_genotypes(genotypes)
+    return genotypes
+
+
+def ccc(genotypes, *, way: int = 2, metric: str = "auto", sparse: bool = True, multiplier: float | None = None,
         param: float = DEFAULT_PARAM, threshold=None, method: str = "auto", device: str = "cpu",
-        histogram: int | None = None, keep_tables: bool = False, client=None) -> CCCResult:  # fmt: skip
+        histogram: int | None = None, keep_tables: bool = False, comet_checksum: bool = False, client=None,
+        progress=False) -> CCCResult:  # fmt: skip
     """CoMet's Custom Correlation Coefficient (or DUO) between every pair or triple of genotype vectors.
 
     Parameters
     ----------
-    genotypes : Genotypes or array_like
-        A :class:`~seqcompare.io.genotypes.Genotypes` (from VCF, PLINK or CoMet's binary), or an integer
-        array ``(n_vectors, n_fields)`` of allele-1 copy counts (0..2 for CCC, 0..1 for DUO; -1 = missing).
+    genotypes : Genotypes, path or array_like
+        A :class:`~seqcompare.io.genotypes.Genotypes`, a file to read (VCF, PLINK, see
+        :func:`~seqcompare.io.genotypes.read_genotypes`), or an integer array ``(n_vectors, n_fields)`` of
+        allele-1 copy counts (0..2 for CCC, 0..1 for DUO; -1 = missing).
     way : {2, 3}
         Pairs or triples (``i < j < k`` only).
-    metric : {"ccc", "duo"}
+    metric : {"auto", "ccc", "duo"}
+        ``auto``: CCC for diploid genotypes, DUO for haploid ones (as the command line decides); an array of
+        counts is taken as diploid.
     sparse : bool
         Treat missing genotypes as missing (CoMet's ``--sparse yes``); otherwise code ``10`` counts as one copy
         of each allele, as in CoMet's non-sparse mode.
     multiplier, param : float
-        M (default 9/2 for CCC, 4 for DUO) and gamma (default 2/3).
+        M > 0 (default 9/2 for CCC, 4 for DUO) and gamma in [0, 1] (default 2/3): in that range every weight
+        ``1 - gamma f`` lies in [0, 1] and every value in [0, M].
     threshold : float or str, optional
-        Keep only entries whose value is greater than it; ``"tLL,tLH,tHH,tLLHH"`` (3-way:
-        ``"tLLL,tLLH,tLHH,tHHH,tLLLHHH"``) for per-class thresholds (see :class:`Threshold`).
+        Keep only entries whose value is greater than it, compared in single precision as CoMet does;
+        ``"tLL,tLH,tHH,tLLHH"`` (3-way: ``"tLLL,tLLH,tLHH,tHHH,tLLLHHH"``) for per-class thresholds (see
+        :class:`Threshold`).
     method : {"auto", "reference", "blas", "bitmma"}
         ``reference``: direct loops (the oracle); ``blas``: GEMMs of allele counts on the CPU; ``bitmma``:
         1-bit tensor cores on a GPU (``device="cuda"``).
@@ -166,9 +213,13 @@ def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, mu
         Also count values per entry class in this many bins.
     keep_tables : bool
         Keep the integer tallies too (full results only).
+    comet_checksum : bool
+        Also compute CoMet's own checksum of the values (``result.comet_checksum``).
     client : dask.distributed.Client, optional
         Run on this Dask cluster (slabs of pairs or pivots as tasks; see :mod:`seqcompare.distributed`). The
         results are identical to a single-process run's.
+    progress : bool or callable
+        Report progress (see :mod:`seqcompare.progress`).
 
     Returns
     -------
@@ -176,10 +227,17 @@ def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, mu
     """
     from ..gpu._runtime import resolve_device
 
-    if way not in (2, 3):
-        raise ValueError(f"way must be 2 or 3, got {way}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    way = validation.integer(way, "way")
+    validation.choice(way, "way", (2, 3))
+    validation.choice(metric, "metric", ("auto", "ccc", "duo"))
+    validation.choice(method, "method", METHODS)
+    if multiplier is not None:
+        multiplier = validation.real(multiplier, "multiplier", above=0.0)
+    param = validation.real(param, "param", minimum=0.0, maximum=1.0)
+    histogram = validation.optional_integer(histogram, "histogram", minimum=1)
+    genotypes = _genotypes_of(genotypes)
+    if metric == "auto":
+        metric = "duo" if getattr(genotypes, "ploidy", 2) == 1 else "ccc"
     metric_ = Metric(metric, sparse, multiplier, param)
     shape = np.shape(getattr(genotypes, "codes", genotypes))
     largest = max_tally(shape[-1] if len(shape) == 2 else 0, way, metric_)
@@ -193,19 +251,29 @@ def ccc(genotypes, *, way: int = 2, metric: str = "ccc", sparse: bool = True, mu
         method = "bitmma" if device == "cuda" else "blas"
     if (method == "bitmma") != (device == "cuda"):
         raise ValueError(f"method {method!r} runs on {'cuda' if method == 'bitmma' else 'the cpu'}, not {device!r}")
-    limits = Threshold.parse(threshold, way) if threshold is not None else None
+    try:
+        limits = Threshold.parse(threshold, way) if threshold is not None else None
+    except ValueError as exc:
+        raise ValueError(f"threshold: {exc}") from None
     result = CCCResult(way, metric_, n_vectors, n_fields, Checksum(), method=method)
+    if comet_checksum:
+        result.comet_checksum = CometChecksum(n_vectors)
     hist = Histogram(histogram, way, _value_bound(metric_, way)) if histogram else None
-    sink = _Sink(way, metric_, limits, hist, result.checksum, keep_tables)
+    sink = _Sink(way, metric_, limits, hist, result.checksum, keep_tables, comet=result.comet_checksum)
     start = time.perf_counter()
-    if client is not None:
-        if method == "reference":
-            raise ValueError("the distributed engine runs the 'blas' and 'bitmma' methods, not 'reference'")
-        from ..distributed import run_ccc
+    items = n_vectors * (n_vectors - 1) // 2 if way == 2 else n_vectors * (n_vectors - 1) * (n_vectors - 2) // 6
+    sink.report = reporter(progress, items, "pair" if way == 2 else "triple", f"{way}-way {metric}")
+    try:
+        if client is not None:
+            if method == "reference":
+                raise ValueError("the distributed engine runs the 'blas' and 'bitmma' methods, not 'reference'")
+            from ..distributed import run_ccc
 
-        run_ccc(client, codes, metric_, way, method, sink)
-    else:
-        compute(codes, metric_, way, method, sink)
+            run_ccc(client, codes, metric_, way, method, sink)
+        else:
+            compute(codes, metric_, way, method, sink)
+    finally:
+        sink.report.close()
     sink.finish(result)
     result.seconds = time.perf_counter() - start
     result.histogram = hist.as_dict() if hist else None
@@ -236,6 +304,7 @@ def compute(codes: np.ndarray, metric: Metric, way: int, method: str, sink, item
             raise ValueError("the reference method computes everything at once")
         index, table, _, _ = reference_tables(codes, way, metric)
         sink.add(index, table, defined, ones)
+        sink.report.update(len(index))
     else:
         _run_blas(a, d, defined, ones, engine_metric, way, sink, items=items)
 
@@ -252,11 +321,13 @@ class _Sink:
     """Turns blocks of tables into values and hands them to the requested outputs. Indices handed in are
     local to the rows computed; ``offset`` (the first row's global index) makes them global."""
 
-    def __init__(self, way, metric, limits, histogram, checksum, keep_tables, offset: int = 0):
+    def __init__(self, way, metric, limits, histogram, checksum, keep_tables, offset: int = 0, comet=None):
         self.way, self.metric, self.limits = way, metric, limits
         self.histogram, self.checksum, self.keep_tables = histogram, checksum, keep_tables
+        self.comet = comet
         self.offset = offset
         self.parts: list = []
+        self.report = SILENT
 
     def add(self, index: np.ndarray, table: np.ndarray, defined: np.ndarray, ones: np.ndarray) -> None:
         """Items ``index`` (``(n, way)``, ascending per row) with their integer tables."""
@@ -279,6 +350,8 @@ class _Sink:
             self.histogram.add(flat)
         if self.limits is None:
             self.checksum.add(index, flat, way)
+            if self.comet is not None:
+                self.comet.add_entries(index, flat, way)
             self.parts.append((index, value, table if self.keep_tables else None))
             return
         keep = self.limits.passed(flat, way)
@@ -287,6 +360,8 @@ class _Sink:
 
     def _keep_entries(self, index, entry, value) -> None:
         self.checksum.add_entries(index, value, self.way, entry)
+        if self.comet is not None:
+            self.comet.add_entries(index, value, self.way, entry)
         self.parts.append((index, entry, value))
 
     def finish(self, result: CCCResult) -> None:
@@ -326,9 +401,11 @@ def _run_blas(a, d, defined, ones, metric, way, sink, block_items: int = 1 << 22
             i, j = np.nonzero(np.arange(r0, n)[None, :] > np.arange(r0, r1)[:, None])
             index = np.stack([i + r0, j + r0], axis=1)
             sink.add(index, tables(block[i, j], 2, metric.counted_bits), defined, ones)
+            sink.report.update(len(index))
         return
     for i in range(first, min(last, n - 2)):
         block = products.pivot(i)
         j, k = np.triu_indices(n - i - 1, 1)
         index = np.stack([np.full(j.size, i), j + i + 1, k + i + 1], axis=1)
         sink.add(index, tables(block[j, k], 3, metric.counted_bits), defined, ones)
+        sink.report.update(len(index))

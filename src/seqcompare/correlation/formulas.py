@@ -1,9 +1,10 @@
 """CoMet's CCC and DUO, from exact integer tallies to values: the one implementation every path shares.
 
 Every method (reference loops, CPU BLAS, GPU tensor cores) produces the same integer *products* of allele
-counts; this module turns them into 2x2 (2x2x2) tables and then into values with one fixed sequence of
-float64 operations, so that values, thresholds and checksums agree bit for bit across methods. (The GPU's
-on-device thresholding repeats the same sequence in CUDA with floating-point contraction off.)
+counts; this module turns them into 2x2 (2x2x2) tables and then into values with CoMet's own sequence of
+float64 operations (its ``formulas.hh``: reciprocals, then products, in its order), so that values, thresholds
+and checksums agree bit for bit across methods and with CoMet's double-precision build. (The GPU's on-device
+thresholding repeats the same sequence in CUDA with floating-point contraction off.)
 
 Counts (spec/ccc.md 2.1): a vector's field ``f`` holds ``n1(f)`` copies of allele 1 and ``n0 = C - n1`` of
 allele 0, where C (counted bits per element) is 2 for CCC and 1 for DUO. With ``a = n1`` (0 where the field is
@@ -113,46 +114,89 @@ def tables(products: np.ndarray, way: int, counted_bits: int) -> np.ndarray:
     return out.reshape(products.shape[:-1] + (2,) * way)
 
 
+def vector_frequencies(defined: np.ndarray, ones: np.ndarray, metric: Metric, way: int):
+    """The per-vector parts of CoMet's values: ``(freq, recip_sum)``.
+
+    ``freq[v, b]`` is vector ``v``'s frequency of allele ``b``, ``f = ((1 / C) * recip_c) * s_b`` with
+    ``s_1 = ones``, ``s_0 = C c - ones`` and ``recip_c = 1 / c`` (non-sparse: ``1 / m``), exactly as CoMet's
+    ``formulas.hh`` computes it; NaN where ``c = 0``. ``recip_sum`` is the factor that turns a tally into the
+    joint frequency where it does not depend on the item: ``(1 / C**way) * (1 / m)`` in non-sparse mode; None in
+    sparse mode (it is then per item, see :func:`values`). 2-way sparse frequencies are per pair instead (CoMet
+    derives both reciprocals from one shared division): ``freq`` is None there.
+    """
+    c = np.asarray(defined, dtype=np.int64)
+    s1 = np.asarray(ones, dtype=np.int64)
+    counted = metric.counted_bits
+    inv_c = 1.0 / counted
+    with np.errstate(divide="ignore", invalid="ignore"):
+        recip_c = 1.0 / c
+        if metric.sparse and way == 2:
+            return None, None
+        freq = np.stack([(inv_c * recip_c) * (counted * c - s1), (inv_c * recip_c) * s1], axis=-1)
+        if metric.sparse:
+            return freq, None
+        recip_m = recip_c.flat[0] if c.size else 0.0  # non-sparse: every vector has m defined fields
+        return freq, (1.0 / counted**way) * recip_m
+
+
 def values(table: np.ndarray, defined: list, ones: list, metric: Metric) -> np.ndarray:
-    """CCC/DUO values (float64) of tables ``[..., 2, 2(, 2)]`` with each operand's marginals.
+    """CCC/DUO values (float64) of tables ``[..., 2, 2(, 2)]`` with each operand's marginals, bit for bit as
+    CoMet's double-precision build computes them.
 
     Parameters
     ----------
     table : int array
         Exact tallies, entry index = allele bits in operand order.
     defined, ones : lists of int arrays (one per operand, broadcastable to ``table.shape[:-way]``)
-        ``c`` (defined fields) and ``s1`` (allele-1 copies over them) of each operand.
+        ``c`` (defined fields; ``m`` for every vector in non-sparse mode) and ``s1`` (allele-1 copies over them)
+        of each operand.
 
     Notes
     -----
     ``value = M * f_xyz * (1 - g f_lo) * (1 - g f_mid) * (1 - g f_hi)``, multiplied left to right, with the
-    operands' frequencies sorted ascending (CoMet's rule, which makes values symmetric bit for bit);
-    0 where an operand has no defined field or the table is empty.
+    operands' frequencies sorted ascending (CoMet's rule, which makes values symmetric bit for bit); 0 where an
+    operand has no defined field or the table is empty. The frequencies use CoMet's reciprocals
+    (``formulas.hh``): ``f_x = ((1 / C) * recip_x) * s_x`` and ``f_xyz = recip_sum * r``, where
+
+    - 2-way sparse: one division per pair, ``recip = 1 / (c_min * c_max * total)``, then
+      ``recip_i = c_j * total * recip``, ``recip_j = c_i * total * recip``, ``recip_sum = c_min * c_max * recip``;
+    - 3-way sparse: ``recip_x = 1 / c_x`` and ``recip_sum = 1 / total``;
+    - non-sparse: ``recip_x = 1 / m`` and ``recip_sum = (1 / C**way) * (1 / m)``.
     """
     way = len(defined)
     table = np.asarray(table, dtype=np.int64)
     batch = table.shape[:-way]
     total = table.reshape(batch + (1 << way,)).sum(axis=-1)
-    C = float(metric.counted_bits)
+    counted = metric.counted_bits
+    inv_c = 1.0 / counted
     gamma = float(metric.param)
-    out = np.empty(table.shape, dtype=np.float64)
-    for bits in product((0, 1), repeat=way):
-        frequencies = []
-        for x, bit in enumerate(bits):
-            c = np.broadcast_to(np.asarray(defined[x], dtype=np.int64), batch)
-            s1 = np.broadcast_to(np.asarray(ones[x], dtype=np.int64), batch)
-            s = s1 if bit else metric.counted_bits * c - s1
-            with np.errstate(divide="ignore", invalid="ignore"):
-                frequencies.append(s / (C * c))
-        frequencies = _sorted(frequencies)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = float(metric.multiplier) * (table[(...,) + bits] / total)
-        for f in frequencies:
-            value = value * (1.0 - gamma * f)
-        zero = total == 0
+    c = [np.broadcast_to(np.asarray(defined[x], dtype=np.int64), batch) for x in range(way)]
+    s1 = [np.broadcast_to(np.asarray(ones[x], dtype=np.int64), batch) for x in range(way)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if metric.sparse and way == 2:
+            f_ci, f_cj, f_cij = c[0].astype(np.float64), c[1].astype(np.float64), total.astype(np.float64)
+            c_min, c_max = np.minimum(f_ci, f_cj), np.maximum(f_ci, f_cj)
+            recip = 1.0 / (c_min * c_max * f_cij)
+            recip_c = [f_cj * f_cij * recip, f_ci * f_cij * recip]
+            recip_sum = c_min * c_max * recip
+        elif metric.sparse:
+            recip_c = [1.0 / c[x] for x in range(way)]
+            recip_sum = 1.0 / total
+        else:
+            recip_m = 1.0 / c[0]
+            recip_c = [recip_m] * way
+            recip_sum = (1.0 / counted**way) * recip_m
+        zero = total == 0 if metric.sparse else np.zeros(batch, dtype=bool)
         for x in range(way):
-            zero = zero | (np.broadcast_to(np.asarray(defined[x]), batch) == 0)
-        out[(...,) + bits] = np.where(zero, 0.0, value)
+            zero = zero | (c[x] == 0)
+        out = np.empty(table.shape, dtype=np.float64)
+        for bits in product((0, 1), repeat=way):
+            frequencies = [(inv_c * recip_c[x]) * (s1[x] if bit else counted * c[x] - s1[x])
+                           for x, bit in enumerate(bits)]  # fmt: skip
+            value = float(metric.multiplier) * (recip_sum * table[(...,) + bits])
+            for f in _sorted(frequencies):
+                value = value * (1.0 - gamma * f)
+            out[(...,) + bits] = np.where(zero, 0.0, value)
     return out
 
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import validation
 from ..errors import InputError
+from ..progress import SILENT, reporter
 from .costs import Costs
 from .._simd import lanes_of
 from .kernels import BIG, dtw_lanes, dtw_pairs, nw_pairs, nw_traceback
@@ -72,7 +74,7 @@ def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
     return np.stack([np.arange(n_targets), np.arange(n_targets)], axis=1).astype(np.int64)
 
 
-def _run(kernel, plan, threads, weights, *args):
+def _run(kernel, plan, threads, weights, *args, report=SILENT):
     threads = threads or os.cpu_count() or 1
     out = np.empty(len(plan), dtype=args[-1])
     if len(plan) == 0:
@@ -83,9 +85,12 @@ def _run(kernel, plan, threads, weights, *args):
     bounds = np.unique(np.concatenate([[0], cuts, [len(plan)]]))
     pair_t, pair_q = np.ascontiguousarray(plan[:, 0]), np.ascontiguousarray(plan[:, 1])
     fixed = args[:-1]
+    def chunk(first, last):
+        kernel(*fixed[:4], pair_t, pair_q, first, last, *fixed[4:], out)
+        report.update(last - first)
+
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda lo_hi: kernel(*fixed[:4], pair_t, pair_q, lo_hi[0], lo_hi[1], *fixed[4:], out),
-                      zip(bounds[:-1], bounds[1:])))  # fmt: skip
+        list(pool.map(chunk, bounds[:-1], bounds[1:]))
     return out
 
 
@@ -95,7 +100,8 @@ def _lane_groups(t_len: np.ndarray, q_len: np.ndarray, lanes: int) -> list:
     return [order[at : at + lanes] for at in range(0, len(order), lanes)]
 
 
-def _run_lanes(kernel, groups, threads, t_values, t_off, q_values, q_off, plan, lane_dtype, value_dtype, *args):
+def _run_lanes(kernel, groups, threads, t_values, t_off, q_values, q_off, plan, lane_dtype, value_dtype, *args,
+               report=SILENT):  # fmt: skip
     """Run a lanes kernel on every group (threads over groups): pack each group's signals or codes into
     ``(length, lanes)`` arrays of ``value_dtype``, results of ``lane_dtype``, scattered back in pair order."""
     out = np.empty(len(plan), dtype=lane_dtype)
@@ -112,13 +118,15 @@ def _run_lanes(kernel, groups, threads, t_values, t_off, q_values, q_off, plan, 
         result = np.empty(len(group), dtype=lane_dtype)
         kernel(t_lanes, q_lanes, t_len, q_len, *args, result)
         out[group] = result
+        report.update(len(group))
 
     with ThreadPoolExecutor(threads or os.cpu_count() or 1) as pool:
         list(pool.map(work, groups))
     return out
 
 
-def _run_groups(groups, plan, t_len, q_len, lanes, threads, t_codes, t_off, q_codes, q_off, *steps) -> np.ndarray:
+def _run_groups(groups, plan, t_len, q_len, lanes, threads, t_codes, t_off, q_codes, q_off, *steps,
+                report=SILENT) -> np.ndarray:  # fmt: skip
     """NW scores by ``groups`` (:func:`seqcompare.dp.strips.nw_groups_linear` or ``nw_groups_affine``): pairs
     sorted by shape (little padding in a vector), threads over runs of whole vectors of about equal work."""
     threads = threads or os.cpu_count() or 1
@@ -137,6 +145,7 @@ def _run_groups(groups, plan, t_len, q_len, lanes, threads, t_codes, t_off, q_co
 
     def run(first, last):
         groups(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, *steps, out)
+        report.update(last - first)
 
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(run, bounds[:-1], bounds[1:]))
@@ -170,7 +179,7 @@ def _use_gpu(device: str, eligible: bool, why: str) -> bool:
 
 
 def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, cigar: bool = False,
-          threads: int | None = None, device: str = "cpu") -> PairScores:  # fmt: skip
+          threads: int | None = None, device: str = "cpu", progress=False) -> PairScores:  # fmt: skip
     """Global alignment scores (Needleman-Wunsch, Gotoh's affine gaps) of many pairs in one call.
 
     Parameters
@@ -179,19 +188,27 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
         Pairs are ``targets[i]`` against ``queries[i]`` by order; without ``queries``, every pair ``i < j`` of
         ``targets`` (all-vs-all); with ``pairs``, those ``(target, query)`` indices.
     costs : Costs
-        :meth:`Costs.seed` (the seed's C, X, I, D), :meth:`Costs.edit` (the default), or :meth:`Costs.scores`
+        :meth:`Costs.seed` (costs C, X, I, D to minimise), :meth:`Costs.edit` (the default), or :meth:`Costs.scores`
         (maximised scores: match/mismatch or a matrix, affine gaps).
     cigar : bool
         Also return each alignment as a CIGAR (M, I: target base against a gap, D: query base against a gap).
+    threads : int, optional
+        CPU threads (default: all cores).
     device : {"cpu", "cuda", "auto"}
         The GPU runs every cost form (scores below 2**29).
+    progress : bool or callable
+        Report progress over the pairs (see :mod:`seqcompare.progress`).
 
     Returns
     -------
     PairScores
         ``scores`` are costs (minimised) for cost forms and scores (maximised) for :meth:`Costs.scores`.
     """
-    costs = costs or Costs.edit()
+    costs = Costs.edit() if costs is None else costs
+    if not isinstance(costs, Costs):
+        raise TypeError(f"costs must be a Costs (Costs.edit(), Costs.seed(...), Costs.scores(...)), not {costs!r}")
+    threads = validation.threads(threads)
+    validation.choice(device, "device", ("cpu", "cuda", "auto"))
     t_codes, t_off, _ = _as_sequences(targets, "target")
     if queries is None:
         q_codes, q_off = t_codes, t_off
@@ -206,6 +223,7 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
     simple = _match_mismatch(sub)
     reach = longest * costs.bound
     linear = costs.insert_open == 0 and costs.delete_open == 0
+    report = reporter(progress, len(plan), "pair", "align")
     if _use_gpu(device, reach < (1 << 29), "alignment scores must stay below 2**29"):
         from ..gpu.dp import dp_on_gpu
 
@@ -214,6 +232,7 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
         raw = dp_on_gpu(kind, t_codes, t_off, q_codes, q_off, plan, match=match, mismatch=mismatch,
                         ins=costs.insert_extend, dele=costs.delete_extend, ins_open=costs.insert_open,
                         del_open=costs.delete_open, substitution=sub)  # fmt: skip
+        report.update(len(plan))
     elif simple is not None and reach < (1 << 29):
         # One pair per SIMD lane: 16-bit lanes while every score (and length) provably fits, else 32-bit.
         narrow = reach < 0x3FFF - costs.bound and longest < 0x3FFF
@@ -222,11 +241,13 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
         steps = [lane_dtype(x) for x in (*simple, costs.insert_open, costs.insert_extend, costs.delete_open,
                                           costs.delete_extend, big)]  # fmt: skip
         raw = _run_groups(groups, plan, t_len, q_len, lanes_of(np.dtype(lane_dtype)), threads, t_codes, t_off,
-                          q_codes, q_off, *steps)  # fmt: skip
+                          q_codes, q_off, *steps, report=report)  # fmt: skip
     else:
-        raw = _run(nw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_codes, t_off, q_codes, q_off, sub,
+        raw = _run(nw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_codes, t_off, q_codes, q_off,
+                   np.ascontiguousarray(sub.T),
                    np.int64(costs.insert_open), np.int64(costs.insert_extend), np.int64(costs.delete_open),
-                   np.int64(costs.delete_extend), np.int64)  # fmt: skip
+                   np.int64(costs.delete_extend), np.int64, report=report)  # fmt: skip
+    report.close()
     result = PairScores(plan, costs.sign * raw, int(np.sum(t_len * q_len)))
     if cigar:
         result.cigars = _cigars(t_codes, t_off, q_codes, q_off, plan, costs, raw, threads)
@@ -238,14 +259,14 @@ def _cigars(t_codes, t_off, q_codes, q_off, plan, costs: Costs, scores, threads)
     batch's score for that pair."""
     from .reference import run_length
 
-    sub = np.ascontiguousarray(costs.substitution, dtype=np.int64)
+    cost_by_query = np.ascontiguousarray(np.asarray(costs.substitution, dtype=np.int64).T)
     steps = [np.int64(x) for x in (costs.insert_open, costs.insert_extend, costs.delete_open, costs.delete_extend)]
 
     def one(k):
         a, b = plan[k]
         t, q = t_codes[t_off[a] : t_off[a + 1]], q_codes[q_off[b] : q_off[b + 1]]
         ops = np.empty(t.size + q.size, np.uint8)
-        cost, first = nw_traceback(t, q, sub, *steps, ops)
+        cost, first = nw_traceback(t, q, cost_by_query, *steps, ops)
         if cost != scores[k]:
             raise AssertionError(f"traceback cost {cost} differs from the batch's {scores[k]} for pair {k}")
         return run_length("".join("MID"[x] for x in ops[first:].tolist()))
@@ -269,7 +290,7 @@ def _as_signals(items, what: str):
 
 
 def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
-        threads: int | None = None, device: str = "cpu") -> PairScores:  # fmt: skip
+        threads: int | None = None, device: str = "cpu", progress=False) -> PairScores:  # fmt: skip
     """Dynamic time warping with |x - y| cost of many pairs of signals in one call.
 
     Parameters
@@ -278,17 +299,31 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         Pairs ``a[i]`` against ``b[i]``; without ``b`` every pair ``i < j`` of ``a``; or ``pairs`` indices.
         Integer signals give exact int64 distances, float signals float64.
     mode : {"full", "open-end", "subsequence"}
-        ``full``: M[n][m]; ``open-end`` (the seed's): minimum over the last row, so the target may end early;
+        ``full``: M[n][m]; ``open-end``: minimum over the last row, so the target may end early;
         ``subsequence``: the query may match any stretch of the target (free start and end).
     window : int, optional
-        Sakoe-Chiba band: cells with |i - j| > max(window, |n - m|) are not used.
+        Sakoe-Chiba band. With the query's ``n`` values down the rows (``i``) and the signal's ``m`` across the
+        columns (``j``), only cells with ``-(window + max(0, n - m)) <= j - i <= window + max(0, m - n)`` are
+        used: ``window`` cells on each side of the diagonal, and the band widened by the length difference on
+        the longer series' side only, so that the last cell is always reached. This is dtaidistance's
+        ``window=window + 1`` (``dtw.distance(a, b, window=window + 1, inner_dist="euclidean")``) and tslearn's
+        ``sakoe_chiba_radius=window``, for equal and unequal lengths alike.
+    threads : int, optional
+        CPU threads (default: all cores).
     device : {"cpu", "cuda", "auto"}
         The GPU runs integer (32-bit range) and float64 signals, without a window.
+    progress : bool or callable
+        Report progress over the pairs (see :mod:`seqcompare.progress`).
+
+    Returns
+    -------
+    PairScores
+        ``scores``: int64 for integer signals (exact), float64 otherwise.
     """
-    if mode not in DTW_MODES:
-        raise ValueError(f"mode must be one of {', '.join(DTW_MODES)}; got {mode!r}")
-    if window is not None and window < 0:
-        raise ValueError(f"window must be >= 0, got {window}")
+    validation.choice(mode, "mode", tuple(DTW_MODES))
+    window = validation.optional_integer(window, "window", minimum=0)
+    threads = validation.threads(threads)
+    validation.choice(device, "device", ("cpu", "cuda", "auto"))
     t_values, t_off = _as_signals(a, "signals")
     if b is None:
         q_values, q_off = t_values, t_off
@@ -306,11 +341,13 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
             raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
     mode_code, band = np.int64(DTW_MODES[mode]), np.int64(-1 if window is None else window)
     narrow = bool(integer and len(plan) and int((t_len + q_len).max()) * spread < (1 << 29))
+    report = reporter(progress, len(plan), "pair", "dtw")
     if _use_gpu(device, (narrow or not integer or not len(plan)) and window is None,
                 "DTW needs no window, and integer signals whose distances stay below 2**29"):  # fmt: skip
         from ..gpu.dp import UNREACHABLE, dp_on_gpu
 
         raw = dp_on_gpu(1, t_values, t_off, q_values, q_off, plan, mode=int(mode_code))
+        report.update(len(plan))
         if integer:
             raw[raw >= UNREACHABLE] = BIG
     elif not integer or narrow:
@@ -318,13 +355,16 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         lane_dtype, widest, unreachable = (np.int32, 128, 1 << 30) if integer else (np.float64, 64, np.inf)
         lanes = _lanes_for(len(plan), threads, widest)
         raw = _run_lanes(dtw_lanes, _lane_groups(t_len, q_len, lanes), threads, t_values, t_off, q_values, q_off,
-                         plan, lane_dtype, lane_dtype, mode_code, band, lane_dtype(unreachable))  # fmt: skip
+                         plan, lane_dtype, lane_dtype, mode_code, band, lane_dtype(unreachable),
+                         report=report)  # fmt: skip
         raw = raw.astype(np.int64) if integer else raw
         if integer:
             raw[raw >= unreachable] = BIG
     else:
         raw = _run(dtw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_values, t_off, q_values, q_off,
-                   mode_code, band, t_values.dtype.type(BIG if integer else np.inf), t_values.dtype.type)  # fmt: skip
+                   mode_code, band, t_values.dtype.type(BIG if integer else np.inf), t_values.dtype.type,
+                   report=report)  # fmt: skip
+    report.close()
     if integer:
         undefined = raw >= BIG
         if undefined.any():

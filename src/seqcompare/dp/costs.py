@@ -1,10 +1,12 @@
-"""Alignment costs: one minimising form that covers the seed's costs, edit distance and score maximisation."""
+"""Alignment costs: one minimising form that covers plain costs, edit distance and score maximisation."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from .. import validation
 
 BASES = "ACGTN"  # codes 0..4 of seqcompare.io.sequences; substitution tables are indexed by them
 
@@ -13,7 +15,7 @@ BASES = "ACGTN"  # codes 0..4 of seqcompare.io.sequences; substitution tables ar
 class Costs:
     """Costs minimised by a global alignment (Needleman-Wunsch with Gotoh's affine gaps).
 
-    A gap of length L in the target direction (the seed's insertion, a step along a row) costs
+    A gap of length L in the target direction (an insertion, a step along a row) costs
     ``insert_open + L * insert_extend``; in the query direction (deletion) ``delete_open + L * delete_extend``.
     ``substitution[x, y]`` is the cost of aligning target code x with query code y.
 
@@ -28,12 +30,29 @@ class Costs:
     delete_extend: int = 1
     sign: int = 1
 
+    def __post_init__(self):
+        table = np.asarray(self.substitution)
+        if table.shape != (len(BASES), len(BASES)):
+            raise ValueError(f"substitution must be a {len(BASES)} x {len(BASES)} table over {', '.join(BASES)} "
+                             f"(target code, query code), not of shape {table.shape}")  # fmt: skip
+        if table.dtype.kind not in "iu":
+            if table.dtype.kind not in "f" or not np.array_equal(table, np.round(table)) or not np.isfinite(table).all():
+                raise ValueError(f"substitution must hold integers, not {table.dtype} values")
+        object.__setattr__(self, "substitution", table.astype(np.int64))
+        for name in ("insert_open", "insert_extend", "delete_open", "delete_extend"):
+            object.__setattr__(self, name, validation.integer(getattr(self, name), name))
+        if self.sign not in (1, -1):
+            raise ValueError(f"sign must be 1 or -1, not {self.sign!r}")
+
     @classmethod
     def seed(cls, match: int = 0, mismatch: int = 1, insertion: int = 1, deletion: int = 1) -> Costs:
-        """The seed's C, X, I, D (linear gaps; insertion and deletion may differ)."""
+        """Costs C (match), X (mismatch), I (insertion), D (deletion) to minimise (linear gaps; insertion and deletion may differ)."""
+        match, mismatch, insertion, deletion = (validation.integer(value, name) for value, name in
+                                                 ((match, "match"), (mismatch, "mismatch"),
+                                                  (insertion, "insertion"), (deletion, "deletion")))  # fmt: skip
         table = np.full((len(BASES), len(BASES)), mismatch, dtype=np.int64)
         np.fill_diagonal(table, match)
-        return cls(table, 0, int(insertion), 0, int(deletion))
+        return cls(table, 0, insertion, 0, deletion)
 
     @classmethod
     def edit(cls) -> Costs:
@@ -44,12 +63,23 @@ class Costs:
     def scores(cls, match: int = 1, mismatch: int = -1, gap_open: int = 0, gap_extend: int = -1,
                matrix: np.ndarray | None = None) -> Costs:  # fmt: skip
         """Score maximisation (parasail/KSW2 style): ``match``/``mismatch`` or a substitution ``matrix`` over
-        A, C, G, T, N; a gap of length L scores ``gap_open + L * gap_extend`` (both <= 0 as usual)."""
+        A, C, G, T, N, read as ``matrix[target code, query code]``; a gap of length L scores
+        ``gap_open + L * gap_extend`` (both <= 0 as usual)."""
+        match, mismatch, gap_open, gap_extend = (validation.integer(value, name) for value, name in
+                                                 ((match, "match"), (mismatch, "mismatch"), (gap_open, "gap_open"),
+                                                  (gap_extend, "gap_extend")))  # fmt: skip
         if matrix is None:
             table = np.full((len(BASES), len(BASES)), mismatch, dtype=np.int64)
             np.fill_diagonal(table, match)
         else:
-            table = np.asarray(matrix, dtype=np.int64)
+            table = np.asarray(matrix)
+            if table.shape != (len(BASES), len(BASES)):
+                raise ValueError(f"matrix must be {len(BASES)} x {len(BASES)} over {', '.join(BASES)}, not of shape "
+                                 f"{table.shape}")  # fmt: skip
+            if table.dtype.kind not in "iu" and not (table.dtype.kind == "f" and np.isfinite(table).all()
+                                                     and np.array_equal(table, np.round(table))):  # fmt: skip
+                raise ValueError(f"matrix must hold integers, not {table.dtype} values")
+            table = table.astype(np.int64)
         return cls(-table, -int(gap_open), -int(gap_extend), -int(gap_open), -int(gap_extend), sign=-1)
 
     @property

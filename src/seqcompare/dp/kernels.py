@@ -20,8 +20,10 @@ def _longest_target(t_off, pair_t, first, last):
 
 
 @jit
-def nw_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, sub, io, ie, do, de, out):
-    """Gotoh's affine NW cost of pairs ``first:last`` (target index ``pair_t[p]``, query ``pair_q[p]``)."""
+def nw_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, cost_by_query, io, ie, do, de, out):
+    """Gotoh's affine NW cost of pairs ``first:last`` (target index ``pair_t[p]``, query ``pair_q[p]``).
+    ``cost_by_query[y, x]`` is the cost of target code ``x`` against query code ``y``: the substitution table
+    transposed, so that a query row's costs are one contiguous row."""
     longest = _longest_target(t_off, pair_t, first, last)
     H = np.empty(longest + 1, np.int64)
     F = np.empty(longest + 1, np.int64)
@@ -38,7 +40,7 @@ def nw_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, sub, i
             diag = H[0]
             H[0] = do + i * de
             e = BIG
-            row = sub[q_codes[q0 + i - 1]]
+            row = cost_by_query[q_codes[q0 + i - 1]]
             for j in range(1, m + 1):
                 e = min(e + ie, H[j - 1] + io + ie)
                 f = min(F[j] + de, H[j] + do + de)
@@ -52,7 +54,8 @@ def nw_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, sub, i
 @jit
 def dtw_pairs(t_values, t_off, q_values, q_off, pair_t, pair_q, first, last, mode, band, unreachable, out):
     """DTW (|a - b|) of pairs ``first:last``; mode 0 full, 1 open end (min over the last row), 2 subsequence.
-    ``band`` < 0: no window. Works on int64 or float64 signals (``unreachable`` of the same type)."""
+    ``band`` < 0: no window; else the cells with ``-(band + max(0, n - m)) <= j - i <= band + max(0, m - n)``
+    (see :func:`seqcompare.dp.api.dtw`). Works on int64 or float64 signals (``unreachable`` of the same type)."""
     longest = _longest_target(t_off, pair_t, first, last)
     M = np.empty(longest + 1, t_values.dtype)
     for p in range(first, last):
@@ -60,7 +63,8 @@ def dtw_pairs(t_values, t_off, q_values, q_off, pair_t, pair_q, first, last, mod
         m = t_off[pair_t[p] + 1] - t0
         q0 = q_off[pair_q[p]]
         n = q_off[pair_q[p] + 1] - q0
-        width = max(band, abs(n - m)) if band >= 0 else m + n
+        below = band + max(0, n - m) if band >= 0 else m + n  # how far the band reaches under the diagonal
+        above = band + max(0, m - n) if band >= 0 else m + n  # and over it
         M[0] = 0
         for j in range(1, m + 1):
             M[j] = 0 if mode == 2 else unreachable
@@ -68,8 +72,8 @@ def dtw_pairs(t_values, t_off, q_values, q_off, pair_t, pair_q, first, last, mod
             diag = M[0]
             M[0] = unreachable
             x = q_values[q0 + i - 1]
-            lo = max(1, i - width)
-            hi = min(m, i + width)
+            lo = max(1, i - below)
+            hi = min(m, i + above)
             for j in range(1, lo):
                 diag = M[j]
                 M[j] = unreachable
@@ -105,9 +109,11 @@ def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
     D = np.empty((M + 1, L), dtype)
     diag = np.empty(L, dtype)
     best_last = np.empty(L, dtype)
-    width = np.empty(L, np.int64)
+    below = np.empty(L, np.int64)  # the band's reach under and over the diagonal, as in dtw_pairs
+    above = np.empty(L, np.int64)
     for lane in range(L):
-        width[lane] = max(band, abs(q_len[lane] - t_len[lane])) if band >= 0 else M + N
+        below[lane] = band + max(0, q_len[lane] - t_len[lane]) if band >= 0 else M + N
+        above[lane] = band + max(0, t_len[lane] - q_len[lane]) if band >= 0 else M + N
         best_last[lane] = unreachable
     for j in range(M + 1):
         for lane in range(L):
@@ -143,7 +149,7 @@ def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
                     x, y = q[lane], t[lane]
                     cost = x - y if x >= y else y - x
                     value = best + cost if best < unreachable else unreachable
-                    outside = (i - j > width[lane]) or (j - i > width[lane])
+                    outside = (i - j > below[lane]) or (j - i > above[lane])
                     row[lane] = unreachable if outside else value
         for lane in range(L):
             if q_len[lane] == i:
@@ -159,10 +165,11 @@ def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
 
 
 @jit
-def nw_traceback(t, q, sub, io, ie, do, de, ops):
+def nw_traceback(t, q, cost_by_query, io, ie, do, de, ops):
     """Gotoh NW with a traceback: fills ``ops`` (length >= n + m) from the end with 0 = M, 1 = I (target
     base against a gap), 2 = D (query base against a gap); returns ``(cost, first)`` with the alignment in
-    ``ops[first:]``. Two bits per cell and state record where each of H, E and F came from."""
+    ``ops[first:]``. Two bits per cell and state record where each of H, E and F came from. ``cost_by_query``
+    as :func:`nw_pairs` takes it."""
     m, n = t.size, q.size
     H = np.empty(m + 1, np.int64)
     F = np.empty(m + 1, np.int64)
@@ -178,7 +185,7 @@ def nw_traceback(t, q, sub, io, ie, do, de, ops):
         H[0] = do + i * de
         where[i, 0] = 2 | 8 if i > 1 else 2
         e = BIG
-        row = sub[q[i - 1]]
+        row = cost_by_query[q[i - 1]]
         for j in range(1, m + 1):
             e_open = H[j - 1] + io + ie
             e_ext = e + ie

@@ -95,12 +95,12 @@ def cigar_cost(target, query, cigar: str, costs: Costs):
 
 
 def dtw_reference(target, query, *, mode: str = "full", window: int | None = None):
-    """DTW with |a - b| cost (spec/dp.md): ``full`` M[n][m]; ``open-end`` (the seed's) min over the last row;
-    ``subsequence`` free start and end in the target. ``window``: cells with |i - j| > max(window, |n - m|)
-    are not allowed (Sakoe-Chiba band)."""
+    """DTW with |a - b| cost (spec/dp.md): ``full`` M[n][m]; ``open-end`` min over the last row;
+    ``subsequence`` free start and end in the target. ``window``: only cells with
+    ``-(window + max(0, n - m)) <= j - i <= window + max(0, m - n)`` are allowed (a Sakoe-Chiba band widened
+    on the longer side, as dtaidistance's ``window=window + 1``)."""
     t, q = list(target), list(query)
     m, n = len(t), len(q)
-    band = None if window is None else max(window, abs(n - m))
     M = [[INF] * (m + 1) for _ in range(n + 1)]
     M[0][0] = 0
     if mode == "subsequence":
@@ -108,7 +108,7 @@ def dtw_reference(target, query, *, mode: str = "full", window: int | None = Non
             M[0][j] = 0
     for i in range(1, n + 1):
         for j in range(1, m + 1):
-            if band is not None and abs(i - j) > band:
+            if window is not None and (i - j > window + max(0, n - m) or j - i > window + max(0, m - n)):
                 continue
             best = min(M[i - 1][j - 1], M[i - 1][j], M[i][j - 1])
             M[i][j] = abs(t[j - 1] - q[i - 1]) + best

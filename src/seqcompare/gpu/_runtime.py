@@ -31,6 +31,27 @@ def require_cupy():
     return cupy
 
 
+def require_gpu_quickly() -> None:
+    """Fail now, without importing CuPy or starting CUDA, where a GPU plainly cannot be used: CuPy is not
+    installed, or (Linux) no NVIDIA device node exists. For callers that start CUDA in another process.
+
+    Raises
+    ------
+    DeviceError
+        Saying what is missing.
+    """
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("cupy") is None:
+        raise DeviceError(
+            "device='cuda' needs CuPy and an NVIDIA GPU: pip install 'seqcompare[cuda]' "
+            "(or the cupy-cudaXXx wheel matching your CUDA driver)"
+        )
+    if sys.platform.startswith("linux") and not os.path.exists("/dev/nvidiactl"):
+        raise DeviceError("CuPy is installed but this machine has no NVIDIA GPU (no /dev/nvidiactl)")
+
+
 def available() -> bool:
     """True when CuPy imports and at least one CUDA device is visible."""
     try:

@@ -2,9 +2,9 @@
 //
 // The products T(S) of allele-count planes come from the 1-bit tensor-core GEMM of hamming.cu in matrix mode,
 // one int32 matrix per product kind (without missing data one kind, a.a, makes the whole table). The kernels
-// here make the tables and values with the sequence of double operations of seqcompare.ccc.formulas.values
-// (compiled with --fmad=false, so no contraction changes a rounding) and append the entries that pass CoMet's
-// thresholds. (Finishing in the GEMM's epilogue instead measured slower: 51 ms against 33 + 7 ms for 32,768 x
+// here make the tables and values with the sequence of double operations of CoMet's formulas.hh, which
+// seqcompare.correlation.formulas.values also follows (compiled with --fmad=false, so no contraction changes a
+// rounding), and append the entries that pass CoMet's thresholds. (Finishing in the GEMM's epilogue instead measured slower: 51 ms against 33 + 7 ms for 32,768 x
 // 32,768 without missing data; the epilogue's double work stalls the tensor cores.)
 //
 // Products of a block (rows r0.., every column): t_xy[(row - r0) * ld + col] = sum over fields of x of the row
@@ -14,38 +14,37 @@
 
 #include "hamming.cu"
 
-// Per vector and allele bit b: f[2v + b] = s_b / (C c) and w[2v + b] = 1 - gamma f[2v + b], computed on the host
-// with the formulas' own operations (the host's values are the reference).
-//
-// One entry: M * (r / total) * w_lo * w_hi, multiplied left to right, where w_lo belongs to the operand with the
-// smaller frequency: the formulas' (1 - g f_lo) (1 - g f_hi).
-__device__ __forceinline__ double ccc_value(long long r, long long total, double fq, double fr, double wq, double wr,
-                                            double multiplier) {
-    bool q_low = fq <= fr;
-    double value = multiplier * ((double)r / (double)total);
-    value = value * (q_low ? wq : wr);
-    value = value * (q_low ? wr : wq);
-    return value;
+// CoMet's thresholds compare single-precision values with double thresholds: keep when (float)value > t; the
+// combined test adds the two floats in single precision.
+__device__ __forceinline__ bool passes(double value, double limit) { return (double)(float)value > limit; }
+__device__ __forceinline__ bool passes_combined(double low, double high, double combined) {
+    float a = (float)low, b = (float)high;
+    return a > 0.0f && b > 0.0f && (double)(a + b) > combined;
 }
 
-struct Entries {
-    u32* q;
-    u32* r;
-    unsigned char* entry;
-    double* value;
-    unsigned long long* count;
-    unsigned long long capacity;
+// The values follow CoMet's formulas.hh operation by operation (this file is compiled with --fmad=false, so no
+// contraction changes a rounding): frequencies f = ((1 / C) * recip_c) * s, the joint frequency recip_sum * r,
+// then M * f_joint * (1 - g f_lo) * (1 - g f_hi), multiplied left to right over the ascending frequencies.
+// Non-sparse values, and 3-way values, take per-vector frequencies made on the host the same way
+// (seqcompare.correlation.formulas.vector_frequencies); 2-way sparse values derive both reciprocals from one
+// division per pair, as CoMet does.
+struct ValueRule {
+    int value_sparse;      // CoMet's sparse formulas (reciprocals per pair) rather than 1 / m
+    double inv_c;          // 1 / C
+    double recip_sum;      // non-sparse: (1 / C**way) * (1 / m)
+    double multiplier, gamma;
 };
 
 // The four values of pair (q, r) from its products, and which of them pass the thresholds. A screen with one
 // division per pair comes first: its values are within a few units in the last place of the exact ones, so
-// |screened| * (1 + 1e-9) bounds |exact|, and a pair whose bounds all fail cannot pass (most pairs, for useful
-// thresholds); only the others get the exact sequence of operations.
+// |screened| * (1 + 1e-6) bounds the single-precision value the threshold sees, and a pair whose bounds all fail
+// cannot pass (most pairs, for useful thresholds); only the others get the exact sequence of operations.
 __device__ __forceinline__ void pair_entries(long long aa, long long a_d, long long d_a, long long dd, int q, int r,
                                              int c_bits, const long long* __restrict__ defined,
-                                             const double* __restrict__ freq, const double* __restrict__ weight,
-                                             double multiplier, const double (&limits)[3], double combined,
-                                             double (&v)[4], bool (&keep)[4]) {
+                                             const long long* __restrict__ ones, const double* __restrict__ freq,
+                                             const double* __restrict__ weight, const ValueRule& rule,
+                                             const double (&limits)[3], double combined, double (&v)[4],
+                                             bool (&keep)[4]) {
     long long C = c_bits;
     long long table[4];
     table[3] = aa;                                   // Q 1, R 1
@@ -54,13 +53,13 @@ __device__ __forceinline__ void pair_entries(long long aa, long long a_d, long l
     table[0] = C * C * dd - C * a_d - C * d_a + aa;  // Q 0, R 0
     long long total = table[0] + table[1] + table[2] + table[3];
     bool zero = total == 0 || defined[q] == 0 || defined[r] == 0;
-    double scale = zero ? 0.0 : multiplier / (double)total;
+    double scale = zero ? 0.0 : rule.multiplier / (double)total;
     double bound[4];
     bool maybe = false;
     for (int e = 0; e < 4; ++e) {
         int bq = e >> 1, br = e & 1;
         bound[e] = zero ? 1e-300  // the value is 0: passes only a negative threshold
-                        : fabs(scale * (double)table[e] * weight[2 * q + bq] * weight[2 * r + br]) * (1.0 + 1e-9) + 1e-300;
+                        : fabs(scale * (double)table[e] * weight[2 * q + bq] * weight[2 * r + br]) * (1.0 + 1e-6) + 1e-300;
         maybe = maybe || bound[e] > limits[bq + br];
     }
     maybe = maybe || bound[0] + bound[3] > combined;
@@ -69,14 +68,38 @@ __device__ __forceinline__ void pair_entries(long long aa, long long a_d, long l
         keep[e] = false;
     }
     if (!maybe) return;
+    double recip_q = 0.0, recip_r = 0.0, recip_sum = rule.recip_sum;
+    if (rule.value_sparse && !zero) {
+        double f_cq = (double)defined[q], f_cr = (double)defined[r], f_total = (double)total;
+        double c_min = f_cq < f_cr ? f_cq : f_cr, c_max = f_cq < f_cr ? f_cr : f_cq;
+        double recip = 1.0 / (c_min * c_max * f_total);
+        recip_q = f_cr * f_total * recip;
+        recip_r = f_cq * f_total * recip;
+        recip_sum = c_min * c_max * recip;
+    }
     for (int e = 0; e < 4; ++e) {
         int bq = e >> 1, br = e & 1;
-        v[e] = zero ? 0.0
-                    : ccc_value(table[e], total, freq[2 * q + bq], freq[2 * r + br], weight[2 * q + bq],
-                                weight[2 * r + br], multiplier);
-        keep[e] = v[e] > limits[bq + br];
+        double value = 0.0;
+        if (!zero) {
+            double fq, fr;
+            if (rule.value_sparse) {
+                long long sq = bq ? ones[q] : C * defined[q] - ones[q];
+                long long sr = br ? ones[r] : C * defined[r] - ones[r];
+                fq = (rule.inv_c * recip_q) * (double)sq;
+                fr = (rule.inv_c * recip_r) * (double)sr;
+            } else {
+                fq = freq[2 * q + bq];
+                fr = freq[2 * r + br];
+            }
+            double f_low = fq < fr ? fq : fr, f_high = fq < fr ? fr : fq;
+            value = rule.multiplier * (recip_sum * (double)table[e]);
+            value = value * (1.0 - rule.gamma * f_low);
+            value = value * (1.0 - rule.gamma * f_high);
+        }
+        v[e] = value;
+        keep[e] = passes(value, limits[bq + br]);
     }
-    if (v[0] > 0.0 && v[3] > 0.0 && v[0] + v[3] > combined) keep[0] = keep[3] = true;
+    if (passes_combined(v[0], v[3], combined)) keep[0] = keep[3] = true;
 }
 
 // Append the kept entries of one pair per lane: one atomic per warp and entry (every lane must call this).
@@ -108,14 +131,18 @@ __device__ __forceinline__ void emit_entries(const Entries& out, int q, int r, c
 #define ENTRY_ARGS {out_q, out_r, out_entry, out_value, count, capacity}
 
 // Grid: x over 256-column strips, y over the block's rows; a strip wholly at or above the diagonal exits.
+// sparse: the products include d (missing data present); value_sparse: CoMet's sparse value formulas (asked for,
+// whether or not any genotype is missing).
 extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const int* __restrict__ t_da,
                                           const int* __restrict__ t_ad, const int* __restrict__ t_aa, long long ld,
                                           int r0, int rows, int n, int sparse, int n_fields, int c_bits,
                                           const long long* __restrict__ defined, const long long* __restrict__ ones,
                                           const double* __restrict__ freq, const double* __restrict__ weight,
-                                          const float2* __restrict__ weight32, double multiplier, double t0,
-                                          double t1, double t2, double combined, ENTRY_PARAMS) {
+                                          const float2* __restrict__ weight32, int value_sparse, double recip_sum,
+                                          double multiplier, double gamma, double t0, double t1, double t2,
+                                          double combined, ENTRY_PARAMS) {
     const Entries out = ENTRY_ARGS;
+    const ValueRule rule = {value_sparse, 1.0 / (double)c_bits, recip_sum, multiplier, gamma};
     int local = blockIdx.y;
     int r = r0 + local;
     int q = blockIdx.x * blockDim.x + threadIdx.x;
@@ -126,7 +153,7 @@ extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const in
     if (local < rows && r < n && q < r) {
         long long at = (long long)local * ld + q;
         if (sparse) {
-            pair_entries(t_aa[at], t_da[at], t_ad[at], t_dd[at], q, r, c_bits, defined, freq, weight, multiplier,
+            pair_entries(t_aa[at], t_da[at], t_ad[at], t_dd[at], q, r, c_bits, defined, ones, freq, weight, rule,
                          limits, combined, v, keep);
         } else {
             // Without missing data: a float screen of the four values first (32-bit integer tables, float
@@ -143,7 +170,7 @@ extern "C" __global__ void ccc2_threshold(const int* __restrict__ t_dd, const in
                          b2 * margin + 1e-30f > limits[1] || b3 * margin + 1e-30f > limits[2] ||
                          (b0 + b3) * margin + 1e-30f > combined;
             if (maybe)
-                pair_entries(aa, ones[q], ones[r], n_fields, q, r, c_bits, defined, freq, weight, multiplier, limits,
+                pair_entries(aa, ones[q], ones[r], n_fields, q, r, c_bits, defined, ones, freq, weight, rule, limits,
                              combined, v, keep);
         }
     }
@@ -177,13 +204,14 @@ extern "C" __global__ void pivot_operand(const u64* __restrict__ planes, int n_r
 
 // Triples (i, j, k), i = i0 + b < j < k < n, from products t[S][k * ld + b * n_rows + j] (S bit 4: i counts
 // alleles, 2: j, 1: k; a null t[S] is taken from pair products aa (n x n) and the totals instead, which is
-// exact without missing data). Values as ccc_value with three sorted operands; thresholds by count of H bits.
+// exact without missing data). Values as pair_entries makes them, with three sorted operands (CoMet: per-vector
+// reciprocals and 1 / total per triple when sparse); thresholds by count of H bits.
 extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, const int* __restrict__ aa, long long ld,
                                           int n_rows, int i0, int batch, int n, int n_fields, int c_bits,
                                           const long long* __restrict__ defined, const long long* __restrict__ ones,
                                           const double* __restrict__ freq, const double* __restrict__ weight,
-                                          const float2* __restrict__ weight32, double multiplier, double t0,
-                                          double t1, double t2, double t3,
+                                          const float2* __restrict__ weight32, int value_sparse, double recip_sum,
+                                          double multiplier, double t0, double t1, double t2, double t3,
                                           double combined, u32* __restrict__ out_i, u32* __restrict__ out_j,
                                           u32* __restrict__ out_k, unsigned char* __restrict__ out_entry,
                                           double* __restrict__ out_value, unsigned long long* __restrict__ count,
@@ -263,15 +291,17 @@ extern "C" __global__ void ccc3_threshold(const int* const* __restrict__ t, cons
                     }
             double value = 0.0;
             if (!zero) {
-                value = multiplier * ((double)table[e] / (double)total);
+                // CoMet's 3-way rule: sparse, recip_sum = 1 / total per triple; non-sparse, (1 / C**3) (1 / m).
+                double joint = value_sparse ? 1.0 / (double)total : recip_sum;
+                value = multiplier * (joint * (double)table[e]);
                 value = value * w[0];
                 value = value * w[1];
                 value = value * w[2];
             }
             v[e] = value;
-            keep[e] = value > limits[__popc(e)];
+            keep[e] = passes(value, limits[__popc(e)]);
         }
-        if (v[0] > 0.0 && v[7] > 0.0 && v[0] + v[7] > combined) keep[0] = keep[7] = true;
+        if (passes_combined(v[0], v[7], combined)) keep[0] = keep[7] = true;
     }
     bool any = false;
     for (int e = 0; e < 8; ++e) any = any || keep[e];

@@ -80,16 +80,20 @@ def run_bitmma(codes, metric, way, sink, items=None) -> None:
     to ``sink``: codes go up as bytes, planes and marginals are made there.
 
     ``items = (first, last)`` limits the work to pairs ``(q, r)`` with ``first <= r < last`` (2-way; ``first`` a
-    multiple of :func:`row_alignment`) or to pivots ``first <= i < last`` (3-way); the default is everything."""
+    multiple of :func:`row_alignment`) or to pivots ``first <= i < last`` (3-way); the default is everything.
+    Without missing data the tallies are made as in non-sparse mode (fewer products, the same numbers); the
+    values always follow ``metric``'s own formulas."""
     cupy = require_cupy()
     n, m = codes.shape
     with cupy.cuda.Device(0):
-        planes, defined, ones, metric = device_planes(cupy, codes, metric)
+        planes, defined, ones, tally_metric = device_planes(cupy, codes, metric)
         if way == 2:
-            _pairs_2way(cupy, device_operands(cupy, planes, metric), n, m, defined, ones, metric, sink, rows=items)
+            _pairs_2way(cupy, device_operands(cupy, planes, tally_metric), n, m, defined, ones, tally_metric, sink,
+                        rows=items, value_metric=metric)  # fmt: skip
         else:
-            pair = device_operands(cupy, planes, replace_sparse(metric, False))["aa"]
-            _triples_3way(cupy, pair, planes, n, m, defined, ones, metric, sink, pivots=items)
+            pair = device_operands(cupy, planes, replace_sparse(tally_metric, False))["aa"]
+            _triples_3way(cupy, pair, planes, n, m, defined, ones, tally_metric, sink, pivots=items,
+                          value_metric=metric)  # fmt: skip
 
 
 def replace_sparse(metric, sparse: bool):
@@ -98,15 +102,23 @@ def replace_sparse(metric, sparse: bool):
     return replace(metric, sparse=sparse)
 
 
-def vector_factors(defined: np.ndarray, ones: np.ndarray, metric) -> tuple[np.ndarray, np.ndarray]:
-    """Per vector and allele bit (``[2v + b]``): the frequency ``s_b / (C c)`` and ``1 - gamma f``, with the
-    operations of :func:`seqcompare.correlation.formulas.values` (NaN where ``c = 0``; such values are 0)."""
-    c = defined.astype(np.int64)
-    s1 = ones.astype(np.int64)
-    counted = float(metric.counted_bits)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        freq = np.stack([(metric.counted_bits * c - s1) / (counted * c), s1 / (counted * c)], axis=1).reshape(-1)
-    return freq, 1.0 - float(metric.param) * freq
+def vector_factors(defined: np.ndarray, ones: np.ndarray, metric, way: int) -> tuple:
+    """What the finishing kernels read per vector and allele bit (``[2v + b]``): the frequency, its weight
+    ``1 - gamma f``, and the non-sparse joint factor, as
+    :func:`seqcompare.correlation.formulas.vector_frequencies` makes them (NaN where ``c = 0``; such values are
+    0). Where CoMet's frequencies are per pair (2-way sparse), these are ``s_b / (C c)`` and serve only the
+    kernels' screens: ``(freq, weight, recip_sum)``, ``recip_sum`` 0.0 when it is per item."""
+    from ..correlation.formulas import vector_frequencies
+
+    freq, recip_sum = vector_frequencies(defined, ones, metric, way)
+    if freq is None:
+        c = defined.astype(np.int64)
+        s1 = ones.astype(np.int64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            freq = np.stack([(metric.counted_bits * c - s1) / (metric.counted_bits * c),
+                             s1 / (metric.counted_bits * c)], axis=1)  # fmt: skip
+    freq = np.ascontiguousarray(freq, dtype=np.float64).reshape(-1)
+    return freq, 1.0 - float(metric.param) * freq, 0.0 if recip_sum is None else float(recip_sum)
 
 
 def _ccc_module():
@@ -134,11 +146,14 @@ def _matrix_gemm():
     return run, rows, cols
 
 
-def _device_factors(cupy, defined, ones, metric) -> tuple:
-    """What the finishing kernels read per vector, on the device: defined fields, allele-1 totals, and
-    :func:`vector_factors` (frequencies, weights, and the weights as float32 for the screens)."""
-    freq, weight = (cupy.asarray(x) for x in vector_factors(defined, ones, metric))
-    return cupy.asarray(defined), cupy.asarray(ones), freq, weight, weight.astype(cupy.float32)
+def _device_factors(cupy, defined, ones, metric, way: int) -> tuple:
+    """What the finishing kernels read per vector, on the device: defined fields, allele-1 totals,
+    :func:`vector_factors` (frequencies, weights, and the weights as float32 for the screens), then the value
+    rule's scalars (CoMet's sparse formulas or not, the non-sparse joint factor)."""
+    freq, weight, recip_sum = vector_factors(defined, ones, metric, way)
+    freq, weight = cupy.asarray(freq), cupy.asarray(weight)
+    return (cupy.asarray(defined), cupy.asarray(ones), freq, weight, weight.astype(cupy.float32),
+            np.int32(metric.sparse), np.float64(recip_sum))  # fmt: skip
 
 
 def row_alignment() -> int:
@@ -147,7 +162,10 @@ def row_alignment() -> int:
 
 
 def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timings: dict | None = None,
-                rows=None) -> None:  # fmt: skip
+                rows=None, value_metric=None) -> None:  # fmt: skip
+    """2-way products of row blocks; ``metric`` says which products exist (tallies), ``value_metric`` (default:
+    ``metric``) which formulas make the values."""
+    value_metric = value_metric or metric
     from ..correlation.formulas import tables
 
     first, last = (0, n) if rows is None else (int(rows[0]), min(n, int(rows[1])))
@@ -164,7 +182,7 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
     threshold = sink.limits
     if threshold is not None:
         finalize = _ccc_module().get_function("ccc2_threshold")
-        factors = _device_factors(cupy, defined, ones, metric)
+        factors = _device_factors(cupy, defined, ones, value_metric, 2)
         capacity = 1 << 22
         found = _entries(cupy, capacity)
     for r0 in range(first, last, block_rows):
@@ -178,15 +196,18 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
             gemm(*operands[kind], tiles_dev, buffers[kind], ld, n, n, row0=r0)
         if marks:
             marks[1].record()
+        block_pairs = (min(r1, n) * (min(r1, n) - 1) - r0 * (r0 - 1)) // 2
         if threshold is None:
             _finish_on_host(buffers, kinds, r0, r1, n_fields, metric, sink, tables, defined, ones)
+            sink.report.update(block_pairs)
             continue
         while True:
             found["count"].fill(0)
             t = [buffers.get(kind, buffers["aa"]) for kind in ("dd", "da", "ad", "aa")]
             finalize((-(-min(r1, n) // 256), r1 - r0), (256,),
                      (*t, np.int64(ld), np.int32(r0), np.int32(r1 - r0), np.int32(n), np.int32(metric.sparse),
-                      np.int32(n_fields), np.int32(metric.counted_bits), *factors, *_threshold_args(threshold, metric),
+                      np.int32(n_fields), np.int32(metric.counted_bits), *factors,
+                      *_threshold_args(threshold, value_metric, gamma=True),
                       found["q"], found["r"], found["entry"], found["value"],
                       found["count"], np.uint64(found["q"].size)))  # fmt: skip
             if marks:
@@ -199,12 +220,14 @@ def _pairs_2way(cupy, operands, n, n_fields, defined, ones, metric, sink, timing
                 break
             found = _entries(cupy, count)
         _hand_entries(found, count, sink)
+        sink.report.update(block_pairs)
 
 
-def _threshold_args(threshold, metric):
+def _threshold_args(threshold, metric, gamma: bool = False):
     limits = [np.float64(x) for x in threshold.by_class]
     combined = np.float64("inf" if threshold.combined is None else threshold.combined)
-    return (np.float64(metric.multiplier), *limits, combined)
+    constants = (np.float64(metric.multiplier), np.float64(metric.param)) if gamma else (np.float64(metric.multiplier),)
+    return (*constants, *limits, combined)
 
 
 def _hand_entries(found, count: int, sink) -> None:
@@ -257,9 +280,11 @@ def _segments(subset: int, expand: dict):
 
 
 def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metric, sink,
-                  timings: dict | None = None, pivots=None) -> None:  # fmt: skip
+                  timings: dict | None = None, pivots=None, value_metric=None) -> None:  # fmt: skip
     """3-way: pair products a.a once (both triangles), then batches of pivots: masked right operands, one GEMM
-    per product kind in matrix mode, and ``ccc3_threshold`` or the host to finish."""
+    per product kind in matrix mode, and ``ccc3_threshold`` or the host to finish. ``metric`` and
+    ``value_metric`` as for :func:`_pairs_2way`."""
+    value_metric = value_metric or metric
     from ..correlation.formulas import tables
 
     gemm, rows, cols = _matrix_gemm()
@@ -287,7 +312,7 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
     threshold = sink.limits
     if threshold is not None:
         finalize = _ccc_module().get_function("ccc3_threshold")
-        factors = _device_factors(cupy, defined, ones, metric)
+        factors = _device_factors(cupy, defined, ones, value_metric, 3)
         found = _entries3(cupy, 1 << 22)
         pointers = cupy.asarray(np.array([products[s].data.ptr if s in products else 0 for s in range(8)],
                                          dtype=np.uint64))  # fmt: skip
@@ -318,16 +343,18 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
             gemm(left, right, tiles, products[subset], batch * n_rows, n, size * n_rows)
         if marks:
             marks[-2].record()
+        batch_triples = sum((n - 1 - i) * (n - 2 - i) // 2 for i in range(i0, i0 + size))
         if threshold is None:
             _finish_triples_on_host(cupy, products, pair_aa, i0, size, n, n_rows, n_fields, ones, metric, sink, tables,
                                     defined)  # fmt: skip
+            sink.report.update(batch_triples)
             continue
         while True:
             found["count"].fill(0)
             finalize((-(-(size * n_rows) // 256), n), (256,),
                      (pointers, pair_aa, np.int64(batch * n_rows), np.int32(n_rows), np.int32(i0), np.int32(size),
                       np.int32(n), np.int32(n_fields), np.int32(metric.counted_bits), *factors,
-                      *_threshold_args(threshold, metric), found["i"], found["j"], found["k"],
+                      *_threshold_args(threshold, value_metric), found["i"], found["j"], found["k"],
                       found["entry"], found["value"], found["count"], np.uint64(found["i"].size)))  # fmt: skip
             count = int(found["count"].get()[0])
             if count <= found["i"].size:
@@ -347,6 +374,7 @@ def _triples_3way(cupy, pair_operands, planes, n, n_fields, defined, ones, metri
         if count:
             index = np.stack([found[x][:count].get().astype(np.int64) for x in "ijk"], axis=1)
             sink.add_entries(index, found["entry"][:count].get().astype(np.int64), found["value"][:count].get())
+        sink.report.update(batch_triples)
 
 
 def _entries3(cupy, capacity: int) -> dict:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -625,8 +624,8 @@ def write_comet(path: str | os.PathLike, codes) -> None:
     Parameters
     ----------
     path : str or path-like
-        Destination; written through a temporary file in the same directory and renamed into place, so a
-        reader never sees a partial file.
+        Destination, written as :mod:`seqcompare.io.output` writes every output: complete or not at all, and
+        never replacing a device, a FIFO or a symbolic link.
     codes : Genotypes or array_like of uint8, shape (n_vectors, n_fields)
         Codes 0..3. Pad bits of each vector's last byte are written as zeros.
 
@@ -649,19 +648,10 @@ def write_comet(path: str | os.PathLike, codes) -> None:
     quads = padded.reshape(n_vectors, per_vector, 4)
     packed = quads[..., 0] | (quads[..., 1] << 2) | (quads[..., 2] << 4) | (quads[..., 3] << 6)
 
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(packed.astype(np.uint8).tobytes())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    from .output import open_output
+
+    with open_output(os.fspath(path), "path") as out:
+        out.write(packed.astype(np.uint8).tobytes())
 
 
 # -------------------------------------------------------------------------------------------- dispatch
@@ -670,7 +660,7 @@ def write_comet(path: str | os.PathLike, codes) -> None:
 def read_genotypes(path: str | os.PathLike, **options) -> Genotypes:
     """Read genotypes, choosing the reader from the file name.
 
-    ``.vcf``/``.vcf.gz``/``.vcf.bgz`` go to :func:`read_vcf`; ``.bed``/``.bim``/``.fam``, or a prefix with an
+    ``.vcf``/``.vcf.gz``/``.vcf.bgz`` and ``-`` (standard input) go to :func:`read_vcf`; ``.bed``/``.bim``/``.fam``, or a prefix with an
     existing ``.bed``, to :func:`read_plink`; anything else to :func:`read_comet` when ``n_vectors`` and
     ``n_fields`` are given.
 
@@ -692,7 +682,7 @@ def read_genotypes(path: str | os.PathLike, **options) -> Genotypes:
     """
     path = os.fspath(path)
     lower = path.lower()
-    if lower.endswith((".vcf", ".vcf.gz", ".vcf.bgz")):
+    if path == "-" or lower.endswith((".vcf", ".vcf.gz", ".vcf.bgz")):
         return read_vcf(path, **options)
     if lower.endswith((".bed", ".bim", ".fam")) or os.path.exists(path + ".bed"):
         return read_plink(path, **options)

@@ -14,11 +14,21 @@ SNP_DISTS_CORNER = "snp-dists 0.8.2"
 _BLOCK_CELLS = 1 << 22
 
 
-class NameTable:
-    """Names as one byte blob plus offsets, the form the formatting kernels take."""
+def csv_field(text: str, separator: str = ",") -> str:
+    """``text`` as one field of a delimited line: for commas, quoted as RFC 4180 says (in double quotes, quotes
+    doubled) when it holds the separator, a double quote, CR or LF; tab-separated fields are written as they are
+    (snp-dists' TSV has no quoting, and names cut at whitespace cannot hold a tab)."""
+    if separator == "," and any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
-    def __init__(self, names: list[str]):
-        encoded = [name.encode("utf-8", "surrogateescape") for name in names]
+
+class NameTable:
+    """Names as one byte blob plus offsets, the form the formatting kernels take; for comma-separated output
+    (``separator=","``) each name is already quoted as :func:`csv_field` says."""
+
+    def __init__(self, names: list[str], separator: str = "\t"):
+        encoded = [csv_field(name, separator).encode("utf-8", "surrogateescape") for name in names]
         self.blob = np.frombuffer(b"".join(encoded), dtype=np.uint8) if encoded else np.empty(0, np.uint8)
         self.offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=self.offsets[1:])
@@ -91,7 +101,7 @@ def _digits_bound(dtype) -> int:
 
 def write_header(handle, column_names: NameTable, separator: str, corner: str | None) -> None:
     """The header line: the corner cell (empty when ``corner`` is None), then every column name."""
-    cells = [corner or ""] + list(column_names.names)
+    cells = [csv_field(corner or "", separator)] + [csv_field(name, separator) for name in column_names.names]
     handle.write(separator.join(cells).encode("utf-8", "surrogateescape") + b"\n")
 
 

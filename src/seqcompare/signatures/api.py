@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import validation
 from ..errors import InputError
 from ..io.sequences import SequenceSet, record_sums, reverse_complement
-from .common import DEFAULT_K, LADDER_RECIPE, METHODS, REPORTS
+from .common import DEFAULT_K, LADDER_RECIPE, MAX_K, METHODS, REPORTS
 from .index import SignatureIndex, scan_sample
 
 INTEGRITY_MODULUS = 97
@@ -34,7 +35,7 @@ class ScanResult:
         Signature length (the window the score is averaged over).
     sample_names, signature_names : list of str
     integrity : ndarray of int64
-        Per match: the sum of all the matched sample's Phred scores modulo 97 (the course's integrity field).
+        Per match: the sum of all the matched sample's Phred scores modulo 97 (a check that two runs read the same qualities).
     """
 
     sample: np.ndarray
@@ -60,7 +61,7 @@ class ScanResult:
     def lines(self, *, tsv: bool = False, integrity: bool = False):
         """Yield output lines (str, no newline).
 
-        The default is the course's format, ``sample: signature (score)`` with 3 decimals, then
+        The default format is ``sample: signature (score)`` with 3 decimals, then
         `` [integrity]`` when asked, `` offset=N`` for ``report="all"`` and `` strand=-`` for reverse-strand
         matches; ``tsv`` gives a header and columns sample, signature, offset, score (+ strand, integrity).
         """
@@ -170,7 +171,7 @@ def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = F
 
 def scan(samples, signatures, *, report: str = "first", min_score: float | None = None,
          both_strands: bool = False, iupac_as_n: bool = False, k: int = DEFAULT_K, method: str = "auto",
-         device: str = "cpu", threads: int | None = None) -> ScanResult:  # fmt: skip
+         device: str = "cpu", threads: int | None = None, progress=False) -> ScanResult:  # fmt: skip
     """Find which signatures occur in which samples, exactly ('N' on either side matches any base).
 
     Parameters
@@ -200,6 +201,8 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         Where to run the index method.
     threads : int, optional
         CPU threads (default: all available cores).
+    progress : bool or callable
+        Report progress over the sample bases (see :mod:`seqcompare.progress`).
 
     Returns
     -------
@@ -207,12 +210,14 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         Confidence = mean Phred score of the sample's bases over the occurrence.
     """
     from ..engine import default_threads
+    from ..progress import reporter
 
-    if report not in REPORTS:
-        raise ValueError(f"report must be one of {', '.join(REPORTS)}; got {report!r}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    threads = threads or default_threads()
+    validation.choice(report, "report", REPORTS)
+    validation.choice(method, "method", METHODS)
+    k = validation.integer(k, "k", minimum=1, maximum=MAX_K)
+    if min_score is not None:
+        min_score = validation.real(min_score, "min_score")
+    threads = validation.threads(threads) or default_threads()
     if isinstance(signatures, PreparedSignatures):
         prepared = signatures
         if prepared.both_strands != both_strands or (method != "reference" and prepared.k != k):
@@ -230,7 +235,9 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
 
         rows = scan_on_gpu(samples, prepared.index, report_all, threshold, threads=threads)
     else:
-        rows = _index_rows(samples, prepared.index, report_all, threshold, threads)
+        progress_report = reporter(progress, int(samples.offsets[-1]), "base", "scan")
+        rows = _index_rows(samples, prepared.index, report_all, threshold, threads, progress_report)
+        progress_report.close()
     return scan_result(samples, prepared, rows, report)
 
 
@@ -304,7 +311,8 @@ def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, thre
     return table[:, 0], table[:, 1], table[:, 2], table[:, 3]
 
 
-def _index_rows(samples: SequenceSet, index: SignatureIndex, report_all: bool, threshold: float, threads: int):
+def _index_rows(samples: SequenceSet, index: SignatureIndex, report_all: bool, threshold: float, threads: int,
+                progress_report=None):  # fmt: skip
     k = index.k
     n_samples = len(samples)
     # Tasks of consecutive samples of about equal total length.
@@ -334,6 +342,8 @@ def _index_rows(samples: SequenceSet, index: SignatureIndex, report_all: bool, t
             if count:
                 parts.append((np.full(count, i, dtype=np.int64), out[0][:count].copy(), out[1][:count].copy(),
                               out[2][:count].copy()))  # fmt: skip
+        if progress_report is not None:
+            progress_report.update(int(samples.offsets[hi] - samples.offsets[lo]))
         return parts
 
     with ThreadPoolExecutor(threads) as pool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,8 +17,10 @@ from ...encoding import (
 )
 from ...gpu._runtime import resolve_device
 from ...engine import Tile, ThreadExecutor, default_threads, default_tile_size, plan_tiles, run_tiles
+from ... import validation
 from ...errors import InputError
 from ...io.fasta import Alignment, read_alignment
+from ...progress import reporter
 from ...sinks import KnnSink, MatrixSink, PairsSink
 from .methods import GPU_ONLY_METHODS, METHODS
 
@@ -176,15 +177,6 @@ def distance_dtype(n_sites: int):
     return np.int32 if n_sites < 2**31 else np.int64
 
 
-def _progress_bar(total: int, enabled: bool):
-    if not enabled:
-        return None, None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit="pair", unit_scale=True, file=sys.stderr, desc="pairs", leave=False)
-    return bar, bar.update
-
-
 def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None, tile_size=None,
                 progress=False, device="cpu", gpu_packer="planes", client=None):  # fmt: skip
     """Run the tile engine on encoded inputs and return what ``sink`` finishes with.
@@ -193,7 +185,11 @@ def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None
     ``min(distance, cap)`` and lets kernels stop counting a pair early. ``gpu_packer`` chooses how GPU
     operands are built (see :mod:`seqcompare.gpu.hamming`). With a Dask ``client`` the tiles run on its
     cluster (:func:`seqcompare.distributed.run_hamming_tiles`; ``tile_size`` is then the task tile).
+    ``progress`` is a bool or a reporter factory (:mod:`seqcompare.progress`).
     """
+    threads = validation.threads(threads)
+    tile_size = validation.optional_integer(tile_size, "tile_size", minimum=1)
+    cap = validation.optional_integer(cap, "max_count", minimum=0)
     n_left, n_right = encoded.n_left, encoded.n_right
     full_cap = encoded.n_sites + 1
     cap = full_cap if cap is None else int(min(cap, full_cap))
@@ -227,13 +223,11 @@ def run_hamming(encoded: Encoded, sink, *, method="auto", cap=None, threads=None
         executor = ThreadExecutor(threads)
     tiles = [t for t in tiles if t.n_rows and t.n_cols]
     kernel = _make_kernel(method, encoded, cap, threads)
-    total = sum(t.n_pairs for t in tiles)
-    bar, update = _progress_bar(total, progress)
+    report = reporter(progress, sum(t.n_pairs for t in tiles), "pair", "hamming")
     try:
-        return run_tiles(kernel, tiles, executor, sink, update)
+        return run_tiles(kernel, tiles, executor, sink, report.update)
     finally:
-        if bar is not None:
-            bar.close()
+        report.close()
 
 
 def _run_on_gpu(encoded: Encoded, sink, method: str, cap: int, threads: int, tile_size, progress: bool,
@@ -254,19 +248,17 @@ def _run_on_gpu(encoded: Encoded, sink, method: str, cap: int, threads: int, til
     block_cap = cap if cap <= encoded.n_sites else None  # no pass over the blocks for a cap nothing reaches
     size = engine_tile_size(host.method) if tile_size is None else -(-tile_size // 128) * 128
     tiles = [t for t in plan_tiles(encoded.n_left, encoded.n_right, size) if t.n_rows and t.n_cols]
-    bar, update = _progress_bar(sum(t.n_pairs for t in tiles), progress)
+    report = reporter(progress, sum(t.n_pairs for t in tiles), "pair", "hamming")
     try:
         if isinstance(sink, KnnSink):
             executor = GpuExecutor(host, cap=block_cap, reduce=knn_reducer(sink.k, encoded.symmetric))
             for tile, candidates in executor.map(None, tiles):
                 sink.add_candidates(tile, candidates)
-                if update is not None:
-                    update(tile.n_pairs)
+                report.update(tile.n_pairs)
             return sink.finish()
-        return run_tiles(None, tiles, GpuExecutor(host, cap=block_cap), sink, update)
+        return run_tiles(None, tiles, GpuExecutor(host, cap=block_cap), sink, report.update)
     finally:
-        if bar is not None:
-            bar.close()
+        report.close()
 
 
 def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missing=None, max_count=None,
@@ -301,8 +293,8 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
     out : str or path-like, optional
         Write the matrix to this ``.npy`` file tile by tile (never held in memory) and return a read-only
         memmap of it.
-    progress : bool
-        Show a progress bar on stderr.
+    progress : bool or callable
+        Show a progress bar on stderr (or report through a callable, see :mod:`seqcompare.progress`).
     device : {"cpu", "cuda", "auto"}
         Where to compute: ``"cuda"`` uses every visible NVIDIA GPU (limit them with ``CUDA_VISIBLE_DEVICES``)
         and needs the ``[cuda]`` extra; ``"auto"`` picks a GPU when one is usable.
@@ -323,6 +315,8 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
            [1, 0, 2],
            [1, 2, 0]], dtype=int32)
     """
+    max_count = validation.optional_integer(max_count, "max_count", minimum=0)
+    threads = validation.threads(threads)
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
     shape = (encoded.n_left, encoded.n_left if encoded.symmetric else encoded.n_right)
     sink = MatrixSink(shape, encoded.symmetric, distance_dtype(encoded.n_sites), path=out)
@@ -352,8 +346,8 @@ def hamming_pairs(X, Y=None, *, max_dist, method="auto", alphabet="acgt", keep_c
         Pair indices and distances, sorted by ``(i, j)``. Without ``Y`` each unordered pair appears once,
         with ``i < j``; with ``Y``, ``i`` indexes ``X`` and ``j`` indexes ``Y``.
     """
-    if max_dist < 0:
-        raise ValueError(f"max_dist must be non-negative, got {max_dist}")
+    max_dist = validation.integer(max_dist, "max_dist", minimum=0)
+    threads = validation.threads(threads)
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
     sink = PairsSink(max_dist, encoded.symmetric)
     return run_hamming(encoded, sink, method=method, cap=max_dist + 1, threads=threads,
@@ -376,6 +370,8 @@ def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False
     indices, distances : ndarray of int64, shape (n, min(k, candidates))
         Sorted by distance, ties by the smaller index; an item is never its own neighbour.
     """
+    k = validation.integer(k, "k", minimum=1)
+    threads = validation.threads(threads)
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
     sink = KnnSink(k, encoded.n_left, encoded.n_right)
     return run_hamming(encoded, sink, method=method, threads=threads, tile_size=tile_size,

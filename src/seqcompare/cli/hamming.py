@@ -1,0 +1,237 @@
+"""``seqcompare hamming``: all-pairs SNP / Hamming distances, in snp-dists' formats by default."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+
+from ..errors import InputError
+from .common import (
+    HelpFormatter,
+    Log,
+    add_cluster,
+    add_device,
+    add_output,
+    add_quiet,
+    add_threads,
+    dask_client,
+    non_negative_int,
+    positive_int,
+    prepare,
+)
+
+_IN_MEMORY_MATRIX_BYTES = 2 << 30
+
+
+def add_parser(subparsers) -> None:
+    from ..metrics.hamming.methods import METHOD_DESCRIPTIONS, METHODS
+
+    parser = subparsers.add_parser(
+        "hamming",
+        help="all-pairs Hamming / SNP distance matrix of a FASTA alignment",
+        description="Pairwise SNP distances of an alignment (snp-dists 0.8.2 semantics and output by "
+        "default), or query x reference distances with --ref.",
+        formatter_class=HelpFormatter,
+        epilog="methods:\n" + "\n".join(f"  {k:8s} {v}" for k, v in METHOD_DESCRIPTIONS.items()),
+    )
+    parser.add_argument("alignment", help="FASTA alignment (plain or gzip; '-' for standard input)")
+    parser.add_argument("--ref", metavar="FASTA", help="reference alignment: output query x reference")
+    add_output(parser, "write the table here instead of standard output")
+
+    semantics = parser.add_argument_group("what counts as a difference")
+    semantics.add_argument("-a", "--all-chars", action="store_true",
+                           help="count every differing character, not just A/C/G/T")  # fmt: skip
+    semantics.add_argument("-k", "--keep-case", action="store_true", help="do not upper-case sequences")
+    semantics.add_argument("--iupac", action="store_true",
+                           help="ambiguity codes are base sets: A vs R = 0, A vs Y = 1")  # fmt: skip
+    semantics.add_argument("--missing", metavar="CHARS", default="",
+                           help="characters treated as missing (never counted)")  # fmt: skip
+    semantics.add_argument("-x", "--max-count", type=non_negative_int, metavar="X",
+                           help="stop counting at X: report min(distance, X) (snp-dists -x)")  # fmt: skip
+
+    layout = parser.add_argument_group("output")
+    layout.add_argument("-c", "--csv", action="store_true",
+                        help="comma-separated instead of tab-separated (names quoted where needed, RFC 4180)")  # fmt: skip
+    layout.add_argument("-m", "--molten", action="store_true", help="long form: name1, name2, distance")
+    layout.add_argument("-t", "--molten-header", action="store_true",
+                        help="with --molten: a header line sequence_1, sequence_2, distance (snp-dists -t)")  # fmt: skip
+    layout.add_argument("-b", "--blank-corner", action="store_true", help="empty top-left header cell")
+    layout.add_argument("--corner-label", default=None, metavar="TEXT",
+                        help="top-left header cell (default: 'snp-dists 0.8.2', so that outputs diff cleanly "
+                             "against snp-dists's)")  # fmt: skip
+    layout.add_argument("-L", "--lower-triangle", action="store_true",
+                        help="each pair once: the lower triangle with the diagonal (streamed); with --molten, the "
+                             "pairs (i, j >= i) in snp-dists 1.2's order")  # fmt: skip
+    layout.add_argument("--max-dist", type=non_negative_int, metavar="D",
+                        help="only pairs within distance D, long form (never builds the matrix); with -x X the pairs "
+                             "are chosen by their true distance and reported as min(distance, X)")  # fmt: skip
+    layout.add_argument("--knn", type=positive_int, metavar="K",
+                        help="the K nearest neighbours of each sequence, long form")  # fmt: skip
+    layout.add_argument("--npy", metavar="FILE",
+                        help="write the matrix as .npy (names in FILE.names.tsv) instead of text")  # fmt: skip
+
+    run = parser.add_argument_group("execution")
+    run.add_argument("--method", choices=METHODS, default="auto", help="algorithm")
+    add_device(run, "where to compute: cuda = every visible NVIDIA GPU (needs the [cuda] extra); auto = a GPU "
+               "when one is usable")  # fmt: skip
+    run.add_argument("--gpu-packer", choices=("planes", "ballot", "shared", "naive"), default="planes",
+                     help="how GPU operands are built: from the CPU's bit planes (least PCIe traffic) or from "
+                          "8-bit codes by a ballot, shared-memory or naive atomic kernel")  # fmt: skip
+    add_threads(run)
+    run.add_argument("--tile-size", type=positive_int, metavar="N", help="tile edge (default: automatic)")
+    add_quiet(run)
+    add_cluster(run)
+    parser.set_defaults(handler=run_command)
+
+
+def _check_options(args) -> None:
+    layouts = [name for name, on in (("--max-dist", args.max_dist is not None), ("--knn", args.knn is not None),
+               ("--npy", args.npy is not None)) if on]  # fmt: skip
+    if args.molten and layouts:
+        layouts.insert(0, "--molten")
+    if args.lower_triangle and layouts:
+        layouts.insert(0, "--lower-triangle")
+    if len(layouts) > 1:
+        raise InputError(f"choose one output layout; got {' and '.join(layouts)}")
+    if args.lower_triangle and args.ref:
+        raise InputError("--lower-triangle needs a square matrix; it cannot be combined with --ref")
+    if args.all_chars and args.iupac:
+        raise InputError("--all-chars and --iupac are different semantics; choose one")
+    if args.npy and args.output:
+        raise InputError("--npy writes its own file; do not combine it with -o")
+    if args.molten_header and not args.molten:
+        raise InputError("--molten-header labels the columns of --molten output; add --molten")
+
+
+def run_command(args) -> int:
+    log = Log(args.quiet)
+    _check_options(args)
+    outputs = {"-o": args.output}
+    if args.npy is not None:
+        outputs = {"--npy": args.npy, "--npy (names)": args.npy + ".names.tsv"}
+    prepare(args, [args.alignment, args.ref], outputs)
+    with dask_client(args, log) as client:
+        return _compute_and_write(args, log, client)
+
+
+def _compute_and_write(args, log, client) -> int:
+    import numpy as np
+
+    from ..io.fasta import read_alignment
+    from ..io.output import PendingFile, open_output
+    from ..io.tables import SNP_DISTS_CORNER, NameTable, write_header, write_long, write_rows
+    from ..metrics.hamming.api import distance_dtype, encode_inputs, resolve_method, run_hamming
+    from ..sinks import KnnSink, LowerTriangleSink, MatrixSink, PairsSink
+
+    query = read_alignment(args.alignment, threads=args.threads)
+    log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
+    reference = None
+    if args.ref:
+        reference = read_alignment(args.ref, threads=args.threads)
+        log(f"read {reference.n_sequences} reference sequences of length {reference.length} from {args.ref}")
+        if reference.length != query.length:
+            raise InputError(
+                f"{args.ref}: reference sequences have length {reference.length} but the query "
+                f"alignment {args.alignment} has length {query.length}"
+            )
+    for alignment in (query, reference):
+        if alignment is not None:
+            log.duplicates(alignment.source, alignment.names)
+
+    alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
+    encoded = encode_inputs(query, reference, alphabet=alphabet, keep_case=args.keep_case,
+                            missing=args.missing)  # fmt: skip
+    try:
+        method = resolve_method(args.method, args.device, encoded.space.n_codes)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    log(f"method {method}, {args.threads or 'all'} threads")
+    separator = "," if args.csv else "\t"
+    corner = None if args.blank_corner else (args.corner_label or SNP_DISTS_CORNER)
+    row_names = NameTable(query.names, separator)
+    col_names = row_names if reference is None else NameTable(reference.names, separator)
+    symmetric = reference is None
+    n_rows = query.n_sequences
+    n_cols = n_rows if symmetric else reference.n_sequences
+    dtype = distance_dtype(encoded.n_sites)
+    common = dict(method=method, threads=args.threads, tile_size=args.tile_size, progress=log.progress,
+                  device=args.device, gpu_packer=args.gpu_packer, client=client)  # fmt: skip
+    cap = args.max_count
+    molten_header = f"sequence_1{separator}sequence_2{separator}distance\n".encode() if args.molten_header else b""
+
+    if args.max_dist is not None:
+        # Pairs are chosen by their true distance, so the kernels count up to max_dist + 1 whatever -x says;
+        # -x then caps the values reported.
+        rows, cols, values = run_hamming(encoded, PairsSink(args.max_dist, symmetric), cap=args.max_dist + 1,
+                                         **common)  # fmt: skip
+        if cap is not None:
+            values = np.minimum(values, cap)
+        with open_output(args.output) as out:
+            write_long(out, rows, cols, values, row_names, col_names, separator)
+        log(f"wrote {values.size} pairs within distance {args.max_dist}")
+        return 0
+    if args.knn is not None:
+        indices, distances = run_hamming(encoded, KnnSink(args.knn, n_rows, None if symmetric else n_cols),
+                                         cap=cap, **common)  # fmt: skip
+        rows = np.repeat(np.arange(n_rows), indices.shape[1])
+        with open_output(args.output) as out:
+            write_long(out, rows, indices.ravel(), distances.ravel(), row_names, col_names, separator)
+        log(f"wrote {indices.shape[1]} nearest neighbours of each of {n_rows} sequences")
+        return 0
+    if args.npy is not None:
+        sink = MatrixSink((n_rows, n_cols), symmetric, dtype, path=args.npy)
+        try:
+            with open_output(args.npy + ".names.tsv", "--npy") as out:
+                lines = [f"row\t{i}\t{name}" for i, name in enumerate(query.names)]
+                if not symmetric:
+                    lines += [f"column\t{i}\t{name}" for i, name in enumerate(reference.names)]
+                out.write(("\n".join(["axis\tindex\tname", *lines]) + "\n").encode("utf-8", "surrogateescape"))
+                run_hamming(encoded, sink, cap=cap, **common)
+        finally:
+            sink.abort()  # nothing to do once finished
+        log(f"wrote {n_rows} x {n_cols} matrix to {args.npy}")
+        return 0
+    if args.lower_triangle and not args.molten:
+        with open_output(args.output) as out:
+            write_header(out, col_names, separator, corner)
+            sink = LowerTriangleSink(n_rows, lambda start, rows: write_rows(
+                out, rows, start, row_names, separator, lower_triangle=True), dtype)  # fmt: skip
+            run_hamming(encoded, sink, cap=cap, **common)
+        return 0
+
+    with contextlib.ExitStack() as stack:
+        path = None
+        if n_rows * n_cols * np.dtype(dtype).itemsize > _IN_MEMORY_MATRIX_BYTES:
+            path = os.path.join(stack.enter_context(tempfile.TemporaryDirectory(prefix="seqcompare-")), "matrix.npy")
+        sink = MatrixSink((n_rows, n_cols), symmetric, dtype, path=path)
+        stack.callback(sink.abort)
+        matrix = run_hamming(encoded, sink, cap=cap, **common)
+        with open_output(args.output) as out:
+            if args.molten:
+                out.write(molten_header)
+                _write_molten(out, matrix, row_names, col_names, separator, args.lower_triangle)
+            else:
+                write_header(out, col_names, separator, corner)
+                write_rows(out, matrix, 0, row_names, separator)
+    return 0
+
+
+def _write_molten(out, matrix, row_names, col_names, separator: str, upper_only: bool) -> None:
+    """``name_i, name_j, d`` for every cell in row-major order; with ``upper_only`` only ``j >= i``, which is
+    what snp-dists 1.2 writes for ``-L -m``."""
+    import numpy as np
+
+    from ..io.tables import write_long
+
+    n_rows, n_cols = matrix.shape
+    block = max(1, (1 << 22) // max(1, n_cols))
+    for lo in range(0, n_rows, block):
+        hi = min(n_rows, lo + block)
+        left = np.repeat(np.arange(lo, hi), n_cols)
+        right = np.tile(np.arange(n_cols), hi - lo)
+        values = matrix[lo:hi].ravel()
+        if upper_only:
+            keep = right >= left
+            left, right, values = left[keep], right[keep], values[keep]
+        write_long(out, left, right, values, row_names, col_names, separator)
