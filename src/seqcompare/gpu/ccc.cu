@@ -102,6 +102,15 @@ __device__ __forceinline__ void pair_entries(long long aa, long long a_d, long l
     if (passes_combined(v[0], v[3], combined)) keep[0] = keep[3] = true;
 }
 
+struct Entries {
+    u32* q;
+    u32* r;
+    unsigned char* entry;
+    double* value;
+    unsigned long long* count;
+    unsigned long long capacity;
+};
+
 // Append the kept entries of one pair per lane: one atomic per warp and entry (every lane must call this).
 __device__ __forceinline__ void emit_entries(const Entries& out, int q, int r, const double (&v)[4],
                                              const bool (&keep)[4]) {
