@@ -57,15 +57,17 @@ def test_hamming_edge_cases(client):
 def test_ccc_is_identical(client, rng, way):
     counts = rng.integers(0, 3, (61 if way == 2 else 23, 90))
     counts[rng.random(counts.shape) < 0.1] = -1
-    full = ccc(counts, way=way, histogram=8)
-    distributed = ccc(counts, way=way, histogram=8, client=client)
+    full = ccc(counts, way=way, histogram=8, comet_checksum=True)
+    distributed = ccc(counts, way=way, histogram=8, client=client, comet_checksum=True)
     assert str(distributed.checksum) == str(full.checksum)
+    assert str(distributed.comet_checksum) == str(full.comet_checksum) and full.comet_checksum.total > 0
     assert np.array_equal(distributed.index, full.index) and np.array_equal(distributed.values, full.values)
     assert np.array_equal(distributed.histogram["counts"], full.histogram["counts"])
     threshold = 0.5 if way == 2 else 0.21  # about the top 10% of values
-    entries = ccc(counts, way=way, threshold=threshold, client=client)
-    expected = ccc(counts, way=way, threshold=threshold)
+    entries = ccc(counts, way=way, threshold=threshold, client=client, comet_checksum=True)
+    expected = ccc(counts, way=way, threshold=threshold, comet_checksum=True)
     assert str(entries.checksum) == str(expected.checksum) and len(expected.entry_value) > 0
+    assert str(entries.comet_checksum) == str(expected.comet_checksum)
     assert np.array_equal(entries.entry_index, expected.entry_index)
     assert np.array_equal(entries.entry_bits, expected.entry_bits)
     assert np.array_equal(entries.entry_value, expected.entry_value)
