@@ -6,7 +6,7 @@ Usage::
 
 For each of non-sparse and sparse (10% missing) random genotypes it times, with the operands already on the
 GPU, the products on 1-bit tensor cores plus the on-device values and threshold (CoMet's ``ctime`` analogue;
-``device_s``), and the whole ``seqcompare.correlation.api.ccc`` call from host codes to entries on the host
+``device_s``), and the whole ``seqcompare.ccc.api.ccc`` call from host codes to entries on the host
 (``call_s``: host counting and bit-plane packing, upload, device work, entries back). It also checks that the
 GPU's entries and checksum equal the CPU's on a 2,000-vector slice. Writes ``results_ccc_gpu.json``.
 """
@@ -49,10 +49,10 @@ class Codes:
 def measure(codes, sparse: bool, threshold: str, repeats: int) -> dict:
     import cupy
 
-    from seqcompare.correlation.api import Threshold, _Sink, ccc
-    from seqcompare.correlation.checksum import Checksum
-    from seqcompare.correlation.formulas import Metric
-    from seqcompare.gpu.ccc import _pairs_2way, device_operands, device_planes
+    from seqcompare.ccc.api import Threshold, ccc
+    from seqcompare.ccc.checksum import Checksum
+    from seqcompare.ccc.formulas import Metric
+    from seqcompare.ccc.gpu import _pairs_2way, device_operands, device_planes
 
     n, m = codes.shape
     planes, defined, ones, metric = device_planes(cupy, codes, Metric("ccc", sparse))
@@ -90,10 +90,10 @@ def measure(codes, sparse: bool, threshold: str, repeats: int) -> dict:
 def measure3(codes, sparse: bool, threshold: str, repeats: int) -> dict:
     import cupy
 
-    from seqcompare.correlation.api import Threshold, _Sink, ccc
-    from seqcompare.correlation.checksum import Checksum
-    from seqcompare.correlation.formulas import Metric
-    from seqcompare.gpu.ccc import _triples_3way, device_operands, device_planes, replace_sparse
+    from seqcompare.ccc.api import Threshold, ccc
+    from seqcompare.ccc.checksum import Checksum
+    from seqcompare.ccc.formulas import Metric
+    from seqcompare.ccc.gpu import _triples_3way, device_operands, device_planes, replace_sparse
 
     n, m = codes.shape
     planes, defined, ones, metric = device_planes(cupy, codes, Metric("ccc", sparse))
@@ -123,7 +123,7 @@ def measure3(codes, sparse: bool, threshold: str, repeats: int) -> dict:
 
 
 def check_against_cpu(codes, sparse: bool, threshold: str) -> bool:
-    from seqcompare.correlation.api import ccc
+    from seqcompare.ccc.api import ccc
 
     cpu = ccc(Codes(codes), sparse=sparse, threshold=threshold, method="blas")
     gpu = ccc(Codes(codes), sparse=sparse, threshold=threshold, device="cuda")
@@ -152,8 +152,8 @@ def main(argv=None) -> int:
     report = {"command": " ".join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]),
               "date": time.strftime("%Y-%m-%d %H:%M:%S"),
               "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "runs": []}  # fmt: skip
-    import seqcompare.gpu.ccc as gpu_ccc
-    from seqcompare.gpu.hamming import MMA_CONFIGS
+    import seqcompare.ccc.gpu as gpu_ccc
+    from seqcompare.hamming.gpu import MMA_CONFIGS
 
     configs = list(MMA_CONFIGS) if args.configs else [gpu_ccc.GEMM_CONFIG]
     sparse_runs = [] if args.dense_only else [(True, gpu_ccc.GEMM_CONFIG)]
@@ -170,7 +170,7 @@ def main(argv=None) -> int:
         del codes
     for sparse in (False,) if args.dense_only else (False, True):
         codes = random_codes(rng, args.vectors3, args.fields3, 0.1 if sparse else 0.0)
-        from seqcompare.correlation.api import ccc
+        from seqcompare.ccc.api import ccc
 
         cpu = ccc(Codes(codes[:120]), way=3, sparse=sparse, threshold="0.3", method="blas")
         gpu = ccc(Codes(codes[:120]), way=3, sparse=sparse, threshold="0.3", device="cuda")

@@ -136,9 +136,9 @@ def timed(function, repeats: int):
 
 
 def overhead(args) -> dict:
-    from seqcompare.correlation.api import ccc
+    from seqcompare.ccc.api import ccc
     from seqcompare.distributed import close, connect
-    from seqcompare.metrics.hamming.api import hamming_pairs
+    from seqcompare.hamming.api import hamming_pairs
 
     rng = np.random.default_rng(7)
     wanted = args.jobs.split(",")
@@ -176,9 +176,9 @@ def overhead(args) -> dict:
 
 
 def weak(args) -> dict:
-    from seqcompare.correlation.api import ccc
+    from seqcompare.ccc.api import ccc
     from seqcompare.distributed import close, connect
-    from seqcompare.metrics.hamming.api import hamming_pairs
+    from seqcompare.hamming.api import hamming_pairs
 
     gpus = [int(g) for g in args.gpus.split(",")]
     device = args.device

@@ -25,10 +25,10 @@ def main(argv=None) -> int:
     from dask_bench import dna, profiled
 
     from seqcompare.distributed import _HammingJob, _hamming_tile, _Placement
-    from seqcompare.encoding import pack_planes
-    from seqcompare.engine import plan_tiles
-    from seqcompare.gpu.hamming import RESIDENT
-    from seqcompare.metrics.hamming.api import distance_dtype, encode_inputs
+    from seqcompare.hamming.encoding import pack_planes
+    from seqcompare.allpairs import plan_tiles
+    from seqcompare.hamming.gpu import RESIDENT
+    from seqcompare.hamming import distance_dtype, encode_inputs
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200000)

@@ -61,8 +61,8 @@ def in_processes(function, pairs, workers: int):
 
 
 def main(argv=None) -> int:
-    from seqcompare.dp.api import align, dtw
-    from seqcompare.dp.costs import Costs
+    from seqcompare.align.api import align, dtw
+    from seqcompare.align.costs import Costs
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -78,8 +78,8 @@ def main(argv=None) -> int:
               "threads": args.threads, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "runs": []}  # fmt: skip
     for length in (int(x) for x in args.lengths.split(",")):
         if args.device == "cuda":
-            from seqcompare.dp.api import pair_plan
-            from seqcompare.gpu.dp import dp_on_gpu
+            from seqcompare.align.api import pair_plan
+            from seqcompare.align.gpu import dp_on_gpu
 
             # Codes straight from the generator (billions of bases: no Python strings).
             count = max(1, int(args.cells) // (length * length))

@@ -29,10 +29,10 @@ import numba
 t1 = time.perf_counter()
 from seqcompare.io.fasta import read_alignment
 from seqcompare.io.tables import NameTable, write_rows
-from seqcompare.metrics.hamming._bitpack import bitpack_tile
-from seqcompare.metrics.hamming.api import encode_inputs
-from seqcompare.sinks import LowerTriangleSink
-from seqcompare.engine import ThreadExecutor, default_tile_size, plan_tiles, run_tiles
+from seqcompare.hamming.bitpack import bitpack_tile
+from seqcompare.hamming.api import encode_inputs
+from seqcompare.allpairs import LowerTriangleSink
+from seqcompare.allpairs import ThreadExecutor, default_tile_size, plan_tiles, run_tiles
 read_alignment(os.path.join(os.path.dirname(sys.argv[1]), "warmup.fa"))
 t2 = time.perf_counter()
 path, threads = sys.argv[1], int(sys.argv[2])

@@ -59,8 +59,8 @@ def ensure_dataset(n: int, m: int, seed: int, substitution_rate: float = 0.015) 
 def method_table(path: str, threads: int, repeats: int) -> list[dict]:
     """Table VI: compute time of each method on one dataset, in-process, after a warm-up."""
     import seqcompare
-    from seqcompare.metrics.hamming.api import encode_inputs, run_hamming
-    from seqcompare.sinks import MatrixSink
+    from seqcompare.hamming.api import encode_inputs, run_hamming
+    from seqcompare.allpairs import MatrixSink
 
     aln = seqcompare.read_alignment(path)
     encoded = encode_inputs(aln)

@@ -59,9 +59,9 @@ def main(argv=None) -> int:
 
     import cupy
 
-    from seqcompare.gpu.hamming import MMA_CONFIGS, PAIRS_CONFIG, DeviceProblem, HostProblem, device_pairs, micro_tiles
+    from seqcompare.hamming.gpu import MMA_CONFIGS, PAIRS_CONFIG, DeviceProblem, HostProblem, device_pairs, micro_tiles
     from seqcompare.io.fasta import Alignment
-    from seqcompare.metrics.hamming.api import encode_inputs
+    from seqcompare.hamming.api import encode_inputs
     from seqcompare.simulate import simulate_alignment
 
     props = cupy.cuda.runtime.getDeviceProperties(0)

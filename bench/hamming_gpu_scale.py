@@ -166,10 +166,10 @@ def _breakdown(fasta: str, max_dist: int) -> dict:
     """Stage times of the same job in this process, on GPU 0: where the end-to-end seconds go."""
     import io
 
-    from seqcompare.gpu.hamming import HostProblem, device_pairs
+    from seqcompare.hamming.gpu import HostProblem, device_pairs
     from seqcompare.io.fasta import read_alignment
     from seqcompare.io.tables import NameTable, write_long
-    from seqcompare.metrics.hamming.api import encode_inputs
+    from seqcompare.hamming.api import encode_inputs
 
     clock = [time.perf_counter()]
     aln = read_alignment(fasta)
@@ -196,9 +196,9 @@ def _breakdown(fasta: str, max_dist: int) -> dict:
 def run_gpus(args) -> dict:
     import cupy
 
-    from seqcompare.gpu.hamming import HostProblem, device_pairs
+    from seqcompare.hamming.gpu import HostProblem, device_pairs
     from seqcompare.io.fasta import Alignment
-    from seqcompare.metrics.hamming.api import encode_inputs
+    from seqcompare.hamming.api import encode_inputs
 
     report = _header(args, "gpus")
     visible = cupy.cuda.runtime.getDeviceCount()
@@ -252,7 +252,7 @@ def _transfer_and_kernel_times(host, args, visible: int) -> dict:
 
     import cupy
 
-    from seqcompare.gpu.hamming import PAIRS_CONFIG, MMA_CONFIGS, DeviceProblem, micro_tiles
+    from seqcompare.hamming.gpu import PAIRS_CONFIG, MMA_CONFIGS, DeviceProblem, micro_tiles
 
     planes = host.host["left"]
     out = {}
@@ -312,10 +312,10 @@ def _transfer_and_kernel_times(host, args, visible: int) -> dict:
 def run_table(args) -> dict:
     import cupy
 
-    from seqcompare.gpu.hamming import DeviceProblem, HostProblem, micro_tiles, MMA_CONFIGS, PAIRS_CONFIG
+    from seqcompare.hamming.gpu import DeviceProblem, HostProblem, micro_tiles, MMA_CONFIGS, PAIRS_CONFIG
     from seqcompare.io.fasta import Alignment
-    from seqcompare.metrics.hamming.api import encode_inputs, run_hamming
-    from seqcompare.sinks import MatrixSink
+    from seqcompare.hamming.api import encode_inputs, run_hamming
+    from seqcompare.allpairs import MatrixSink
 
     report = _header(args, "table")
     names, sequences = _simulate(args)

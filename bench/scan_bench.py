@@ -101,7 +101,7 @@ def main(argv=None) -> int:
 
 
 def stages(samples_path: str, signatures_path: str, threads: int, repeats: int) -> dict:
-    from seqcompare.gpu.scan import device_index, scan_on_gpu
+    from seqcompare.scan.gpu import device_index, scan_on_gpu
     from seqcompare.io.fasta import read_sequences
     from seqcompare.io.fastq import read_fastq
 

@@ -4,8 +4,8 @@ Usage::
 
     python3 bench/scan_cold_start.py SAMPLES.fastq SIGNATURES.fasta [--threads N]
 
-This is the in-process path (``seqcompare.signatures.api.scan``); the command line forks a helper process instead
-(:mod:`seqcompare.gpu.scan_helper`), and its log (without ``-q``) gives that path's stage times.
+This is the in-process path (``seqcompare.scan.api.scan``); the command line forks a helper process instead
+(:mod:`seqcompare.scan.gpu_helper`), and its log (without ``-q``) gives that path's stage times.
 
 Runs, in this fresh process, the same steps as the command line (signature preparation in a background thread
 while the FASTQ is parsed, then the scan) and prints each step's end as seconds since the process started
@@ -38,7 +38,7 @@ def main() -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from seqcompare.io.fastq import read_fastq
-    from seqcompare.signatures.api import prepare_signatures, scan
+    from seqcompare.scan.api import prepare_signatures, scan
 
     marks.append(("seqcompare modules imported", since_start()))
     threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else os.cpu_count()
@@ -61,7 +61,7 @@ def main() -> int:
         marks.append(("FASTQ parsed", since_start()))
         prepared = future.result()
         marks.append(("signatures ready", since_start()))
-    from seqcompare.gpu.scan import scan_on_gpu
+    from seqcompare.scan.gpu import scan_on_gpu
 
     for label in ("cold", "warm"):
         timings: dict = {}

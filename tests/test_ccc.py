@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from seqcompare.correlation.analytic import all_items, analytic_problem, closed_form_products
-from seqcompare.correlation.api import Threshold, ccc
-from seqcompare.correlation.formulas import Metric, tables, values
+from seqcompare.ccc.analytic import all_items, analytic_problem, closed_form_products
+from seqcompare.ccc.api import Threshold, ccc
+from seqcompare.ccc.formulas import Metric, tables, values
 from seqcompare.errors import InputError
 from seqcompare.io.genotypes import Genotypes
 
@@ -99,7 +99,7 @@ def test_combined_threshold_passes_ll_and_hh_together():
 
 
 def test_checksum_is_independent_of_blocking(rng):
-    from seqcompare.correlation import api
+    from seqcompare.ccc import api
 
     genotypes = random_genotypes(rng, 40, 130)
     reference = ccc(genotypes)
@@ -107,7 +107,7 @@ def test_checksum_is_independent_of_blocking(rng):
         sink_checksum = api.Checksum()
         sink = api._Sink(2, Metric(), None, None, sink_checksum, False)
         codes = Genotypes.from_counts(genotypes).codes
-        from seqcompare.correlation.formulas import counts, marginals
+        from seqcompare.ccc.formulas import counts, marginals
 
         a, d = counts(codes, Metric())
         api._run_blas(a, d, *marginals(a, d), Metric(), 2, sink, block_items=block_items)
@@ -144,7 +144,7 @@ def test_edge_cases():
 
 
 def test_tallies_that_would_overflow_are_refused():
-    from seqcompare.correlation.formulas import MAX_EXACT_TALLY, max_tally
+    from seqcompare.ccc.formulas import MAX_EXACT_TALLY, max_tally
 
     assert max_tally(2**28, 3, Metric()) > MAX_EXACT_TALLY >= max_tally(2**28 - 1, 3, Metric())
     with pytest.raises(InputError, match="beyond the exact 32-bit range"):
@@ -270,7 +270,7 @@ def test_free_device_memory_is_read_afresh_each_time():
     """GPU buffers are sized by this: a stale reading would size them for memory that is no longer free."""
     from types import SimpleNamespace
 
-    from seqcompare.gpu._runtime import free_bytes
+    from seqcompare.cuda.runtime import free_bytes
 
     state = {"driver": 100, "pool": 20}
     runtime = SimpleNamespace(memGetInfo=lambda: (state["driver"], 1000))

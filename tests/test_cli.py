@@ -11,7 +11,7 @@ import seqcompare
 
 from seqcompare.cli import main
 from seqcompare.io.fasta import read_alignment
-from seqcompare.metrics.hamming.reference import snp_dists_distance
+from seqcompare.hamming.reference import snp_dists_distance
 
 HERE = os.path.dirname(__file__)
 GOOD = os.path.join(HERE, "data", "good.aln")
@@ -184,7 +184,7 @@ def test_blas_probe_guard_is_lifted_after_the_command(capsysbinary):
 def test_gpu_requests_without_a_gpu_fail_cleanly(capsysbinary):
     from conftest import has_gpu
 
-    from seqcompare.metrics.hamming.api import resolve_method
+    from seqcompare.hamming.methods import resolve_method
 
     with pytest.raises(ValueError, match="GPU only"):
         resolve_method("bitmma", "cpu")

@@ -50,7 +50,7 @@ def test_ccc_threshold_that_is_not_numbers(capsysbinary, tmp_path, vcf, value):
 
 def test_ccc_bitmma_without_a_gpu(capsysbinary, tmp_path, vcf, monkeypatch):
     from seqcompare.errors import DeviceError
-    from seqcompare.gpu import _runtime
+    from seqcompare.cuda import runtime as _runtime
 
     def no_gpu():
         raise DeviceError("device='cuda' needs CuPy and an NVIDIA GPU")
@@ -190,7 +190,7 @@ def test_argparse_errors_are_one_line_too(capsysbinary, tmp_path):
 
 def test_device_cuda_is_checked_before_the_inputs_are_read(capsysbinary, tmp_path, monkeypatch):
     from seqcompare.errors import DeviceError
-    from seqcompare.gpu import _runtime
+    from seqcompare.cuda import runtime as _runtime
 
     def no_gpu():
         raise DeviceError("device='cuda' needs CuPy and an NVIDIA GPU")

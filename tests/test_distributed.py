@@ -11,8 +11,8 @@ import pytest
 from conftest import DATA, random_alignment
 
 import seqcompare.distributed as seqcompare_distributed
-from seqcompare.correlation.api import ccc
-from seqcompare.metrics.hamming.api import hamming, hamming_knn, hamming_pairs
+from seqcompare.ccc.api import ccc
+from seqcompare.hamming.api import hamming, hamming_knn, hamming_pairs
 
 
 def quiet(_):
@@ -153,7 +153,7 @@ def _entry(nbytes: int) -> dict:
 
 
 def test_blocks_kept_on_a_gpu_go_least_recently_used_first_and_by_run(monkeypatch):
-    from seqcompare.gpu.hamming import ResidentBlocks
+    from seqcompare.hamming.gpu import ResidentBlocks
 
     monkeypatch.setenv("SEQCOMPARE_GPU_RESIDENT_BYTES", "300")
     kept = ResidentBlocks()

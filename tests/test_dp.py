@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from seqcompare.dp.api import align, dtw
-from seqcompare.dp.costs import Costs
-from seqcompare.dp.reference import cigar_cost, dtw_reference, nw_reference
+from seqcompare.align.api import align, dtw
+from seqcompare.align.costs import Costs
+from seqcompare.align.reference import cigar_cost, dtw_reference, nw_reference
 from seqcompare.errors import InputError
 from seqcompare.io.sequences import SequenceSet
 
@@ -79,8 +79,8 @@ def test_narrower_simd_widths_give_the_same_scores(width):
     # CPUs without AVX-512 use 32- (or 16-) byte vectors; run that code here in a fresh interpreter.
     script = (
         "import numpy as np\n"
-        "from seqcompare.dp.api import align\n"
-        "from seqcompare.dp.costs import Costs\n"
+        "from seqcompare.align.api import align\n"
+        "from seqcompare.align.costs import Costs\n"
         "from seqcompare._simd import VECTOR_BYTES\n"
         f"assert VECTOR_BYTES == {width}\n"
         "rng = np.random.default_rng(5)\n"
@@ -206,7 +206,7 @@ def test_wide_scores_take_32_bit_lanes_and_huge_signals_the_64_bit_path(rng):
 
 
 def test_length_10000_lanes_equal_the_scalar_kernel(rng):
-    from seqcompare.dp.kernels import dtw_pairs, nw_pairs
+    from seqcompare.align.kernels import dtw_pairs, nw_pairs
 
     target, query = random_sequences(rng, 1, 10000, 10000)[0], random_sequences(rng, 1, 9990, 9990)[0]
     costs = Costs.seed(0, 2, 1, 3)

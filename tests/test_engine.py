@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import seqcompare
-from seqcompare.engine import SerialExecutor, ThreadExecutor, plan_tiles, run_tiles
-from seqcompare.sinks import LowerTriangleSink, MatrixSink
+from seqcompare.allpairs import SerialExecutor, ThreadExecutor, plan_tiles, run_tiles
+from seqcompare.allpairs import LowerTriangleSink, MatrixSink
 
 
 @pytest.mark.parametrize("n, tile", [(1, 1), (5, 2), (17, 4), (64, 64), (65, 64), (100, 7)])
@@ -61,7 +61,7 @@ def test_import_does_not_load_heavy_modules():
 
 @pytest.mark.parametrize("row_edge,col_edge", [(1, 1), (128, 128), (256, 128), (64, 64)])
 def test_gpu_micro_tile_lists_cover_exactly_the_blocks_that_reach_the_lower_triangle(row_edge, col_edge):
-    from seqcompare.gpu.hamming import micro_tiles  # plain NumPy: imports no CuPy
+    from seqcompare.hamming.gpu import micro_tiles  # plain NumPy: imports no CuPy
 
     for rows in (range(0), range(1), range(3, 9), range(12)):
         got = micro_tiles(rows, None, True, row_edge, col_edge)

@@ -108,7 +108,7 @@ def test_reverse_complement_and_record_sums():
 
 
 def test_gpu_packing_layout_round_trips_on_the_cpu(rng):
-    from seqcompare.signatures.packed import pack_records, window_sums
+    from seqcompare.scan.packed import pack_records, window_sums
 
     texts = ["".join(rng.choice(list("ACGTN"), int(n))) for n in (0, 1, 31, 32, 33, 64, 100)]
     records = SequenceSet.from_strings(texts)

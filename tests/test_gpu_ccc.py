@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from seqcompare.correlation.api import ccc
+from seqcompare.ccc.api import ccc
 
 pytestmark = pytest.mark.gpu
 
@@ -54,7 +54,7 @@ def test_small_and_edge_inputs(rng):
 
 
 def test_several_row_blocks_and_many_entries(rng, monkeypatch):
-    import seqcompare.gpu.ccc as gpu_ccc
+    import seqcompare.ccc.gpu as gpu_ccc
 
     monkeypatch.setattr(gpu_ccc, "_BLOCK_CELLS", 128 * 256)  # 128-row blocks over 256 columns
     g = random_genotypes(rng, 250, 300)
@@ -98,7 +98,7 @@ def test_3way_thresholds_equal_the_cpu(rng, sparse, threshold, monkeypatch):
 def test_3way_several_pivot_batches(rng, monkeypatch):
     g = random_genotypes(rng, 70, 100)
     cpu = ccc(g, way=3, threshold=0.2, method="blas")
-    import seqcompare.gpu.ccc as gpu_ccc
+    import seqcompare.ccc.gpu as gpu_ccc
 
     monkeypatch.setattr(gpu_ccc, "_PIVOT_BATCH_BYTES", 1)  # one pivot per batch
     assert_same(cpu, ccc(g, way=3, threshold=0.2, device="cuda"))

@@ -8,8 +8,8 @@ from conftest import random_alignment
 pytest.importorskip("distributed")
 
 import seqcompare.distributed as seqcompare_distributed  # noqa: E402
-from seqcompare.correlation.api import ccc  # noqa: E402
-from seqcompare.metrics.hamming.api import hamming, hamming_knn, hamming_pairs  # noqa: E402
+from seqcompare.ccc.api import ccc  # noqa: E402
+from seqcompare.hamming.api import hamming, hamming_knn, hamming_pairs  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -61,12 +61,12 @@ def test_ccc_on_gpu_workers_equals_the_cpu(gpu_client, rng, way, n):
 def _kept_blocks():
     import sys
 
-    gpu = sys.modules.get("seqcompare.gpu.hamming")
+    gpu = sys.modules.get("seqcompare.hamming.gpu")
     return (0, 0) if gpu is None else (gpu.RESIDENT.hits, len(gpu.RESIDENT))
 
 
 def _set_kept_budget(budget):
-    from seqcompare.gpu.hamming import RESIDENT
+    from seqcompare.hamming.gpu import RESIDENT
 
     RESIDENT._budgets = {} if budget is None else {0: budget}
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from seqcompare.dp.api import align, dtw
-from seqcompare.dp.costs import Costs
+from seqcompare.align.api import align, dtw
+from seqcompare.align.costs import Costs
 
 pytestmark = pytest.mark.gpu
 

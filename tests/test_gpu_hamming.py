@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import DATA, random_alignment
 
-from seqcompare.metrics.hamming.api import encode_inputs, run_hamming
-from seqcompare.sinks import KnnSink, MatrixSink, PairsSink
+from seqcompare.hamming.api import encode_inputs, run_hamming
+from seqcompare.allpairs import KnnSink, MatrixSink, PairsSink
 
 pytestmark = pytest.mark.gpu
 
@@ -83,7 +83,7 @@ def test_pairs_and_knn_reduced_on_the_device(rng, method, symmetric):
 
 
 def test_pair_buffer_overflow_is_recounted(rng):
-    from seqcompare.gpu.hamming import device_pairs
+    from seqcompare.hamming.gpu import device_pairs
 
     X = random_alignment(rng, 200, 100, alphabet=b"ACGT")
     encoded = encode_inputs(X)
@@ -97,7 +97,7 @@ def test_pair_buffer_overflow_is_recounted(rng):
 def test_tiles_dealt_to_several_devices_give_the_same_pairs(rng):
     import cupy
 
-    from seqcompare.gpu.hamming import device_pairs
+    from seqcompare.hamming.gpu import device_pairs
 
     X = random_alignment(rng, 900, 300, alphabet=b"ACGTN-")
     encoded = encode_inputs(X)
@@ -135,7 +135,7 @@ def test_cli_output_identical_to_cpu(flags):
 
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_pairs_with_every_kernel_shape(rng, symmetric):
-    from seqcompare.gpu.hamming import MMA_CONFIGS, device_pairs
+    from seqcompare.hamming.gpu import MMA_CONFIGS, device_pairs
 
     X = random_alignment(rng, 777, 900, alphabet=b"ACGTN-")
     Y = None if symmetric else random_alignment(rng, 301, 900, alphabet=b"ACGTN-")

@@ -9,7 +9,7 @@ import pytest
 from conftest import DATA, planted_with_dense_ns
 
 from seqcompare.io.sequences import SequenceSet
-from seqcompare.signatures.api import scan
+from seqcompare.scan.api import scan
 from seqcompare.simulate import simulate_scan
 
 pytestmark = pytest.mark.gpu

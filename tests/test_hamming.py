@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import seqcompare
-from seqcompare.metrics.hamming.reference import snp_dists_distance
+from seqcompare.hamming.reference import snp_dists_distance
 
 FAST_METHODS = ["bitpack", "tiled", "matrix"]
 ALL_METHODS = ["vector", *FAST_METHODS, "auto"]

@@ -174,7 +174,7 @@ def test_dtw_window_equals_dtaidistance_on_random_integer_series_both_ways(rng):
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_an_asymmetric_matrix_is_read_as_target_code_then_query_code(rng, device):
-    from seqcompare.dp.reference import cigar_cost, nw_reference
+    from seqcompare.align.reference import cigar_cost, nw_reference
 
     matrix = np.array([[5, -4, -7, -2, 0], [-1, 5, -3, -6, 0], [-8, -2, 5, -5, 0], [-3, -9, -1, 5, 0],
                        [0, 0, 0, 0, 1]])  # fmt: skip

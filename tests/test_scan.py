@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from seqcompare.errors import InputError
 from seqcompare.io.sequences import SequenceSet
-from seqcompare.signatures.api import scan
-from seqcompare.signatures.reference import occurrence_offsets
+from seqcompare.scan.api import scan
+from seqcompare.scan.reference import occurrence_offsets
 from seqcompare.simulate import simulate_scan
 
 EXAMPLE = os.path.join(DATA, "scan_example")
@@ -201,7 +201,7 @@ def test_cli_simulate_scan_plants_what_scan_finds(tmp_path):
 
 
 def unpack(bases, nmask, word0, lengths):
-    """Base codes and offsets of records packed by :func:`seqcompare.signatures.packed.pack_records`."""
+    """Base codes and offsets of records packed by :func:`seqcompare.scan.packed.pack_records`."""
     codes = []
     for start, length in zip(word0, lengths):
         words = -(-int(length) // 32)
@@ -215,16 +215,16 @@ def unpack(bases, nmask, word0, lengths):
 
 def cpu_stand_in_for_upload_index(parts, k):
     """A CPU index of the signatures as the helper received them, packed (see the fixture below)."""
-    from seqcompare.signatures.index import SignatureIndex
+    from seqcompare.scan.index import SignatureIndex
 
     codes, offsets = unpack(parts["sig_bases"], parts["sig_nmask"], parts["sig_word0"], parts["sig_length"])
     return SignatureIndex(codes, offsets, k)
 
 
 def cpu_stand_in_for_device_occurrences(bases, nmask, word0, lengths, index, find_all, **_):
-    """What :func:`seqcompare.gpu.scan.device_occurrences` returns, computed on the CPU from the packed words
+    """What :func:`seqcompare.scan.gpu.device_occurrences` returns, computed on the CPU from the packed words
     the helper received."""
-    from seqcompare.signatures.api import _index_rows
+    from seqcompare.scan.index import index_rows as _index_rows
 
     codes, offsets = unpack(bases, nmask, word0, lengths)
     unpacked = SequenceSet([str(i) for i in range(lengths.size)], codes, offsets, np.zeros(codes.size, np.uint8))
@@ -236,13 +236,13 @@ def cpu_stand_in_for_device_occurrences(bases, nmask, word0, lengths, index, fin
 def helper_on_cpu(monkeypatch):
     """The command line's GPU helper process with its GPU steps done on the CPU (fork carries the patches),
     so that the sharing of packed samples and signatures between the processes is checked without a GPU."""
-    import seqcompare.gpu.scan
-    from seqcompare.gpu import scan_helper
+    import seqcompare.scan.gpu
+    from seqcompare.scan import gpu_helper as scan_helper
 
     if not scan_helper.supported():
         pytest.skip("the GPU helper process needs fork and memfd_create (Linux)")
-    monkeypatch.setattr(seqcompare.gpu.scan, "upload_index", cpu_stand_in_for_upload_index)
-    monkeypatch.setattr(seqcompare.gpu.scan, "device_occurrences", cpu_stand_in_for_device_occurrences)
+    monkeypatch.setattr(seqcompare.scan.gpu, "upload_index", cpu_stand_in_for_upload_index)
+    monkeypatch.setattr(seqcompare.scan.gpu, "device_occurrences", cpu_stand_in_for_device_occurrences)
     monkeypatch.setattr(scan_helper, "_start_cuda", lambda: None)
     monkeypatch.setattr(seqcompare.gpu._runtime, "require_gpu_quickly", lambda: None)
     return monkeypatch
@@ -262,8 +262,8 @@ def test_cli_gpu_helper_process_output_equals_the_in_process_scan(helper_on_cpu,
 
 
 def test_cli_gpu_helper_process_failures_are_one_line_errors(helper_on_cpu, tmp_path, capsys):
-    import seqcompare.gpu.scan
-    import seqcompare.gpu.scan_helper
+    import seqcompare.scan.gpu
+    import seqcompare.scan.gpu_helper
     from seqcompare.cli import main
 
     reads = os.path.join(EXAMPLE, "reads.fastq")
@@ -271,11 +271,11 @@ def test_cli_gpu_helper_process_failures_are_one_line_errors(helper_on_cpu, tmp_
     target = tmp_path / "never.txt"
     assert main(["scan", reads, str(tmp_path / "missing.fa"), "--device", "cuda", "-o", str(target)]) == 1
     assert "missing.fa: no such file" in capsys.readouterr().err
-    helper_on_cpu.setattr(seqcompare.gpu.scan_helper, "_start_cuda", lambda: 1 / 0)
+    helper_on_cpu.setattr(seqcompare.scan.gpu_helper, "_start_cuda", lambda: 1 / 0)
     assert main(["scan", reads, signatures, "--device", "cuda", "-q", "-o", str(target)]) == 1
     assert "GPU helper process: ZeroDivisionError" in capsys.readouterr().err
-    helper_on_cpu.setattr(seqcompare.gpu.scan_helper, "_start_cuda", lambda: None)
-    helper_on_cpu.setattr(seqcompare.gpu.scan, "device_occurrences", lambda *args, **kwargs: os._exit(3))
+    helper_on_cpu.setattr(seqcompare.scan.gpu_helper, "_start_cuda", lambda: None)
+    helper_on_cpu.setattr(seqcompare.scan.gpu, "device_occurrences", lambda *args, **kwargs: os._exit(3))
     assert main(["scan", reads, signatures, "--device", "cuda", "-q", "-o", str(target)]) == 1
     assert "GPU helper process ended unexpectedly (exit code 3)" in capsys.readouterr().err
     assert not target.exists()
@@ -284,7 +284,7 @@ def test_cli_gpu_helper_process_failures_are_one_line_errors(helper_on_cpu, tmp_
 def test_the_gpu_helpers_side_and_the_parser_import_no_numba():
     # The helper process is forked before Numba is imported so that its CUDA start overlaps the parent's work;
     # importing Numba on its side would put ~0.3 s back on the critical path.
-    code = ("import sys, seqcompare.cli, seqcompare.gpu.scan, seqcompare.gpu.scan_helper, seqcompare.signatures.common; "
+    code = ("import sys, seqcompare.cli, seqcompare.scan.gpu, seqcompare.scan.gpu_helper, seqcompare.scan.common; "
             "seqcompare.cli.build_parser(); print('numba' in sys.modules)")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -9,19 +9,20 @@ import importlib
 
 __version__ = "0.1.0"
 
+# Each command's package is also the function users call (``seqcompare.hamming(X)``; see ``_callable``).
 _LAZY = {
-    "hamming": ("seqcompare.metrics.hamming.api", "hamming"),
-    "hamming_pairs": ("seqcompare.metrics.hamming.api", "hamming_pairs"),
-    "hamming_knn": ("seqcompare.metrics.hamming.api", "hamming_knn"),
+    "hamming": ("seqcompare.hamming", None),
+    "hamming_pairs": ("seqcompare.hamming.api", "hamming_pairs"),
+    "hamming_knn": ("seqcompare.hamming.api", "hamming_knn"),
     "read_alignment": ("seqcompare.io.fasta", "read_alignment"),
     "Alignment": ("seqcompare.io.fasta", "Alignment"),
     "InputError": ("seqcompare.errors", "InputError"),
-    "scan": ("seqcompare.signatures.api", "scan"),
-    "prepare_signatures": ("seqcompare.signatures.api", "prepare_signatures"),
-    "ccc": ("seqcompare.correlation.api", "ccc"),
-    "align": ("seqcompare.dp.api", "align"),
-    "dtw": ("seqcompare.dp.api", "dtw"),
-    "Costs": ("seqcompare.dp.costs", "Costs"),
+    "scan": ("seqcompare.scan", None),
+    "prepare_signatures": ("seqcompare.scan.api", "prepare_signatures"),
+    "ccc": ("seqcompare.ccc", None),
+    "align": ("seqcompare.align", None),
+    "dtw": ("seqcompare.align.api", "dtw"),
+    "Costs": ("seqcompare.align.costs", "Costs"),
     "Genotypes": ("seqcompare.io.genotypes", "Genotypes"),
     "read_genotypes": ("seqcompare.io.genotypes", "read_genotypes"),
 }
@@ -34,7 +35,8 @@ def __getattr__(name: str):
         module_name, attribute = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'seqcompare' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module_name), attribute)
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value
 

@@ -29,7 +29,7 @@ def add_parser(subparsers) -> None:
 
 
 def run_command(args) -> int:
-    from ..dp.costs import Costs
+    from ..align.costs import Costs
 
     if args.all_vs_all and args.queries:
         raise InputError("--all-vs-all compares the targets with each other; do not give a second FASTA too")
@@ -48,7 +48,7 @@ def run_command(args) -> int:
 
     import time
 
-    from ..dp.api import align
+    from ..align.api import align
     from ..io.fasta import read_sequences
     from ..io.output import open_output
 

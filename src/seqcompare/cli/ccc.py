@@ -71,7 +71,7 @@ def _inputs(path: str | None) -> list:
 
 
 def _check_options(args) -> None:
-    from ..correlation.api import Threshold
+    from ..ccc.reductions import Threshold
 
     if args.analytic and args.genotypes is not None:
         raise InputError("--analytic makes its own problem; give either a genotype file or --analytic N M")
@@ -105,7 +105,7 @@ def run_command(args) -> int:
         output_format = "npy" if lower.endswith(".npy") else "comet" if lower.endswith(".bin") else "tsv"
     if output_format == "npy" and args.threshold is not None:
         raise InputError("--threshold writes entries (TSV or CoMet records), not a .npy of every table")
-    from ..correlation.api import ccc
+    from ..ccc.api import ccc
 
     with dask_client(args, log) as client:
         try:
@@ -131,8 +131,8 @@ def run_command(args) -> int:
 
 
 def _read(args, log):
-    from ..correlation.analytic import analytic_problem
-    from ..correlation.formulas import Metric
+    from ..ccc.analytic import analytic_problem
+    from ..ccc.formulas import Metric
     from ..io.genotypes import Genotypes, read_comet, read_genotypes
 
     if args.analytic:
@@ -164,8 +164,8 @@ def _read(args, log):
 def _check_analytic(args, genotypes, groups, result, log) -> None:
     import numpy as np
 
-    from ..correlation.analytic import all_items, closed_form_products
-    from ..correlation.formulas import tables
+    from ..ccc.analytic import all_items, closed_form_products
+    from ..ccc.formulas import tables
 
     index = all_items(genotypes.codes.shape[0], args.way)
     expected = tables(closed_form_products(index, genotypes.codes.shape[0], groups, result.metric, args.way),

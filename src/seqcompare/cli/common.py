@@ -159,7 +159,7 @@ def prepare(args, inputs=(), outputs=None, *, start_cuda: bool = True) -> None:
     is an input or unwritable (:func:`~seqcompare.io.output.check_outputs`). ``start_cuda=False`` checks the GPU
     without starting CUDA in this process (for commands that start it in a helper process)."""
     if getattr(args, "device", None) == "cuda":
-        from ..gpu._runtime import require_cupy, require_gpu_quickly
+        from ..cuda.runtime import require_cupy, require_gpu_quickly
 
         require_cupy() if start_cuda else require_gpu_quickly()
     check_outputs(outputs if outputs is not None else {"-o": getattr(args, "output", None)}, inputs)
@@ -181,7 +181,7 @@ def dask_client(args, log):
         yield None
         return
     from ..distributed import close, connect
-    from ..gpu._runtime import resolve_device
+    from ..cuda.runtime import resolve_device
 
     client = connect(args.scheduler, workers=args.workers, device=resolve_device(args.device),
                      threads=args.threads, log=log)  # fmt: skip

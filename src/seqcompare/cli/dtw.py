@@ -33,7 +33,7 @@ def run_command(args) -> int:
 
     import time
 
-    from ..dp.api import dtw
+    from ..align.api import dtw
     from ..io.output import open_output
     from ..io.signals import read_signals
     from .align import log_rate

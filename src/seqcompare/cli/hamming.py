@@ -25,7 +25,7 @@ _IN_MEMORY_MATRIX_BYTES = 2 << 30
 
 
 def add_parser(subparsers) -> None:
-    from ..metrics.hamming.methods import METHOD_DESCRIPTIONS, METHODS
+    from ..hamming.methods import METHOD_DESCRIPTIONS, METHODS
 
     parser = subparsers.add_parser(
         "hamming",
@@ -121,8 +121,11 @@ def _compute_and_write(args, log, client) -> int:
     from ..io.fasta import read_alignment
     from ..io.output import PendingFile, open_output
     from ..io.tables import SNP_DISTS_CORNER, NameTable, write_header, write_long, write_rows
-    from ..metrics.hamming.api import distance_dtype, encode_inputs, resolve_method, run_hamming
-    from ..sinks import KnnSink, LowerTriangleSink, MatrixSink, PairsSink
+    from ..allpairs import KnnReduction, LowerTriangleReduction, MatrixReduction, PairsReduction
+    from ..cuda.runtime import resolve_device
+    from ..hamming.api import encode_inputs, run_hamming
+    from ..hamming.methods import resolve_method
+    from ..hamming.work import distance_dtype
 
     query = read_alignment(args.alignment, threads=args.threads)
     log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
@@ -143,7 +146,8 @@ def _compute_and_write(args, log, client) -> int:
     encoded = encode_inputs(query, reference, alphabet=alphabet, keep_case=args.keep_case,
                             missing=args.missing)  # fmt: skip
     try:
-        method = resolve_method(args.method, args.device, encoded.space.n_codes)
+        method = resolve_method(args.method, resolve_device(args.device) if client is None else args.device,
+                                encoded.space.n_codes)  # fmt: skip
     except ValueError as exc:
         raise InputError(str(exc)) from None
     log(f"method {method}, {args.threads or 'all'} threads")
@@ -163,7 +167,7 @@ def _compute_and_write(args, log, client) -> int:
     if args.max_dist is not None:
         # Pairs are chosen by their true distance, so the kernels count up to max_dist + 1 whatever -x says;
         # -x then caps the values reported.
-        rows, cols, values = run_hamming(encoded, PairsSink(args.max_dist, symmetric), cap=args.max_dist + 1,
+        rows, cols, values = run_hamming(encoded, PairsReduction(args.max_dist, symmetric), cap=args.max_dist + 1,
                                          **common)  # fmt: skip
         if cap is not None:
             values = np.minimum(values, cap)
@@ -172,7 +176,7 @@ def _compute_and_write(args, log, client) -> int:
         log(f"wrote {values.size} pairs within distance {args.max_dist}")
         return 0
     if args.knn is not None:
-        indices, distances = run_hamming(encoded, KnnSink(args.knn, n_rows, None if symmetric else n_cols),
+        indices, distances = run_hamming(encoded, KnnReduction(args.knn, n_rows, None if symmetric else n_cols),
                                          cap=cap, **common)  # fmt: skip
         rows = np.repeat(np.arange(n_rows), indices.shape[1])
         with open_output(args.output) as out:
@@ -180,33 +184,33 @@ def _compute_and_write(args, log, client) -> int:
         log(f"wrote {indices.shape[1]} nearest neighbours of each of {n_rows} sequences")
         return 0
     if args.npy is not None:
-        sink = MatrixSink((n_rows, n_cols), symmetric, dtype, path=args.npy)
+        matrix = MatrixReduction((n_rows, n_cols), symmetric, dtype, path=args.npy)
         try:
             with open_output(args.npy + ".names.tsv", "--npy") as out:
                 lines = [f"row\t{i}\t{name}" for i, name in enumerate(query.names)]
                 if not symmetric:
                     lines += [f"column\t{i}\t{name}" for i, name in enumerate(reference.names)]
                 out.write(("\n".join(["axis\tindex\tname", *lines]) + "\n").encode("utf-8", "surrogateescape"))
-                run_hamming(encoded, sink, cap=cap, **common)
+                run_hamming(encoded, matrix, cap=cap, **common)
         finally:
-            sink.abort()  # nothing to do once finished
+            matrix.abort()  # nothing to do once finished
         log(f"wrote {n_rows} x {n_cols} matrix to {args.npy}")
         return 0
     if args.lower_triangle and not args.molten:
         with open_output(args.output) as out:
             write_header(out, col_names, separator, corner)
-            sink = LowerTriangleSink(n_rows, lambda start, rows: write_rows(
+            triangle = LowerTriangleReduction(n_rows, lambda start, rows: write_rows(
                 out, rows, start, row_names, separator, lower_triangle=True), dtype)  # fmt: skip
-            run_hamming(encoded, sink, cap=cap, **common)
+            run_hamming(encoded, triangle, cap=cap, **common)
         return 0
 
     with contextlib.ExitStack() as stack:
         path = None
         if n_rows * n_cols * np.dtype(dtype).itemsize > _IN_MEMORY_MATRIX_BYTES:
             path = os.path.join(stack.enter_context(tempfile.TemporaryDirectory(prefix="seqcompare-")), "matrix.npy")
-        sink = MatrixSink((n_rows, n_cols), symmetric, dtype, path=path)
-        stack.callback(sink.abort)
-        matrix = run_hamming(encoded, sink, cap=cap, **common)
+        reduction = MatrixReduction((n_rows, n_cols), symmetric, dtype, path=path)
+        stack.callback(reduction.abort)
+        matrix = run_hamming(encoded, reduction, cap=cap, **common)
         with open_output(args.output) as out:
             if args.molten:
                 out.write(molten_header)

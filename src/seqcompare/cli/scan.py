@@ -7,7 +7,7 @@ from .common import HelpFormatter, Log, add_common, positive_int, prepare
 
 
 def add_parser(subparsers) -> None:
-    from ..signatures.common import DEFAULT_K, MAX_K, METHODS, REPORTS
+    from ..scan.common import DEFAULT_K, MAX_K, METHODS, REPORTS
 
     parser = subparsers.add_parser(
         "scan",
@@ -41,12 +41,12 @@ def add_parser(subparsers) -> None:
 
 
 def run_command(args) -> int:
-    from ..gpu import scan_helper
-    from ..signatures.common import MAX_K
+    from ..scan import gpu_helper
+    from ..scan.common import MAX_K
 
     if not 1 <= args.kmer <= MAX_K:
         raise InputError(f"--kmer must be between 1 and {MAX_K}, not {args.kmer}")
-    helper = args.device == "cuda" and args.method != "reference" and scan_helper.supported()
+    helper = args.device == "cuda" and args.method != "reference" and gpu_helper.supported()
     prepare(args, [args.samples, args.signatures], start_cuda=not helper)
     log = Log(args.quiet)
     if helper:
@@ -55,7 +55,7 @@ def run_command(args) -> int:
         from concurrent.futures import ThreadPoolExecutor
 
         from ..io.fastq import read_fastq
-        from ..signatures.api import prepare_signatures, scan
+        from ..scan.api import prepare_signatures, scan
 
         # The signatures' index is built while the samples are parsed.
         with ThreadPoolExecutor(1) as background:
@@ -92,14 +92,14 @@ def _write(args, result) -> None:
 
 def _scan_with_helper(args, log):
     """``--device cuda``: a forked helper starts CUDA while this process reads the inputs and does the
-    compiled CPU passes (see :mod:`seqcompare.gpu.scan_helper`). The helper is forked first, before this
+    compiled CPU passes (see :mod:`seqcompare.scan.gpu_helper`). The helper is forked first, before this
     process imports Numba, so that its CuPy import and CUDA start overlap all of this process's work."""
-    from ..gpu.scan_helper import ScanHelper
+    from ..scan.gpu_helper import ScanHelper
 
     with ScanHelper() as helper:
-        from ..engine import default_threads
+        from ..allpairs import default_threads
         from ..io.fastq import read_fastq
-        from ..signatures.api import prepare_signatures, scan_result
+        from ..scan.api import prepare_signatures, scan_result
 
         threads = args.threads or default_threads()
         prepared = prepare_signatures(args.signatures, k=args.kmer, both_strands=args.both_strands,

@@ -1,0 +1,35 @@
+"""The all-pairs engine: plans, executors and reductions, written once for every command and backend.
+
+- :mod:`.plan`: :class:`Tile` and :func:`plan_tiles` (the lower triangle of a symmetric problem, or the whole
+  rectangle), thread and tile-size defaults.
+- :mod:`.work`: :class:`Work`, what a command's computation tells the engine (its parts, how to compute a part
+  on the CPU and on a GPU, what it runs natively, how it splits for Dask).
+- :mod:`.reductions`: :class:`Reduction` (``reduce`` where the block is, ``merge`` and ``finish`` in the
+  caller) and the shared ones: the matrix (in memory or ``.npy``), the streamed lower triangle, pairs within a
+  distance, k nearest neighbours, concatenation. CCC's reductions (entries, checksums, histogram) live with CCC.
+- :mod:`.executors`: serial, threads, GPUs; Dask plugs in from ``seqcompare.distributed``.
+- :func:`run`: the engine itself.
+"""
+
+from .engine import run
+from .executors import GpuExecutor, SerialExecutor, ThreadExecutor, executor_for_client, register_client_backend
+from .plan import Tile, default_threads, default_tile_size, plan_tiles
+from .reductions import (
+    Combined,
+    Concatenation,
+    KnnReduction,
+    LowerTriangleReduction,
+    MatrixReduction,
+    PairsReduction,
+    Reduction,
+    array_module,
+    to_host,
+)
+from .work import DataBlock, Region, Split, Work
+
+__all__ = [
+    "Combined", "Concatenation", "DataBlock", "GpuExecutor", "KnnReduction", "LowerTriangleReduction",
+    "MatrixReduction", "PairsReduction", "Reduction", "Region", "SerialExecutor", "Split", "ThreadExecutor",
+    "Tile", "Work", "array_module", "default_threads", "default_tile_size", "executor_for_client", "plan_tiles",
+    "register_client_backend", "run", "to_host",
+]  # fmt: skip

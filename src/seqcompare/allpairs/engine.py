@@ -1,0 +1,36 @@
+"""The engine: a work, a reduction and an executor make a result.
+
+``run(work, reduction, executor)`` asks the executor for the partials of every part (computed and reduced
+where the executor computes), merges them in the calling thread as they come, reports progress, and returns
+``reduction.finish()``. Every command's all-pairs work (Hamming, CCC) and every batch work (scan, align, dtw)
+runs through it, on CPU threads, GPUs or Dask workers, with the same reductions.
+"""
+
+from __future__ import annotations
+
+from ..progress import reporter
+
+
+def run(work, reduction, executor, progress=False, what: str = "work"):
+    """Run ``work`` through ``executor`` into ``reduction`` and return its result.
+
+    Parameters
+    ----------
+    work : Work
+    reduction : Reduction
+    executor : SerialExecutor, ThreadExecutor, GpuExecutor or a Dask executor
+    progress : bool or callable
+        As the public functions take it (:mod:`seqcompare.progress`).
+    what : str
+        What the progress report calls the work.
+    """
+    report = reporter(progress, work.total(executor.backend), work.unit, what) if progress else None
+    try:
+        for size, partial in executor.partials(work, reduction):
+            reduction.merge(partial)
+            if report is not None:
+                report.update(size)
+    finally:
+        if report is not None:
+            report.close()
+    return reduction.finish()

@@ -1,0 +1,332 @@
+"""Reductions: what an all-pairs run keeps of its blocks, each written once for every backend.
+
+A reduction has three steps (the contract of :class:`Reduction`):
+
+- ``reduce(tile, block) -> partial`` runs wherever the block lives: in a CPU thread (NumPy), on a GPU (CuPy: the
+  same code, through :func:`array_module`), in a Dask worker. It reads only the reduction's parameters, so a
+  reduction travels to workers as those parameters (:meth:`Reduction.__getstate__`). Partials are small host
+  objects in global coordinates (a tile's place in the whole problem).
+- ``merge(partial)`` runs in the caller, once per partial, in any order.
+- ``finish()`` returns the result.
+
+``kind`` names what a reduction computes, so that a backend that does it its own way can say so (the GPU selects
+pairs within a distance in its kernels' epilogue): see :attr:`seqcompare.allpairs.Work.native`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..io.output import PendingFile
+from .plan import Tile
+
+_NO_KEY = np.iinfo(np.int64).max
+
+
+def array_module(array):
+    """NumPy, or CuPy for an array that lives on a GPU (decided by the array's type; imports nothing else)."""
+    if type(array).__module__.split(".", 1)[0] == "cupy":
+        import cupy
+
+        return cupy
+    return np
+
+
+def to_host(array) -> np.ndarray:
+    """A NumPy array of ``array`` (copied from the GPU when it lives there)."""
+    return array.get() if hasattr(array, "get") and not isinstance(array, np.ndarray) else np.asarray(array)
+
+
+class Reduction:
+    """Base of the reductions: ``reduce`` / ``merge`` / ``finish`` (see the module).
+
+    Subclasses keep their accumulated state in attributes listed in ``state`` (made by :meth:`start`); only the
+    other attributes, the parameters, travel to other processes.
+    """
+
+    kind = "reduction"
+    state: tuple = ()
+
+    def reduce(self, tile: Tile, block):
+        raise NotImplementedError
+
+    def merge(self, partial) -> None:
+        raise NotImplementedError
+
+    def finish(self):
+        raise NotImplementedError
+
+    def for_workers(self) -> Reduction:
+        """What Dask workers run ``reduce`` with (by default the reduction itself, without its state)."""
+        return self
+
+    def __getstate__(self):
+        return {name: value for name, value in vars(self).items() if name not in self.state}
+
+
+class Combined(Reduction):
+    """Several reductions of the same blocks: a partial is the tuple of theirs, the result the tuple of results."""
+
+    kind = "combined"
+
+    def __init__(self, *reductions: Reduction):
+        self.reductions = tuple(reductions)
+
+    def reduce(self, tile, block):
+        return tuple(r.reduce(tile, block) for r in self.reductions)
+
+    def merge(self, partial) -> None:
+        for reduction, part in zip(self.reductions, partial):
+            reduction.merge(part)
+
+    def finish(self):
+        return tuple(r.finish() for r in self.reductions)
+
+    def for_workers(self) -> Combined:
+        return Combined(*(r.for_workers() for r in self.reductions))
+
+
+class MatrixReduction(Reduction):
+    """The full ``(n_rows, n_cols)`` matrix, in memory or in an ``.npy`` file.
+
+    For a symmetric problem each off-diagonal tile is written twice (as itself and transposed), so the result is
+    the whole square although only the lower triangle was computed. With ``path`` the matrix is built in a
+    temporary file (:class:`~seqcompare.io.output.PendingFile`) and put in place by :meth:`finish`, so a failed
+    run leaves nothing (call :meth:`abort`); Dask workers then write their tiles into that file themselves
+    (:meth:`for_workers`), and the path must be one they all reach.
+
+    Parameters
+    ----------
+    shape : tuple of int
+    symmetric : bool
+    dtype : dtype
+    path : str, optional
+    """
+
+    kind = "matrix"
+    state = ("matrix", "pending")
+
+    def __init__(self, shape, symmetric: bool, dtype=np.int32, path: str | os.PathLike | None = None):
+        self.shape = tuple(shape)
+        self.symmetric = symmetric
+        self.dtype = np.dtype(dtype)
+        self.path = None if path is None else os.fspath(path)
+        self.in_place = None  # the file Dask workers write tiles into (set by for_workers)
+        self.pending = None
+        if self.path is None:
+            self.matrix = np.zeros(self.shape, dtype=self.dtype)
+        else:
+            self.pending = PendingFile(self.path, suffix=".npy")
+            self.matrix = np.lib.format.open_memmap(self.pending.path, mode="w+", dtype=self.dtype, shape=self.shape)
+
+    def reduce(self, tile, block):
+        if self.in_place is None:
+            return tile, to_host(block)
+        matrix = np.load(self.in_place, mmap_mode="r+")
+        self._write(matrix, tile, to_host(block))
+        matrix.flush()
+        return None
+
+    def _write(self, matrix, tile, block) -> None:
+        matrix[tile.row_start : tile.row_stop, tile.col_start : tile.col_stop] = block
+        if self.symmetric and not tile.diagonal:
+            matrix[tile.col_start : tile.col_stop, tile.row_start : tile.row_stop] = block.T
+
+    def merge(self, partial) -> None:
+        if partial is not None:
+            self._write(self.matrix, *partial)
+
+    def for_workers(self) -> MatrixReduction:
+        if self.pending is None:
+            return self
+        self.matrix.flush()
+        workers = object.__new__(MatrixReduction)
+        workers.__dict__.update(self.__getstate__())
+        workers.in_place = self.pending.path
+        return workers
+
+    def finish(self) -> np.ndarray:
+        if self.pending is None:
+            return self.matrix
+        self.matrix.flush()
+        del self.matrix
+        # Mapped before it is put in place: the mapping stays valid whether the file is renamed or copied through
+        # a link or into a device and then removed.
+        result = np.load(self.pending.path, mmap_mode="r")
+        self.pending.commit()
+        self.pending = None
+        return result
+
+    def abort(self) -> None:
+        """Remove the partial file of an interrupted run (nothing once finished)."""
+        if self.pending is not None:
+            self.matrix = None
+            self.pending.abort()
+            self.pending = None
+
+
+class LowerTriangleReduction(Reduction):
+    """Streams the lower triangle (diagonal included) of a symmetric matrix, one block row at a time.
+
+    A block row goes to ``write_block(row_start, rows)`` as soon as its last tile arrives (``rows`` is
+    ``k x row_stop``; row ``i`` uses its first ``i + 1`` values), so memory holds the block rows still
+    incomplete, whatever ``n``.
+    """
+
+    kind = "lower_triangle"
+    state = ("write_block", "pending_rows")
+
+    def __init__(self, n: int, write_block, dtype=np.int32):
+        self.n = n
+        self.dtype = np.dtype(dtype)
+        self.write_block = write_block
+        self.pending_rows: dict[int, list] = {}
+
+    def reduce(self, tile, block):
+        return tile, to_host(block)
+
+    def merge(self, partial) -> None:
+        tile, block = partial
+        entry = self.pending_rows.get(tile.row_start)
+        if entry is None:
+            # Tiles of this block row: one per column block up to and including the diagonal one.
+            entry = self.pending_rows[tile.row_start] = [np.zeros((tile.n_rows, tile.row_stop), self.dtype), 0]
+        entry[0][:, tile.col_start : tile.col_stop] = block
+        entry[1] += tile.n_cols
+        if entry[1] == tile.row_stop:
+            self.write_block(tile.row_start, entry[0])
+            del self.pending_rows[tile.row_start]
+
+    def finish(self) -> None:
+        if self.pending_rows:
+            raise RuntimeError("lower-triangle output is missing tiles")
+
+
+class PairsReduction(Reduction):
+    """Pairs at distance ``<= max_dist``, as ``(i, j, d)`` int64 arrays sorted by ``(i, j)``.
+
+    Symmetric problems report each unordered pair once with ``i < j``; rectangular ones report (left index, right
+    index). ``value_cap`` reports ``min(d, value_cap)`` for the pairs chosen by their true distance.
+    """
+
+    kind = "pairs"
+    state = ("parts",)
+
+    def __init__(self, max_dist: int, symmetric: bool, value_cap: int | None = None):
+        self.max_dist = int(max_dist)
+        self.symmetric = symmetric
+        self.value_cap = value_cap
+        self.parts: list = []
+
+    def reduce(self, tile, block):
+        xp = array_module(block)
+        hit = block <= self.max_dist
+        if tile.diagonal:
+            hit &= xp.tri(tile.n_rows, k=-1, dtype=bool)
+        rows, cols = xp.nonzero(hit)
+        values = block[rows, cols]
+        rows, cols = to_host(rows).astype(np.int64) + tile.row_start, to_host(cols).astype(np.int64) + tile.col_start
+        if self.symmetric:  # lower-triangle tiles: row > col; report (col, row)
+            rows, cols = cols, rows
+        return rows, cols, to_host(values).astype(np.int64)
+
+    def merge(self, partial) -> None:
+        if len(partial[0]):
+            self.parts.append(partial)
+
+    def finish(self):
+        if not self.parts:
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty.copy(), empty.copy()
+        rows, cols, values = (np.concatenate(part) for part in zip(*self.parts))
+        order = np.lexsort((cols, rows))
+        values = values[order]
+        if self.value_cap is not None:
+            values = np.minimum(values, self.value_cap)
+        return rows[order], cols[order], values
+
+
+class KnnReduction(Reduction):
+    """The ``k`` nearest neighbours of every left item (itself excluded in symmetric problems).
+
+    Ties go to the smaller neighbour index, so the result depends on neither tile order nor size. ``reduce`` keeps
+    each row's (and, off the diagonal of a symmetric problem, each column's) ``k`` best keys
+    ``distance << 32 | index`` of the tile, found where the block is (a GPU sorts them there). ``finish`` returns
+    ``(indices, distances)``, both ``(n_rows, k')`` int64 with ``k' = min(k, candidates)``.
+    """
+
+    kind = "knn"
+    state = ("best",)
+
+    def __init__(self, k: int, n_rows: int, n_cols: int | None):
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        self.symmetric = n_cols is None
+        candidates = (n_rows - 1) if self.symmetric else n_cols
+        self.k = min(k, max(candidates, 0))
+        self.n_rows = n_rows
+        self.best = np.full((n_rows, self.k), _NO_KEY, dtype=np.int64)
+
+    def reduce(self, tile, block):
+        if self.k == 0:
+            return tile, None, None
+        xp = array_module(block)
+        block = block.astype(xp.int64)
+        cols = xp.arange(tile.col_start, tile.col_stop, dtype=xp.int64)
+        keys = (block << 32) | cols[None, :]
+        if tile.diagonal:
+            keys[xp.arange(tile.n_rows), xp.arange(tile.n_rows)] = _NO_KEY
+        by_row = to_host(xp.sort(keys, axis=1)[:, : min(self.k, keys.shape[1])])
+        by_col = None
+        if self.symmetric and not tile.diagonal:
+            rows = xp.arange(tile.row_start, tile.row_stop, dtype=xp.int64)
+            keys_t = (block.T << 32) | rows[None, :]
+            by_col = to_host(xp.sort(keys_t, axis=1)[:, : min(self.k, keys_t.shape[1])])
+        return tile, by_row, by_col
+
+    def _merge_rows(self, span: slice, keys: np.ndarray) -> None:
+        both = np.concatenate([self.best[span], keys], axis=1)
+        both.sort(axis=1)
+        self.best[span] = both[:, : self.k]
+
+    def merge(self, partial) -> None:
+        tile, by_row, by_col = partial
+        if by_row is not None:
+            self._merge_rows(slice(tile.row_start, tile.row_stop), by_row)
+        if by_col is not None:
+            self._merge_rows(slice(tile.col_start, tile.col_stop), by_col)
+
+    def finish(self):
+        distances = self.best >> 32
+        indices = self.best & 0xFFFFFFFF
+        missing = self.best == _NO_KEY
+        distances[missing] = _NO_KEY
+        indices[missing] = _NO_KEY
+        return indices, distances
+
+
+class Concatenation(Reduction):
+    """Blocks that are pieces of one result (rows of a table, scores of pairs): the pieces are put back in part
+    order and concatenated. A part is anything with a ``start`` (its first row); a block an array or a tuple of
+    arrays of the same length."""
+
+    kind = "concatenation"
+    state = ("pieces",)
+
+    def __init__(self):
+        self.pieces: dict = {}
+
+    def reduce(self, part, block):
+        return part.start, block
+
+    def merge(self, partial) -> None:
+        start, block = partial
+        self.pieces[start] = block
+
+    def finish(self):
+        ordered = [self.pieces[start] for start in sorted(self.pieces)]
+        if ordered and isinstance(ordered[0], tuple):
+            return tuple(np.concatenate(column) for column in zip(*ordered))
+        return np.concatenate(ordered) if ordered else np.empty(0)

@@ -1,0 +1,128 @@
+"""CuPy access, device discovery, run-time compiled CUDA modules (one per source file and device), and page-locked
+host memory: what every engine's GPU code shares."""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+
+from ..errors import DeviceError
+
+_HERE = os.path.dirname(os.path.abspath(__file__))  # the shared headers (bitgemm.cuh, warp_append.cuh)
+_MODULES: dict = {}
+_LOCK = threading.Lock()
+
+
+def require_cupy():
+    """Return the ``cupy`` module, or raise :class:`~seqcompare.errors.DeviceError` saying what is missing."""
+    try:
+        import cupy
+    except ImportError as exc:
+        raise DeviceError(
+            "device='cuda' needs CuPy and an NVIDIA GPU: pip install 'seqcompare[cuda]' "
+            "(or the cupy-cudaXXx wheel matching your CUDA driver)"
+        ) from exc
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as exc:
+        raise DeviceError(f"CuPy is installed but no CUDA device can be used: {exc}") from exc
+    if count == 0:
+        raise DeviceError("CuPy is installed but no CUDA device is visible")
+    return cupy
+
+
+def require_gpu_quickly() -> None:
+    """Fail now, without importing CuPy or starting CUDA, where a GPU plainly cannot be used: CuPy is not
+    installed, or (Linux) no NVIDIA device node exists. For callers that start CUDA in another process.
+
+    Raises
+    ------
+    DeviceError
+        Saying what is missing.
+    """
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("cupy") is None:
+        raise DeviceError(
+            "device='cuda' needs CuPy and an NVIDIA GPU: pip install 'seqcompare[cuda]' "
+            "(or the cupy-cudaXXx wheel matching your CUDA driver)"
+        )
+    if sys.platform.startswith("linux") and not os.path.exists("/dev/nvidiactl"):
+        raise DeviceError("CuPy is installed but this machine has no NVIDIA GPU (no /dev/nvidiactl)")
+
+
+def available() -> bool:
+    """True when CuPy imports and at least one CUDA device is visible."""
+    try:
+        require_cupy()
+    except DeviceError:
+        return False
+    return True
+
+
+def device_count() -> int:
+    """Visible CUDA devices (0 without CuPy or a GPU)."""
+    try:
+        return require_cupy().cuda.runtime.getDeviceCount()
+    except DeviceError:
+        return 0
+
+
+def free_bytes(cupy) -> int:
+    """Device memory the current device can still allocate: the driver's free memory plus what CuPy's pool
+    holds unused (an earlier run's arrays, returned to the pool but not to the driver)."""
+    return cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
+
+
+@lru_cache(maxsize=None)
+def _source(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def module(path: str, name_expressions: tuple[str, ...] = (), options: tuple[str, ...] = ()):
+    """The compiled CUDA source at ``path`` (an engine's ``.cu`` file) for the current device, built on first use.
+
+    CuPy has NVRTC compile straight to machine code for the device's own architecture (``-arch=sm_90`` on an
+    H100/H200), so inline PTX that needs it (1-bit MMA, ``cp.async``, ``ldmatrix``) is available; the module
+    is cached here per device (and CuPy caches the binary on disk). ``options`` are extra NVRTC options (e.g.
+    ``--fmad=false`` where float results must equal the CPU's bit for bit). Sources may include the shared
+    headers of this package (``#include "bitgemm.cuh"``) and files beside themselves.
+    """
+    cupy = require_cupy()
+    device = cupy.cuda.Device()
+    key = (path, device.id, name_expressions, options)
+    with _LOCK:
+        compiled = _MODULES.get(key)
+        if compiled is None:
+            compiled = cupy.RawModule(
+                code=_source(path),
+                options=("-std=c++17", f"-I{_HERE}", f"-I{os.path.dirname(path)}", *options),
+                name_expressions=name_expressions or None,
+            )
+            _MODULES[key] = compiled
+    return compiled
+
+
+def pinned_empty(shape, dtype):
+    """A NumPy array in page-locked host memory (asynchronous, unstaged copies to and from the GPU)."""
+    import numpy as np
+
+    cupy = require_cupy()
+    count = int(np.prod(shape))
+    nbytes = max(1, count * np.dtype(dtype).itemsize)
+    memory = cupy.cuda.alloc_pinned_memory(nbytes)
+    return np.frombuffer(memory, dtype=dtype, count=count).reshape(shape)
+
+
+def resolve_device(device: str = "cpu") -> str:
+    """``"cpu"`` or ``"cuda"``; ``"auto"`` is ``"cuda"`` when CuPy sees a GPU, else ``"cpu"``."""
+    if device == "auto":
+        return "cuda" if available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto'; got {device!r}")
+    if device == "cuda":
+        require_cupy()  # fail now, with the fix in the message, rather than after the work on the CPU
+    return device

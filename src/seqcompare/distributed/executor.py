@@ -1,0 +1,209 @@
+"""The engine's Dask executor: any :class:`~seqcompare.allpairs.Work` that can split itself runs on a cluster.
+
+The work cuts itself into regions (:meth:`~seqcompare.allpairs.Work.split`): Hamming tiles, CCC slabs of pairs or
+pivots, chunks of scan samples, batches of pairs to align. Its data arrays are cut into blocks, placed once
+(:mod:`.placement`: shared memory on a local cluster, scattered elsewhere) and reused by every task that needs
+them. A task is one region: on its worker it makes the region's work from the blocks (the split's template),
+runs it through the worker's own executor (its GPU, or its threads) with the run's reduction, and sends back the
+partials, in global coordinates, which the caller merges as tasks finish. Each region's partials are merged
+exactly once; a task lost with a worker is resubmitted, and its blocks scattered again if they died too.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+
+import numpy as np
+
+from ..allpairs import GpuExecutor, ThreadExecutor, default_threads
+from .cluster import require_distributed
+from .placement import Placement, SharedBlock, joined, opened
+
+_log = logging.getLogger(__name__)
+
+# A task that keeps failing because workers die under it is given up on after this many attempts.
+_ATTEMPTS = 4
+
+
+def worker_threads() -> int:
+    """Cores of this worker (set by :func:`~seqcompare.distributed.local_cluster`), else every core."""
+    return int(os.environ.get("SEQCOMPARE_WORKER_THREADS", "0")) or default_threads()
+
+
+def n_workers(client) -> int:
+    return max(1, len(client.scheduler_info()["workers"]))
+
+
+def _lost_worker(error: BaseException) -> bool:
+    """Errors that mean a worker (or data on it) went away, not that the task is wrong."""
+    from concurrent.futures import CancelledError
+
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
+
+    return isinstance(error, (CancelledError, FutureCancelledError, KilledWorker))
+
+
+def run_tasks(client, blocks, tasks: dict, priorities: dict | None = None):
+    """Run ``tasks`` (``id -> (function, block ids, *arguments)``: ``function(list of blocks, *arguments)``) on
+    the cluster and yield ``(id, result)`` once per task, as tasks finish.
+
+    ``blocks`` is a list, or a function making block ``b`` when a task first needs it: tasks are submitted in
+    order, so the first ones run while later blocks are still being made. Among tasks ready to run, workers take
+    those of higher ``priorities[id]`` (default 0) first, then those submitted first."""
+    from concurrent.futures import CancelledError
+
+    distributed = require_distributed()
+    token = uuid.uuid4().hex[:8]
+    made: dict = {}
+    scattered: dict = {}
+
+    def block(b):
+        if b not in made:
+            made[b] = blocks(b) if callable(blocks) else blocks[b]
+        return made[b]
+
+    def scatter(values):
+        attempt = 1
+        while True:
+            try:
+                return client.scatter(values, hash=False)
+            except OSError:  # a worker picked to hold them went away meanwhile
+                if attempt == _ATTEMPTS:
+                    raise
+                time.sleep(0.2 * attempt)
+                attempt += 1
+
+    def futures_of(ids):
+        """What a task gets for its blocks: shared-memory handles as they are, other blocks scattered (again if
+        they were lost with a worker)."""
+        missing = [b for b in ids if not isinstance(block(b), SharedBlock)
+                   and (b not in scattered or scattered[b].status != "finished")]  # fmt: skip
+        if missing:
+            scattered.update(zip(missing, scatter([block(b) for b in missing])))
+        return [made[b] if isinstance(made[b], SharedBlock) else scattered[b] for b in ids]
+
+    start = time.perf_counter()
+    attempts: dict = {}
+
+    def submit(task_id):
+        function, ids, *arguments = tasks[task_id]
+        attempts[task_id] = attempts.get(task_id, 0) + 1
+        key = f"seqcompare-{function.__name__.strip('_')}-{token}-{task_id}-{attempts[task_id]}"
+        priority = priorities.get(task_id, 0) if priorities else 0
+        return client.submit(function, futures_of(ids), *arguments, key=key, pure=False, priority=priority)
+
+    pending = {}
+    for task_id in tasks:
+        pending[submit(task_id)] = task_id
+    done: set = set()
+    queue = distributed.as_completed(list(pending))
+    for future in queue:
+        task_id = pending.pop(future)
+        try:
+            if future.status == "error":
+                raise future.exception()
+            if future.status != "finished":  # cancelled or lost with its worker
+                raise CancelledError(f"{future.key}: {future.status}")
+            result = future.result()  # may still find the result gone with its worker
+        except Exception as error:
+            if not _lost_worker(error):
+                raise
+            if attempts[task_id] >= _ATTEMPTS:
+                raise RuntimeError(f"task {task_id} was lost {attempts[task_id]} times with its workers") from error
+            retry = submit(task_id)
+            pending[retry] = task_id
+            queue.add(retry)
+            continue
+        future.release()
+        if task_id not in done:
+            done.add(task_id)
+            yield task_id, result
+    if len(done) != len(tasks):
+        raise RuntimeError(f"{len(tasks) - len(done)} tasks never finished")
+    _log.info("%d tasks (%d resubmitted) in %.2f s", len(tasks), sum(attempts.values()) - len(tasks),
+              time.perf_counter() - start)  # fmt: skip
+
+
+def _run_region(blocks, template, spec, reduction, device: str, keys: tuple, join: bool):
+    """One task on a worker: the region's work from its blocks, through the worker's own executor."""
+    from ..cuda.runtime import resolve_device
+
+    arrays = [joined(blocks)] if join else opened(blocks)
+    backend = resolve_device(device)
+    work = template.attach(spec, arrays, list(keys), backend)
+    if backend == "cuda":
+        executor = GpuExecutor([0])  # the worker's GPU: CUDA_VISIBLE_DEVICES pins one per worker
+    else:
+        executor = ThreadExecutor(worker_threads())
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return [partial for _, partial in executor.partials(work, reduction)]
+    with threadpool_limits(worker_threads()):  # BLAS keeps to the worker's cores
+        return [partial for _, partial in executor.partials(work, reduction)]
+
+
+class DaskExecutor:
+    """Runs works on a Dask cluster through ``client`` (see the module).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    device : {"cpu", "cuda", "auto"}
+        What each worker computes on (``auto``: each worker's own choice).
+    tile_size : int, optional
+        Region size, where the work takes one (the task tile of Hamming); default: the work's choice (a few
+        regions per worker).
+    """
+
+    backend = "cpu"
+
+    def __init__(self, client, *, device: str = "cpu", tile_size: int | None = None):
+        self.client = client
+        self.device = device
+        self.tile_size = tile_size
+
+    def partials(self, work, reduction):
+        start = time.perf_counter()
+        split = work.split(n_workers(self.client), self.tile_size)
+        run = uuid.uuid4().hex
+        placement = Placement(self.client)
+        shared = placement.directory is not None
+        arrays = {name: placement.empty(shape, dtype) if shared else np.empty(shape, dtype)
+                  for name, (shape, dtype) in split.arrays.items()}  # fmt: skip
+
+        def make_block(number):
+            block = split.blocks[number]
+            target = arrays[block.array]
+            block.fill(target[block.start : block.stop])
+            return placement.block(target, block.start, block.stop)
+
+        for_workers = reduction.for_workers()
+        join = bool(split.notes.get("join_blocks"))
+        tasks, priorities = {}, {}
+        for number, region in enumerate(split.regions):
+            keys = tuple((run, b) for b in region.blocks)
+            tasks[number] = (_run_region, region.blocks, split.template, region.spec, for_workers, self.device, keys,
+                             join)  # fmt: skip
+            priorities[number] = region.priority
+        try:
+            for number, partials in run_tasks(self.client, make_block, tasks, priorities):
+                sizes = [split.regions[number].size] + [0] * (len(partials) - 1)
+                yield from zip(sizes, partials)
+        finally:
+            arrays.clear()
+            placement.close()
+            if split.release is not None and self.device != "cpu":
+                self._release(split.release, run)
+        _log.info("%s: %d regions, %.2f s in all", type(work).__name__, len(split.regions), time.perf_counter() - start)
+
+    def _release(self, release, run: str) -> None:
+        """Have every worker free what it kept of the run (GPU memory of resident blocks)."""
+        try:
+            self.client.run(release, run, on_error="ignore")
+        except (OSError, TimeoutError, RuntimeError) as error:  # a cluster going down: its memory goes with it
+            _log.debug("could not release the run's blocks on the workers: %s", error)

@@ -1,0 +1,34 @@
+"""``seqcompare hamming``: all-pairs Hamming / SNP distances (Alomairy et al., matrix-based Hamming distance).
+
+The package is callable: ``seqcompare.hamming(X, Y=None, ...)`` is :func:`.api.hamming`.
+
+- :mod:`.api`: :func:`hamming`, :func:`hamming_pairs`, :func:`hamming_knn`, :func:`encode_inputs`.
+- :mod:`.work`: the all-pairs work the engine runs (CPU kernels, GPU session, native GPU pairs, Dask split).
+- :mod:`.encoding` (with :mod:`.packing`): alphabets, code spaces, bit planes.
+- :mod:`.reference`: the oracles (character-level snp-dists distance, Algorithm 1 on codes).
+- :mod:`.matrix`, :mod:`.bitpack`: CPU kernels (Algorithm 2 through BLAS; bit planes and popcount).
+- :mod:`.gpu` and ``hamming.cu``: GPU kernels and their host code (the 1-bit GEMM is :mod:`seqcompare.cuda`'s).
+
+Names load on first use, so importing the package (or :mod:`.methods`, for the command line) compiles nothing.
+"""
+
+from __future__ import annotations
+
+from .._callable import lazy_attributes, make_callable
+
+_EXPORTS = {
+    "hamming": "seqcompare.hamming.api:hamming",
+    "hamming_pairs": "seqcompare.hamming.api:hamming_pairs",
+    "hamming_knn": "seqcompare.hamming.api:hamming_knn",
+    "encode_inputs": "seqcompare.hamming.api:encode_inputs",
+    "run_hamming": "seqcompare.hamming.api:run_hamming",
+    "Encoded": "seqcompare.hamming.work:Encoded",
+    "HammingWork": "seqcompare.hamming.work:HammingWork",
+    "distance_dtype": "seqcompare.hamming.work:distance_dtype",
+    "METHODS": "seqcompare.hamming.methods:METHODS",
+    "resolve_method": "seqcompare.hamming.methods:resolve_method",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_attributes(__name__, _EXPORTS)
+
+make_callable(__name__, "seqcompare.hamming.api:hamming")

@@ -1,0 +1,226 @@
+"""Public Hamming / SNP-distance API: matrices, pairs within a distance, k nearest neighbours.
+
+Every function encodes its inputs (:func:`encode_inputs`), makes a :class:`~seqcompare.hamming.work.HammingWork`
+and runs it through the all-pairs engine (:func:`seqcompare.allpairs.run`) into a reduction, on the CPU's threads,
+every visible GPU, or a Dask cluster (``client``): :func:`run_hamming` is that one path.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import validation
+from ..allpairs import (
+    GpuExecutor,
+    KnnReduction,
+    MatrixReduction,
+    PairsReduction,
+    ThreadExecutor,
+    executor_for_client,
+    run,
+)
+from ..cuda.runtime import resolve_device
+from ..errors import InputError
+from ..io.fasta import Alignment, read_alignment
+from .encoding import ALPHABETS, encode_categorical, sequence_encoding
+from .methods import resolve_method
+from .work import Encoded, HammingWork, distance_dtype
+
+__all__ = ["Encoded", "distance_dtype", "encode_inputs", "hamming", "hamming_knn", "hamming_pairs", "run_hamming"]
+
+
+def _as_matrix(data, role: str):
+    """Classify one input: ``("sequences", uint8 bytes)`` or ``("values", array)``."""
+    if isinstance(data, (str, os.PathLike)):
+        data = read_alignment(data)
+    if isinstance(data, Alignment):
+        return "sequences", data.sequences
+    if isinstance(data, (list, tuple)) and data and all(isinstance(s, (str, bytes)) for s in data):
+        rows = [s.encode("latin-1") if isinstance(s, str) else s for s in data]
+        lengths = {len(r) for r in rows}
+        if len(lengths) > 1:
+            first = len(rows[0])
+            bad = next(k for k, r in enumerate(rows) if len(r) != first)
+            raise InputError(
+                f"{role}: sequence #{bad + 1} has length {len(rows[bad])} but sequence #1 has length {first}"
+            )
+        matrix = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), lengths.pop())
+        return "sequences", matrix
+    array = np.asarray(data)
+    if array.dtype.kind in "SU" and array.ndim == 2 and array.dtype.itemsize in (1, 4):
+        if array.dtype.kind == "U":
+            array = np.char.encode(array, "latin-1")
+        return "sequences", np.ascontiguousarray(array).view(np.uint8).reshape(array.shape)
+    if array.dtype.kind in "SU" and array.ndim == 1:
+        return _as_matrix([str(s) if array.dtype.kind == "U" else bytes(s) for s in array], role)
+    if array.ndim != 2:
+        raise InputError(f"{role}: expected a 2-D array (items x sites) or a list of sequences, got shape {array.shape}")
+    return "values", array
+
+
+def encode_inputs(X, Y=None, *, alphabet="acgt", keep_case=False, missing=None) -> Encoded:
+    """Encode ``X`` (and ``Y``) into site codes of one shared code space.
+
+    Sequences (an :class:`~seqcompare.io.fasta.Alignment`, a FASTA path, a list of equal-length strings, or
+    a 2-D character array) use the sequence ``alphabet``; any other 2-D array is categorical data in which
+    every distinct value is a category.
+    """
+    if alphabet not in ALPHABETS:
+        raise ValueError(f"alphabet must be one of {', '.join(ALPHABETS)}; got {alphabet!r}")
+    kind_x, mx = _as_matrix(X, "X")
+    parts = [mx]
+    if Y is not None:
+        kind_y, my = _as_matrix(Y, "Y")
+        if kind_x != kind_y:
+            raise InputError("X and Y must both be sequences or both be value arrays")
+        if my.shape[1] != mx.shape[1]:
+            raise InputError(f"X has {mx.shape[1]} sites but Y has {my.shape[1]}; they must be equally long")
+        parts.append(my)
+    if kind_x == "sequences":
+        if missing is None:
+            missing = ""
+        elif not isinstance(missing, (str, bytes)):
+            missing = "".join(missing)
+        table, space = sequence_encoding(parts, alphabet, keep_case=keep_case, missing=missing)
+        return Encoded(parts[0], parts[1] if Y is not None else None, space, table)
+    codes, space = encode_categorical(parts, missing=missing)
+    return Encoded(codes[0], codes[1] if Y is not None else None, space)
+
+
+def run_hamming(encoded: Encoded, reduction, *, method="auto", cap=None, threads=None, tile_size=None,
+                progress=False, device="cpu", gpu_packer="planes", client=None):  # fmt: skip
+    """All pairs of ``encoded`` through the engine into ``reduction``; returns what it finishes with.
+
+    The layer every public function and the command line share. ``cap`` limits every distance to
+    ``min(distance, cap)`` and lets kernels stop counting a pair early; ``gpu_packer`` chooses how GPU operands
+    are built (:mod:`seqcompare.hamming.gpu`). With a Dask ``client`` the tiles run on its cluster
+    (``tile_size`` is then the task tile); ``device`` is then the workers' device. ``progress`` is a bool or a
+    reporter factory (:mod:`seqcompare.progress`).
+    """
+    threads = validation.threads(threads)
+    tile_size = validation.optional_integer(tile_size, "tile_size", minimum=1)
+    cap = validation.optional_integer(cap, "max_count", minimum=0)
+    if client is not None:
+        executor = executor_for_client(client, device=device, tile_size=tile_size)
+        device = executor.device
+        tile_size = None
+    else:
+        device = resolve_device(device)
+        executor = GpuExecutor() if device == "cuda" else ThreadExecutor(threads)
+    work = HammingWork(encoded, method=method, device=device, cap=cap, tile_size=tile_size, packer=gpu_packer)
+    return run(work, reduction, executor, progress, "hamming")
+
+
+def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missing=None, max_count=None,
+            threads=None, tile_size=None, out=None, progress=False, device="cpu", client=None):  # fmt: skip
+    """All-pairs Hamming / SNP distances.
+
+    Parameters
+    ----------
+    X : Alignment, path, list of str, or array_like, shape (n, m)
+        Sequences (FASTA path, :class:`~seqcompare.io.fasta.Alignment`, equal-length strings, 2-D character
+        array) or any 2-D array of categorical values (integers, floats, strings per cell).
+    Y : same kinds as X, shape (p, m), optional
+        Right-hand items; the result is then the rectangular ``X`` x ``Y`` matrix.
+    method : {"auto", "vector", "matrix", "tiled", "bitpack", "bitmma"}
+        Algorithm; all give identical results. ``auto`` picks the fastest for the device. On a GPU:
+        ``bitmma`` (1-bit tensor cores), ``matrix`` (int8 tensor cores, cuBLAS), ``bitpack`` (CUDA cores).
+    alphabet : {"acgt", "all", "iupac"}
+        Sequence semantics (ignored for value arrays). ``"acgt"`` is snp-dists': a site counts only when
+        both characters are A, C, G or T (case-insensitive) and differ. ``"all"`` counts every differing
+        character. ``"iupac"`` treats ambiguity codes as base sets (A vs R = 0, A vs Y = 1).
+    keep_case : bool
+        Compare case-sensitively (snp-dists ``-k``).
+    missing : str or sequence, optional
+        Characters (sequences) or values (arrays) treated as missing: sites holding them never count.
+        Float NaN is always missing.
+    max_count : int, optional
+        Report ``min(distance, max_count)``; kernels stop counting a pair once it reaches the cap.
+    threads : int, optional
+        Worker threads (default: all available cores).
+    tile_size : int, optional
+        Tile edge; the result does not depend on it.
+    out : str or path-like, optional
+        Write the matrix to this ``.npy`` file tile by tile (never held in memory) and return a read-only
+        memmap of it.
+    progress : bool or callable
+        Show a progress bar on stderr (or report through a callable, see :mod:`seqcompare.progress`).
+    device : {"cpu", "cuda", "auto"}
+        Where to compute: ``"cuda"`` uses every visible NVIDIA GPU (limit them with ``CUDA_VISIBLE_DEVICES``)
+        and needs the ``[cuda]`` extra; ``"auto"`` picks a GPU when one is usable.
+    client : dask.distributed.Client, optional
+        Run the tiles on this Dask cluster (:mod:`seqcompare.distributed`; ``device`` is the workers'); ``out``
+        must then be a path every worker can write. The result is identical.
+
+    Returns
+    -------
+    ndarray of int32, shape (n, n) or (n, p)
+        Symmetric with a zero diagonal when ``Y`` is None.
+
+    Examples
+    --------
+    >>> import seqcompare
+    >>> seqcompare.hamming(["ACGTN", "ACCTA", "TCGT-"])
+    array([[0, 1, 1],
+           [1, 0, 2],
+           [1, 2, 0]], dtype=int32)
+    """
+    max_count = validation.optional_integer(max_count, "max_count", minimum=0)
+    threads = validation.threads(threads)
+    encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
+    shape = (encoded.n_left, encoded.n_left if encoded.symmetric else encoded.n_right)
+    matrix = MatrixReduction(shape, encoded.symmetric, distance_dtype(encoded.n_sites), path=out)
+    try:
+        return run_hamming(encoded, matrix, method=method, cap=max_count, threads=threads,
+                           tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+    finally:
+        matrix.abort()  # nothing to do once finished
+
+
+def hamming_pairs(X, Y=None, *, max_dist, method="auto", alphabet="acgt", keep_case=False, missing=None,
+                  threads=None, tile_size=None, progress=False, device="cpu", client=None):  # fmt: skip
+    """Pairs within a distance, without ever building the full matrix.
+
+    Parameters
+    ----------
+    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device, client
+        As for :func:`hamming`.
+    max_dist : int
+        Report pairs at distance ``<= max_dist``. Kernels stop counting a pair past it.
+
+    Returns
+    -------
+    i, j, d : ndarray of int64
+        Pair indices and distances, sorted by ``(i, j)``. Without ``Y`` each unordered pair appears once,
+        with ``i < j``; with ``Y``, ``i`` indexes ``X`` and ``j`` indexes ``Y``.
+    """
+    max_dist = validation.integer(max_dist, "max_dist", minimum=0)
+    threads = validation.threads(threads)
+    encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
+    return run_hamming(encoded, PairsReduction(max_dist, encoded.symmetric), method=method, cap=max_dist + 1,
+                       threads=threads, tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+
+
+def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False, missing=None,
+                threads=None, tile_size=None, progress=False, device="cpu", client=None):  # fmt: skip
+    """The ``k`` nearest neighbours of every item of ``X`` (among ``X`` itself, or among ``Y``).
+
+    Parameters
+    ----------
+    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device, client
+        As for :func:`hamming`.
+    k : int
+        Neighbours per item; fewer when there are fewer candidates.
+
+    Returns
+    -------
+    indices, distances : ndarray of int64, shape (n, min(k, candidates))
+        Sorted by distance, ties by the smaller index; an item is never its own neighbour.
+    """
+    k = validation.integer(k, "k", minimum=1)
+    threads = validation.threads(threads)
+    encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
+    return run_hamming(encoded, KnnReduction(k, encoded.n_left, encoded.n_right), method=method, threads=threads,
+                       tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip

@@ -1,0 +1,303 @@
+"""Hamming distances as a :class:`~seqcompare.allpairs.Work` of the all-pairs engine.
+
+:class:`Encoded` holds the rows (raw bytes with a code table, codes, or bit planes already packed) and their
+shared code space. :class:`HammingWork` is one all-pairs problem over them, or a region of a larger one (its rows
+and columns start at ``row_offset`` / ``col_offset``, so every tile and pair it hands out is in the whole
+problem's coordinates): it plans tiles for the CPU and the GPU, computes a tile's block with the method's kernel,
+selects pairs on the GPU in the kernels' epilogue (its native ``pairs``), and splits itself into tile regions for
+Dask workers, with the rows placed once as bit planes.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..allpairs import DataBlock, Region, Split, Tile, Work, default_tile_size, plan_tiles
+from .encoding import CodeSpace, apply_code_table, pack_planes
+from .methods import gpu_tile_size, resolve_method
+
+# Dask regions per worker: at least this many tiles (10 measured slower on 2 GPUs, bench/RESULTS.md).
+_REGIONS_PER_WORKER = 6
+
+
+@dataclass
+class Encoded:
+    """Rows ready for the kernels: left and optional right rows, and their shared code space.
+
+    ``form`` says what the rows hold: ``"values"``, raw bytes mapped to codes by ``table`` (sequences) or codes
+    already (``table`` None, value arrays); ``"planes"``, bit planes packed already (``pack_planes``; a Dask
+    worker's blocks), which serve the plane-based methods only. Codes and planes are made only for the methods
+    that need them.
+    """
+
+    left: np.ndarray
+    right: np.ndarray | None
+    space: CodeSpace
+    table: np.ndarray | None = None
+    form: str = "values"
+    sites: int | None = None  # the site count, which packed planes do not record exactly
+
+    @property
+    def symmetric(self) -> bool:
+        return self.right is None
+
+    @property
+    def n_sites(self) -> int:
+        return self.left.shape[1] if self.sites is None else self.sites
+
+    @property
+    def n_left(self) -> int:
+        return self.left.shape[0]
+
+    @property
+    def n_right(self) -> int | None:
+        return None if self.right is None else self.right.shape[0]
+
+    def side(self, name: str = "left") -> np.ndarray:
+        return self.left if name == "left" or self.symmetric else self.right
+
+    def codes(self, side: str = "left") -> np.ndarray:
+        if self.form == "planes":
+            raise ValueError("rows sent as bit planes serve the bitpack and bitmma methods only")
+        values = self.side(side)
+        return values if self.table is None else apply_code_table(self.table, values)
+
+    def planes(self, side: str = "left", threads: int = 1, out: np.ndarray | None = None) -> np.ndarray:
+        if self.form == "planes":
+            if out is None:
+                return self.side(side)
+            out[...] = self.side(side)
+            return out
+        return pack_planes(self.side(side), self.space, self.table, threads=threads, out=out)
+
+    def plane_shape(self, side: str = "left") -> tuple[int, int, int]:
+        """Shape of :meth:`planes` for ``side``."""
+        if self.form == "planes":
+            return self.side(side).shape
+        rows = self.side(side)
+        return (rows.shape[0], self.space.n_value_planes + 1, (rows.shape[1] + 63) // 64)
+
+
+def distance_dtype(n_sites: int):
+    """int32 while a distance (at most the number of sites) fits, else int64."""
+    return np.int32 if n_sites < 2**31 else np.int64
+
+
+class HammingWork(Work):
+    """All pairs of ``encoded`` (or a region of a larger problem) by ``method``.
+
+    Parameters
+    ----------
+    encoded : Encoded
+    method : str
+        A Hamming method; ``auto`` is resolved for ``device``.
+    device : {"cpu", "cuda"}
+        The device the work computes on (resolved already: not ``"auto"``).
+    cap : int
+        Report ``min(distance, cap)``; kernels stop counting a pair there (``n_sites + 1``: no cap).
+    tile_size : int, optional
+        Tile edge (default: automatic for the device).
+    packer : str
+        How GPU operands are built (see :mod:`seqcompare.hamming.gpu`).
+    row_offset, col_offset : int
+        Where this region's rows and columns start in the whole problem.
+    block_keys : dict, optional
+        ``{side: key}``: lets a GPU keep these rows' operands for later regions (Dask workers).
+    """
+
+    unit = "pair"
+    native = {"cuda": ("pairs",)}
+
+    def __init__(self, encoded: Encoded, *, method: str = "auto", device: str = "cpu", cap: int | None = None,
+                 tile_size: int | None = None, packer: str = "planes", row_offset: int = 0, col_offset: int = 0,
+                 block_keys: dict | None = None):  # fmt: skip
+        self.encoded = encoded
+        self.device = device
+        self.requested_method = method  # what Dask workers resolve for their own device
+        self.method = resolve_method(method, device, encoded.space.n_codes)
+        full = encoded.n_sites + 1
+        self.cap = full if cap is None else int(min(cap, full))
+        self.tile_size = tile_size
+        self.packer = packer
+        self.row_offset = row_offset
+        self.col_offset = row_offset if encoded.symmetric else col_offset
+        self.block_keys = block_keys
+        # Algorithm 2 as published runs one BLAS GEMM over the whole matrix, and the tiled variant's GEMMs
+        # already use every core: their tiles run one at a time.
+        self.parallel_parts = self.method not in ("matrix", "tiled")
+        self._host = None
+        self._host_lock = threading.Lock()
+
+    # -- the plan ------------------------------------------------------------------------------------------
+    def parts(self, backend: str) -> list:
+        enc = self.encoded
+        n_left, n_right = enc.n_left, enc.n_right
+        offsets = {"row_offset": self.row_offset, "col_offset": self.col_offset}
+        if backend == "cuda":
+            return plan_tiles(n_left, n_right, gpu_tile_size(self.method, self.tile_size), **offsets)
+        if self.method == "matrix":
+            width = n_left if n_right is None else n_right
+            tile = Tile(self.row_offset, self.row_offset + n_left, self.col_offset, self.col_offset + width,
+                        n_right is None)  # fmt: skip
+            return [tile] if tile.n_rows and tile.n_cols else []
+        largest = max(n_left, n_right or 0)
+        if self.method == "tiled":
+            # BLAS needs tiles of a few hundred rows to reach its rate (measured: 2.3 s vs 5.1 s for 128-row
+            # tiles on 2 threads, 1000 x 30,000).
+            size = self.tile_size or max(256, min(1024, -(-largest // 3)))
+        else:
+            from ..allpairs import default_threads
+
+            size = self.tile_size or default_tile_size(largest, default_threads())
+        return plan_tiles(n_left, n_right, size, **offsets)
+
+    def size(self, part) -> int:
+        return part.n_pairs
+
+    def local(self, tile: Tile) -> Tile:
+        """``tile`` in this region's own coordinates."""
+        return Tile(tile.row_start - self.row_offset, tile.row_stop - self.row_offset,
+                    tile.col_start - self.col_offset, tile.col_stop - self.col_offset, tile.diagonal)  # fmt: skip
+
+    # -- the CPU -------------------------------------------------------------------------------------------
+    def cpu_kernel(self, threads: int):
+        enc, method, cap = self.encoded, self.method, self.cap
+        if method in ("vector", "tiled", "matrix"):
+            from .matrix import tiled_tile
+            from .reference import vector_tile
+
+            left = enc.codes("left")
+            right = left if enc.symmetric else enc.codes("right")
+            if method == "vector":
+                table = enc.space.difference_table()
+                return lambda tile: vector_tile(left, right, table, self.local(tile), cap)
+            return lambda tile: tiled_tile(left, right, enc.space, self.local(tile), cap)
+        if method != "bitpack":
+            raise ValueError(f"method {method!r} does not run on the CPU")
+        from .bitpack import bitpack_tile
+
+        left_planes = enc.planes("left", threads)
+        right_planes = left_planes if enc.symmetric else enc.planes("right", threads)
+        disjoint = enc.space.relation == "disjoint"
+        dtype = distance_dtype(enc.n_sites)
+
+        def kernel(tile):
+            local = self.local(tile)
+            block = np.empty((tile.n_rows, tile.n_cols), dtype=dtype)
+            bitpack_tile(left_planes, right_planes, local.row_start, local.row_stop, local.col_start,
+                         local.col_stop, tile.diagonal, disjoint, cap, block)  # fmt: skip
+            return block
+
+        return kernel
+
+    # -- the GPU -------------------------------------------------------------------------------------------
+    def host_problem(self, threads: int = 1):
+        """The host side of the GPU run (operands staged once, shared by every device's session)."""
+        with self._host_lock:
+            if self._host is None:
+                from .gpu import HostProblem
+
+                self._host = HostProblem(self.encoded, self.method, self.packer, threads, self.block_keys)
+            return self._host
+
+    def gpu_session(self, device: int):
+        from .gpu import HammingSession
+
+        return HammingSession(self, device)
+
+    def run_native(self, backend: str, reduction, resources):
+        """Pairs within ``reduction.max_dist``, selected in the kernels' epilogue on the GPUs ``resources``: one
+        partial for the whole region, in the whole problem's coordinates and orientation."""
+        from ..allpairs.plan import default_threads
+        from .gpu import device_pairs
+
+        host = self.host_problem(default_threads())
+        total = self.total(backend)
+        if self.cap <= reduction.max_dist:  # a cap at or below max_dist admits every pair (as on the CPU)
+            threshold = 2**32 - 1
+        else:
+            threshold = reduction.max_dist
+        i, j, d = device_pairs(None, threshold, host=host, devices=resources)
+        i, j = i + self.row_offset, j + self.col_offset
+        if reduction.symmetric and not self.encoded.symmetric:  # a region below the diagonal: (smaller, larger)
+            i, j = j, i
+        yield total, (i, j, np.minimum(d, self.cap))
+
+    # -- Dask ----------------------------------------------------------------------------------------------
+    def split(self, regions: int, tile_size: int | None = None) -> Split:
+        enc = self.encoded
+        n_left, n_right = enc.n_left, enc.n_right
+        largest = max(n_left, n_right or 0)
+        if tile_size is None:
+            blocks = 1
+            while blocks * (blocks + 1) // 2 < _REGIONS_PER_WORKER * regions and blocks < largest:
+                blocks += 1
+            tile_size = max(1, -(-largest // blocks))
+        tiles = plan_tiles(n_left, n_right, tile_size)
+        # Plane-based methods get their rows as bit planes: a third of the bytes to move for DNA.
+        planes = self.method in ("bitpack", "bitmma") and self.packer == "planes"
+        arrays, data_blocks, index_of = {}, [], {}
+        sides = [("left", n_left)] + ([] if enc.symmetric else [("right", n_right)])
+        for side, count in sides:
+            if planes:
+                arrays[side] = (enc.plane_shape(side), np.dtype(np.uint64))
+            else:
+                arrays[side] = (enc.side(side).shape, enc.side(side).dtype)
+            for start in range(0, count, tile_size):
+                stop = min(start + tile_size, count)
+                index_of[(side, start)] = len(data_blocks)
+                data_blocks.append(DataBlock(side, start, stop, _BlockFill(enc, side, start, stop, planes)))
+        region_list = []
+        for tile in tiles:
+            row = index_of[("left", tile.row_start)]
+            if tile.diagonal:
+                needed = [row]
+            else:
+                needed = [row, index_of[("left" if enc.symmetric else "right", tile.col_start)]]
+            # Whole tiles before the half-size diagonal ones: the last tasks to finish are then small.
+            region_list.append(Region(needed, tile, tile.n_pairs, 0 if tile.diagonal else 1))
+        template = HammingTemplate(enc.space, None if planes else enc.table, "planes" if planes else "values",
+                                   enc.n_sites, self.requested_method, self.cap, self.packer)  # fmt: skip
+        from .gpu import release_resident
+
+        return Split(arrays, data_blocks, region_list, template, release_resident)
+
+
+class _BlockFill:
+    """Fills a placed block with rows ``start:stop`` of one side (packed as planes, or copied)."""
+
+    def __init__(self, encoded: Encoded, side: str, start: int, stop: int, planes: bool):
+        self.encoded, self.side, self.start, self.stop, self.planes = encoded, side, start, stop, planes
+
+    def __call__(self, out) -> None:
+        rows = self.encoded.side(self.side)[self.start : self.stop]
+        if self.planes:
+            from ..allpairs import default_threads
+
+            pack_planes(rows, self.encoded.space, self.encoded.table, threads=default_threads(), out=out)
+        else:
+            out[...] = rows
+
+
+@dataclass(frozen=True)
+class HammingTemplate:
+    """What a Dask worker needs besides its blocks to make its region's :class:`HammingWork`."""
+
+    space: CodeSpace
+    table: np.ndarray | None
+    form: str
+    n_sites: int
+    method: str
+    cap: int
+    packer: str
+
+    def attach(self, tile: Tile, blocks: list, keys: list, device: str) -> HammingWork:
+        left = blocks[0]
+        right = None if tile.diagonal else blocks[-1]
+        encoded = Encoded(left, right, self.space, self.table, self.form, self.n_sites)
+        block_keys = {"left": keys[0], "right": keys[-1]}
+        return HammingWork(encoded, method=self.method, device=device, cap=self.cap, packer=self.packer,
+                           row_offset=tile.row_start, col_offset=tile.col_start, block_keys=block_keys)  # fmt: skip

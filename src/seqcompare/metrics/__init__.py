@@ -1,1 +1,0 @@
-"""All-pairs metrics, one subpackage per family, each on the shared tile engine."""

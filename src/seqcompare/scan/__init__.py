@@ -1,0 +1,27 @@
+"""``seqcompare scan``: which signatures (viral genomes, genes, primers) occur in which sequencing samples,
+exactly, with 'N' on either side matching any base.
+
+The package is callable: ``seqcompare.scan(samples, signatures, ...)`` is :func:`.api.scan`.
+
+- :mod:`.api`: :func:`scan`, :func:`prepare_signatures`, :class:`ScanResult`.
+- :mod:`.work`: the batch work the engine runs on Dask (chunks of samples, the index built once per worker).
+- :mod:`.index`: the k-mer index with its exact fallback (CPU kernels); :mod:`.packed`: 3-bit packing.
+- :mod:`.reference`: the brute-force oracle.
+- :mod:`.gpu`, ``scan.cu`` and :mod:`.gpu_helper` (the command line's forked helper process): the GPU path.
+- :mod:`.common`: options and lookup tables (no Numba: the command line's parser and the GPU helper use it).
+"""
+
+from __future__ import annotations
+
+from .._callable import lazy_attributes, make_callable
+
+_EXPORTS = {
+    "scan": "seqcompare.scan.api:scan",
+    "prepare_signatures": "seqcompare.scan.api:prepare_signatures",
+    "ScanResult": "seqcompare.scan.api:ScanResult",
+    "PreparedSignatures": "seqcompare.scan.api:PreparedSignatures",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_attributes(__name__, _EXPORTS)
+
+make_callable(__name__, "seqcompare.scan.api:scan")

@@ -1,0 +1,316 @@
+"""Public scan API: which signatures occur in which samples, where, and with what confidence."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import validation
+from ..errors import InputError
+from ..io.sequences import SequenceSet, record_sums, reverse_complement
+from .common import DEFAULT_K, MAX_K, METHODS, REPORTS
+from .index import SignatureIndex
+
+INTEGRITY_MODULUS = 97
+
+
+@dataclass
+class ScanResult:
+    """Matches of a scan, one row each, sorted by sample, signature, strand and offset.
+
+    Attributes
+    ----------
+    sample, signature : ndarray of int64
+        Indices into ``sample_names`` and ``signature_names``.
+    strand : ndarray of int8
+        0: the signature as given; 1: its reverse complement (only with ``both_strands``).
+    offset : ndarray of int64
+        0-based start of the occurrence in the sample.
+    quality_sum : ndarray of int64
+        Sum of the sample's Phred scores over the occurrence (N bases count as 0).
+    length : ndarray of int64
+        Signature length (the window the score is averaged over).
+    sample_names, signature_names : list of str
+    integrity : ndarray of int64
+        Per match: the sum of all the matched sample's Phred scores modulo 97 (a check that two runs read the same qualities).
+    """
+
+    sample: np.ndarray
+    signature: np.ndarray
+    strand: np.ndarray
+    offset: np.ndarray
+    quality_sum: np.ndarray
+    length: np.ndarray
+    sample_names: list
+    signature_names: list
+    integrity: np.ndarray
+    both_strands: bool = False
+    report: str = "first"
+
+    def __len__(self) -> int:
+        return int(self.sample.size)
+
+    @property
+    def score(self) -> np.ndarray:
+        """Confidence: mean Phred score of the sample over the occurrence."""
+        return self.quality_sum / np.maximum(self.length, 1)
+
+    def lines(self, *, tsv: bool = False, integrity: bool = False):
+        """Yield output lines (str, no newline).
+
+        The default format is ``sample: signature (score)`` with 3 decimals, then
+        `` [integrity]`` when asked, `` offset=N`` for ``report="all"`` and `` strand=-`` for reverse-strand
+        matches; ``tsv`` gives a header and columns sample, signature, offset, score (+ strand, integrity).
+        """
+        scores = self.score
+        if tsv:
+            header = ["sample", "signature", "offset", "score"]
+            header += ["strand"] * self.both_strands + ["integrity"] * integrity
+            yield "\t".join(header)
+        for row in range(len(self)):
+            sample = self.sample_names[self.sample[row]]
+            signature = self.signature_names[self.signature[row]]
+            score = f"{scores[row]:.3f}"
+            if tsv:
+                fields = [sample, signature, str(self.offset[row]), score]
+                if self.both_strands:
+                    fields.append("-" if self.strand[row] else "+")
+                if integrity:
+                    fields.append(str(self.integrity[row]))
+                yield "\t".join(fields)
+                continue
+            line = f"{sample}: {signature} ({score})"
+            if integrity:
+                line += f" [{self.integrity[row]}]"
+            if self.report == "all":
+                line += f" offset={self.offset[row]}"
+            if self.strand[row]:
+                line += " strand=-"
+            yield line
+
+
+def _as_samples(samples, iupac_as_n: bool, threads) -> SequenceSet:
+    if isinstance(samples, SequenceSet):
+        if samples.quality is None:
+            raise InputError("samples need Phred qualities (read them from FASTQ)")
+        return samples
+    if isinstance(samples, (str, os.PathLike)):
+        from ..io.fastq import read_fastq
+
+        return read_fastq(samples, iupac_as_n=iupac_as_n, threads=threads)
+    raise TypeError("samples must be a FASTQ path or a SequenceSet with qualities")
+
+
+def _as_signatures(signatures, iupac_as_n: bool) -> SequenceSet:
+    if isinstance(signatures, SequenceSet):
+        result = signatures
+    elif isinstance(signatures, (str, os.PathLike)):
+        from ..io.fasta import read_sequences
+
+        result = read_sequences(signatures, iupac_as_n=iupac_as_n)
+    elif isinstance(signatures, (list, tuple)):
+        result = SequenceSet.from_strings(signatures, iupac_as_n=iupac_as_n, source="signatures")
+    else:
+        raise TypeError("signatures must be a FASTA path, a list of strings or a SequenceSet")
+    empty = np.flatnonzero(result.lengths == 0)
+    if empty.size:
+        index = int(empty[0])
+        raise InputError(f"{result.source}: signature #{index + 1} '{result.names[index]}' is empty")
+    return result
+
+
+@dataclass
+class PreparedSignatures:
+    """Signatures ready to scan many sample sets (see :func:`prepare_signatures`)."""
+
+    signatures: SequenceSet
+    codes: np.ndarray  # with the reverse complements appended when both_strands
+    offsets: np.ndarray
+    k: int
+    both_strands: bool
+    device: str | None
+    index: object = None
+    timings: dict | None = None  # seconds of preparation steps, where measured
+
+
+def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = False, iupac_as_n: bool = False,
+                       device: str | None = "cpu") -> PreparedSignatures:  # fmt: skip
+    """Read signatures and build their index once (on the GPU for ``device="cuda"``), for :func:`scan`.
+
+    Parameters
+    ----------
+    signatures : path, list of str, or SequenceSet
+    k, both_strands, iupac_as_n
+        As for :func:`scan`.
+    device : {"cpu", "cuda", "auto"} or None
+        Where the index will be used; None builds no index (for the reference method).
+    """
+    signatures = _as_signatures(signatures, iupac_as_n)
+    codes, offsets = signatures.codes, signatures.offsets
+    if both_strands:
+        reverse = np.empty_like(codes)
+        reverse_complement(codes, offsets, reverse)
+        codes = np.concatenate([codes, reverse])
+        offsets = np.concatenate([offsets, offsets[1:] + offsets[-1]])
+    index = None
+    if device is not None:
+        from ..cuda.runtime import resolve_device
+
+        device = resolve_device(device)
+        if device == "cuda":
+            from .gpu import device_index
+
+            index = device_index(codes, offsets, k)
+        else:
+            index = SignatureIndex(codes, offsets, k)
+    return PreparedSignatures(signatures, codes, offsets, k, both_strands, device, index)
+
+
+def scan(samples, signatures, *, report: str = "first", min_score: float | None = None,
+         both_strands: bool = False, iupac_as_n: bool = False, k: int = DEFAULT_K, method: str = "auto",
+         device: str = "cpu", threads: int | None = None, progress=False, client=None) -> ScanResult:  # fmt: skip
+    """Find which signatures occur in which samples, exactly ('N' on either side matches any base).
+
+    Parameters
+    ----------
+    samples : path or SequenceSet
+        FASTQ file (plain or gzip), or sequences with Phred qualities.
+    signatures : path, list of str, SequenceSet, or PreparedSignatures
+        FASTA file of signatures (e.g. viral genomes), the sequences themselves, or their prepared index
+        (:func:`prepare_signatures`, to scan many sample sets against one set of signatures).
+    report : {"first", "best", "all"}
+        Per (sample, signature): the leftmost occurrence, the one with the highest confidence (ties: the
+        leftmost), or every occurrence.
+    min_score : float, optional
+        Occurrences whose confidence is below this do not count (``first`` is then the leftmost occurrence
+        that reaches it).
+    both_strands : bool
+        Also look for the reverse complement of each signature. ``first``/``best`` then choose over both
+        strands (ties: the signature as given).
+    iupac_as_n : bool
+        Read IUPAC codes other than N (R, Y, ...) as N instead of refusing them.
+    k : int
+        Index window length (1..13); the result does not depend on it, the speed does.
+    method : {"auto", "index", "reference"}
+        ``index``: k-mer index with the exact fallback (``auto``); ``reference``: brute force over every
+        (sample, signature, offset), the oracle.
+    device : {"cpu", "cuda", "auto"}
+        Where to run the index method.
+    threads : int, optional
+        CPU threads (default: all available cores).
+    progress : bool or callable
+        Report progress over the sample bases (see :mod:`seqcompare.progress`).
+    client : dask.distributed.Client, optional
+        Scan on this Dask cluster: chunks of samples over the workers, the signatures' index built once per
+        worker (``device`` is the workers'). The result is identical.
+
+    Returns
+    -------
+    ScanResult
+        Confidence = mean Phred score of the sample's bases over the occurrence.
+    """
+    from ..allpairs import Concatenation, GpuExecutor, SerialExecutor, default_threads, executor_for_client, run
+    from .work import ScanWork
+
+    validation.choice(report, "report", REPORTS)
+    validation.choice(method, "method", METHODS)
+    k = validation.integer(k, "k", minimum=1, maximum=MAX_K)
+    if min_score is not None:
+        min_score = validation.real(min_score, "min_score")
+    threads = validation.threads(threads) or default_threads()
+    if isinstance(signatures, PreparedSignatures):
+        prepared = signatures
+        if prepared.both_strands != both_strands or (method != "reference" and prepared.k != k):
+            raise ValueError("signatures were prepared with other both_strands or k than this scan asks for")
+    else:
+        # On a cluster the workers build the index; here only the signatures are needed.
+        index_device = None if method == "reference" or client is not None else device
+        prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
+                                      device=index_device)  # fmt: skip
+    samples = _as_samples(samples, iupac_as_n, threads)
+    report_all = report != "first"
+    threshold = -1.0 if min_score is None else float(min_score)
+    if method == "reference":
+        rows = _reference_rows(samples, prepared.codes, prepared.offsets, report_all, threshold)
+        return scan_result(samples, prepared, rows, report)
+    if client is not None:
+        executor = executor_for_client(client, device=device)
+    else:
+        executor = GpuExecutor([0]) if prepared.device == "cuda" else SerialExecutor(threads)
+    rows = run(ScanWork(samples, prepared, report_all, threshold), Concatenation(), executor, progress, "scan")
+    if not len(rows):
+        empty = np.empty(0, dtype=np.int64)
+        rows = (empty, empty, empty, empty)
+    return scan_result(samples, prepared, rows, report)
+
+
+def scan_result(samples: SequenceSet, prepared: PreparedSignatures, rows, report: str) -> ScanResult:
+    """The :class:`ScanResult` of ``(sample, signature row, offset, quality sum)`` occurrence rows, where
+    signature rows past the signatures' count are reverse complements: the report's rows, in output order."""
+    signatures = prepared.signatures
+    n_signatures = len(signatures)
+    sample, index, offset, total = rows
+    strand = (index >= n_signatures).astype(np.int8)
+    signature = np.where(strand == 1, index - n_signatures, index)
+    lengths = np.diff(signatures.offsets)[signature]
+    keep = _select(report, sample, signature, strand, offset, total, lengths)
+    sample = sample[keep]
+    integrity = _integrity(samples, sample)
+    return ScanResult(sample, signature[keep], strand[keep], offset[keep], total[keep], lengths[keep],
+                      samples.names, signatures.names, integrity, prepared.both_strands, report)  # fmt: skip
+
+
+def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
+    """The integrity field of each row's sample; only matched samples are summed (a pass over every quality
+    of a 600 MB FASTQ would cost more than the GPU's whole scan)."""
+    matched, inverse = np.unique(rows, return_inverse=True)
+    starts, stops = samples.offsets[matched], samples.offsets[matched + 1]
+    lengths = stops - starts
+    gathered_offsets = np.zeros(matched.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=gathered_offsets[1:])
+    gathered = np.concatenate([samples.quality[a:b] for a, b in zip(starts, stops)]) if matched.size else np.empty(0, np.uint8)
+    sums = record_sums(gathered, gathered_offsets) % INTEGRITY_MODULUS
+    return sums[inverse.reshape(-1)] if rows.size else np.empty(0, dtype=np.int64)
+
+
+def _select(report, sample, signature, strand, offset, total, lengths) -> np.ndarray:
+    """Rows to keep, in output order: one per (sample, signature) for first/best, all otherwise."""
+    if report == "best":
+        # Highest mean quality (compared exactly as total_a * len_b vs total_b * len_a: same length here),
+        # then leftmost, then the given strand.
+        order = np.lexsort((strand, offset, -total, signature, sample))
+    else:
+        order = np.lexsort((strand, offset, signature, sample))
+    if report == "all":
+        key = np.stack([sample[order], signature[order], strand[order], offset[order]], axis=1)
+        first_of = np.ones(order.size, dtype=bool)
+        first_of[1:] = np.any(key[1:] != key[:-1], axis=1)
+        return order[first_of]
+    pair = np.stack([sample[order], signature[order]], axis=1)
+    first_of = np.ones(order.size, dtype=bool)
+    first_of[1:] = np.any(pair[1:] != pair[:-1], axis=1)
+    chosen = order[first_of]
+    return chosen[np.lexsort((signature[chosen], sample[chosen]))]
+
+
+def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, threshold: float):
+    from .reference import occurrence_offsets
+
+    rows = []
+    for i in range(len(samples)):
+        x = samples.sequence(i)
+        prefix = np.zeros(x.size + 1, dtype=np.int64)
+        np.cumsum(samples.quality[samples.offsets[i] : samples.offsets[i + 1]], out=prefix[1:])
+        for s in range(offsets.size - 1):
+            signature = codes[offsets[s] : offsets[s + 1]]
+            for o in occurrence_offsets(x, signature):
+                total = int(prefix[o + signature.size] - prefix[o])
+                if total < threshold * signature.size:
+                    continue
+                rows.append((i, s, int(o), total))
+                if not report_all:
+                    break
+    table = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    return table[:, 0], table[:, 1], table[:, 2], table[:, 3]

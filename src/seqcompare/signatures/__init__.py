@@ -1,1 +1,0 @@
-"""Exact virus-signature scanning of sequencing samples (``seqcompare scan``)."""
