@@ -41,6 +41,14 @@ def sarscov2():
     return read_alignment(os.path.join(DATA, "sarscov2_338.fasta.gz"))
 
 
+@pytest.fixture(scope="session")
+def sarscov2_oracle(sarscov2):
+    """The vector oracle's matrix of the real alignment, computed once for every test that needs it."""
+    import seqcompare
+
+    return seqcompare.hamming(sarscov2, method="vector")
+
+
 def random_alignment(rng, n, m, alphabet=b"ACGTN-acgtRYKMSWn"):
     """Random related sequences over ``alphabet`` (a root plus per-sequence noise)."""
     symbols = np.frombuffer(alphabet, dtype=np.uint8)
@@ -80,3 +88,8 @@ def small_vcf(path, ids=("snp0", "snp1", "snp2", "snp3", "snp4")):
         rows.append(f"1\t{100 + k}\t{name}\tA\tG\t.\t.\t.\tGT\t" + "\t".join(np.roll(genotypes, k)))
     path.write_text("\n".join(rows) + "\n")
     return path
+
+
+# Every engine's tests take this parameter: one body for the CPU and the GPU (the GPU run is marked ``gpu`` and
+# skipped where no GPU is usable).
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]

@@ -2,10 +2,12 @@
 
 import numpy as np
 import pytest
+from conftest import DEVICES
 
 from seqcompare.ccc.analytic import all_items, analytic_problem, closed_form_products
 from seqcompare.ccc.api import Threshold, ccc
 from seqcompare.ccc.formulas import Metric, tables, values
+from seqcompare.ccc.reference import reference_ccc, reference_entries
 from seqcompare.errors import InputError
 from seqcompare.io.genotypes import Genotypes
 
@@ -60,62 +62,139 @@ def random_genotypes(rng, n, m, metric="ccc", missing=0.1):
     return g
 
 
+def oracle(genotypes, way=2, metric="ccc", sparse=True, threshold=None):
+    """The oracle's result (:mod:`seqcompare.ccc.reference`): ``(index, tables, values)``, or the kept
+    ``(index, bits, value)`` with a threshold."""
+    codes = Genotypes.from_counts(genotypes).codes if not hasattr(genotypes, "codes") else genotypes.codes
+    index, tables, values = reference_ccc(codes, way, Metric(metric, sparse))
+    if threshold is None:
+        return index, tables, values
+    limits = Threshold.parse(threshold, way)
+    return reference_entries(index, values, way, limits.by_class, limits.combined)
+
+
+def assert_equals_oracle(result, expected, threshold=None):
+    if threshold is None:
+        index, tables, values = expected
+        assert np.array_equal(result.index, index)
+        if result.tables is not None:
+            assert np.array_equal(result.tables, tables)
+        assert np.array_equal(result.values, values)  # bit for bit: CoMet's float64 sequence
+    else:
+        index, bits, value = expected
+        assert np.array_equal(result.entry_index, index)
+        assert np.array_equal(result.entry_bits, bits)
+        assert np.array_equal(result.entry_value, value)
+
+
+def assert_same(one, other):
+    for name in ("index", "values", "tables", "entry_index", "entry_bits", "entry_value"):
+        a, b = getattr(one, name), getattr(other, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
+            assert np.array_equal(a, b), name
+    assert one.checksum.total == other.checksum.total
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("way", [2, 3])
 @pytest.mark.parametrize("metric", ["ccc", "duo"])
 @pytest.mark.parametrize("sparse", [True, False])
-@pytest.mark.parametrize("n_fields", [1, 31, 33, 64, 65, 97, 255, 257])
-def test_blas_equals_the_oracle(rng, way, metric, sparse, n_fields):
-    genotypes = random_genotypes(rng, 7 if way == 3 else 11, n_fields, metric, missing=0.15 if sparse else 0)
-    options = dict(way=way, metric=metric, sparse=sparse, keep_tables=True)
-    oracle = ccc(genotypes, method="reference", **options)
-    fast = ccc(genotypes, method="blas", **options)
-    assert np.array_equal(oracle.index, fast.index)
-    assert np.array_equal(oracle.tables, fast.tables)
-    assert np.array_equal(oracle.values, fast.values)  # bit for bit: same tallies, same float64 sequence
-    assert oracle.checksum.total == fast.checksum.total
+@pytest.mark.parametrize("n_fields", [1, 31, 33, 64, 65, 97, 255, 257, 1100])
+def test_fast_path_equals_the_oracle(rng, device, way, metric, sparse, n_fields):
+    # The GPU's row tiles are 128 vectors: it gets enough vectors to cross one.
+    n = {("cpu", 2): 11, ("cpu", 3): 7, ("cuda", 2): 131, ("cuda", 3): 23}[(device, way)]
+    genotypes = random_genotypes(rng, n, n_fields, metric, missing=0.15 if sparse else 0)
+    fast = ccc(genotypes, way=way, metric=metric, sparse=sparse, keep_tables=True, device=device)
+    assert_equals_oracle(fast, oracle(genotypes, way, metric, sparse))
+    reference = ccc(genotypes, way=way, metric=metric, sparse=sparse, keep_tables=True, method="reference")
+    assert_same(reference, fast)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("way", [2, 3])
-def test_thresholds_keep_exactly_the_entries_above_them(rng, way):
-    genotypes = random_genotypes(rng, 12, 80)
-    everything = ccc(genotypes, way=way)
-    flat = everything.values.reshape(len(everything.index), -1)
-    for threshold in (0.2, "0.1,0.3,0.25,0.5" if way == 2 else "0.05,0.1,0.15,0.2,0.3"):
-        kept = ccc(genotypes, way=way, threshold=threshold, method="blas")
-        oracle = ccc(genotypes, way=way, threshold=threshold, method="reference")
-        passed = Threshold.parse(threshold, way).passed(flat, way)
-        item, entry = np.nonzero(passed)
-        assert np.array_equal(kept.entry_index, everything.index[item])
-        assert np.array_equal(kept.entry_value, flat[item, entry])
-        bits = (entry[:, None] >> np.arange(way - 1, -1, -1)) & 1
-        assert np.array_equal(kept.entry_bits, bits)
-        assert np.array_equal(oracle.entry_value, kept.entry_value) and oracle.checksum.total == kept.checksum.total
+@pytest.mark.parametrize("metric", ["ccc", "duo"])
+@pytest.mark.parametrize("sparse", [True, False])
+def test_thresholds_keep_exactly_the_oracles_entries(rng, device, way, metric, sparse):
+    n = {"cpu": 12, "cuda": 150 if way == 3 else 300}[device]
+    genotypes = random_genotypes(rng, n, 517 if device == "cuda" else 80, metric, missing=0.15 if sparse else 0)
+    expected = oracle(genotypes, way, metric, sparse) if device == "cpu" else None
+    for threshold in (0.2, "0.1,0.3,0.25,0.5" if way == 2 else "0.05,0.1,0.15,0.2,0.3", "-1"):
+        kept = ccc(genotypes, way=way, metric=metric, sparse=sparse, threshold=threshold, device=device)
+        if device == "cpu":
+            limits = Threshold.parse(threshold, way)
+            assert_equals_oracle(kept, reference_entries(*expected[::2], way, limits.by_class, limits.combined),
+                                 threshold)  # fmt: skip
+        else:  # too many items for the oracle: against the CPU, which is held to it above
+            assert_same(ccc(genotypes, way=way, metric=metric, sparse=sparse, threshold=threshold), kept)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("threshold", ["-1", "0.55", "0.2,0.5,0.3,0.8", "0.6,0.6,0.6,0.0"])
+def test_dense_thresholds(rng, device, threshold):
+    # Without missing data the GPU screens values in single precision before the exact test.
+    genotypes = random_genotypes(rng, 40 if device == "cpu" else 260, 333, missing=0.0)
+    kept = ccc(genotypes, sparse=False, threshold=threshold, device=device)
+    if device == "cpu":
+        assert_equals_oracle(kept, oracle(genotypes, sparse=False, threshold=threshold), threshold)
+    else:
+        assert_same(ccc(genotypes, sparse=False, threshold=threshold), kept)
 
 
 def test_combined_threshold_passes_ll_and_hh_together():
     limits = Threshold.parse("9,9,9,0.5", 2)
     passed = limits.passed(np.array([[0.3, 0.9, 0.9, 0.3], [0.6, 0, 0, 0.0], [0.2, 0, 0, 0.2]]), 2)
     assert passed.tolist() == [[True, False, False, True], [False] * 4, [False] * 4]
+    index, bits, value = reference_entries(np.array([[0, 1], [0, 2], [1, 2]]), np.array(
+        [[0.3, 0.9, 0.9, 0.3], [0.6, 0, 0, 0.0], [0.2, 0, 0, 0.2]]), 2, (9, 9, 9), 0.5)  # fmt: skip
+    assert index.tolist() == [[0, 1], [0, 1]] and bits.tolist() == [[0, 0], [1, 1]]
 
 
 def test_checksum_is_independent_of_blocking(rng):
-    from seqcompare.ccc import api
+    from seqcompare.allpairs import SerialExecutor, run
+    from seqcompare.ccc.reductions import Checksum as ChecksumReduction
+    from seqcompare.ccc.work import CCCWork
 
     genotypes = random_genotypes(rng, 40, 130)
     reference = ccc(genotypes)
+    codes = Genotypes.from_counts(genotypes).codes
     for block_items in (1, 7, 40, 1000):
-        sink_checksum = api.Checksum()
-        sink = api._Sink(2, Metric(), None, None, sink_checksum, False)
-        codes = Genotypes.from_counts(genotypes).codes
-        from seqcompare.ccc.formulas import counts, marginals
-
-        a, d = counts(codes, Metric())
-        api._run_blas(a, d, *marginals(a, d), Metric(), 2, sink, block_items=block_items)
-        assert sink_checksum.total == reference.checksum.total
+        work = CCCWork(codes, Metric(), 2, "blas", block_items=block_items)
+        assert len(work.parts("cpu")) >= (2 if block_items < 40 else 1)
+        assert run(work, ChecksumReduction(2), SerialExecutor()).total == reference.checksum.total
     # and it does change when one value changes
     changed = genotypes.copy()
     changed[3, 5] = (changed[3, 5] + 1) % 3
     assert ccc(changed).checksum.total != reference.checksum.total
+
+
+def test_gpu_vector_factors_equal_comets_frequencies(rng):
+    """The per-vector factors the GPU kernels read are made on the host: CoMet's frequencies, from scratch."""
+    from seqcompare.ccc.gpu import vector_factors
+
+    for metric_name, sparse, way in [("ccc", True, 2), ("ccc", True, 3), ("ccc", False, 2), ("duo", True, 3),
+                                     ("duo", False, 3), ("duo", True, 2)]:  # fmt: skip
+        metric = Metric(metric_name, sparse)
+        counted = metric.counted_bits
+        defined = rng.integers(0, 50, 9)
+        defined[2] = 0
+        ones = np.array([rng.integers(0, counted * c + 1) for c in defined])
+        if not sparse:
+            defined[:] = 50
+        freq, weight, recip_sum = vector_factors(defined, ones, metric, way)
+        for v in range(9):
+            c, s1 = int(defined[v]), int(ones[v])
+            for bit, copies in ((0, counted * c - s1), (1, s1)):
+                got = freq[2 * v + bit]
+                if c == 0:
+                    assert np.isnan(got)
+                    continue
+                if sparse and way == 2:  # the kernels' screens only: s_b / (C c)
+                    expected = copies / (counted * c)
+                else:
+                    expected = ((1.0 / counted) * (1.0 / c)) * copies
+                assert got == expected and weight[2 * v + bit] == 1.0 - metric.param * expected
+        assert recip_sum == (0.0 if sparse else (1.0 / counted**way) * (1.0 / 50))
 
 
 @pytest.mark.parametrize("way", [2, 3])
@@ -176,25 +255,53 @@ def subset(genotypes, rows):
                            genotypes.source)  # fmt: skip
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("way", [2, 3])
-def test_real_1kg_genotypes_equal_the_oracle(kg, way):
+def test_real_1kg_genotypes_equal_the_oracle(kg, device, way):
     rows = list(range(0, 4294, 4294 // (24 if way == 2 else 9)))
     chosen = subset(kg, rows)
     for sparse in (True, False):
-        oracle = ccc(chosen, way=way, sparse=sparse, method="reference", keep_tables=True)
-        fast = ccc(chosen, way=way, sparse=sparse, method="blas", keep_tables=True)
-        assert np.array_equal(oracle.tables, fast.tables) and np.array_equal(oracle.values, fast.values)
-        assert oracle.checksum.total == fast.checksum.total
+        fast = ccc(chosen, way=way, sparse=sparse, keep_tables=True, device=device)
+        assert_equals_oracle(fast, oracle(chosen, way, "ccc", sparse))
+    if device == "cuda":  # hundreds of vectors, thresholded on the device, against the CPU
+        many = subset(kg, list(range(700)))
+        assert_same(ccc(many, threshold=0.6), ccc(many, threshold=0.6, device="cuda"))
 
 
-def test_real_haploid_sarscov2_duo_equals_the_oracle():
+@pytest.mark.parametrize("device", DEVICES)
+def test_real_haploid_sarscov2_duo_equals_the_oracle(device):
     from seqcompare.io.genotypes import read_vcf
 
     chosen = subset(read_vcf(SARS_VCF), list(range(0, 404, 13)))
     assert chosen.ploidy == 1
-    oracle = ccc(chosen, metric="duo", method="reference", keep_tables=True)
-    fast = ccc(chosen, metric="duo", method="blas", keep_tables=True)
-    assert np.array_equal(oracle.tables, fast.tables) and np.array_equal(oracle.values, fast.values)
+    fast = ccc(chosen, metric="duo", keep_tables=True, device=device)
+    assert_equals_oracle(fast, oracle(chosen, 2, "duo"))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_small_and_edge_inputs(rng, device):
+    for n, m in [(1, 5), (2, 1), (3, 0), (4, 64)]:
+        g = random_genotypes(rng, n, m)
+        for way in (2, 3):
+            assert_equals_oracle(ccc(g, way=way, keep_tables=True, device=device), oracle(g, way))
+    all_missing = np.full((5, 70), -1)
+    kept = ccc(all_missing, threshold=-1.0, device=device)
+    assert_equals_oracle(kept, oracle(all_missing, threshold=-1.0), -1.0)
+    assert len(kept.entry_value) == 40 and not kept.entry_value.any()
+
+
+@pytest.mark.gpu
+def test_gpu_several_row_blocks_and_pivot_batches(rng, monkeypatch):
+    import seqcompare.ccc.gpu as gpu_ccc
+
+    g = random_genotypes(rng, 250, 300)
+    cpu = [ccc(g, threshold=0.0), ccc(g, keep_tables=True), ccc(g[:70, :100], way=3, threshold=0.2)]
+    monkeypatch.setattr(gpu_ccc, "_BLOCK_CELLS", 128 * 256)  # 128-row blocks over 256 columns
+    monkeypatch.setattr(gpu_ccc, "_PIVOT_BATCH_BYTES", 1)  # one pivot per batch
+    gpu = [ccc(g, threshold=0.0, device="cuda"), ccc(g, keep_tables=True, device="cuda"),
+           ccc(g[:70, :100], way=3, threshold=0.2, device="cuda")]  # fmt: skip
+    for one, other in zip(cpu, gpu):
+        assert_same(one, other)
 
 
 def run_cli(*args):

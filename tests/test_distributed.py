@@ -1,5 +1,5 @@
-"""The Dask engine against the single-process one: identical results with 1, 2 and 4 workers, and when a worker
-is killed mid-run (LocalClusters of worker processes on this machine)."""
+"""Every command on Dask against one process: identical results with 1, 2 and 4 CPU workers and with one worker
+per GPU, and when a worker is SIGKILLed mid-run (LocalClusters of worker processes on this machine)."""
 
 import os
 import signal
@@ -10,88 +10,150 @@ import numpy as np
 import pytest
 from conftest import DATA, random_alignment
 
-import seqcompare.distributed as seqcompare_distributed
-from seqcompare.ccc.api import ccc
-from seqcompare.hamming.api import hamming, hamming_knn, hamming_pairs
+# Without the [distributed] extra these tests are skipped, not errors.
+pytest.importorskip("distributed")
+
+import seqcompare.distributed as seqcompare_distributed  # noqa: E402
+import seqcompare.distributed.executor as dask_executor  # noqa: E402
+from seqcompare.align.api import align, dtw  # noqa: E402
+from seqcompare.align.costs import Costs  # noqa: E402
+from seqcompare.ccc.api import ccc  # noqa: E402
+from seqcompare.hamming.api import hamming, hamming_knn, hamming_pairs  # noqa: E402
+from seqcompare.scan.api import scan  # noqa: E402
+from seqcompare.simulate import simulate_scan  # noqa: E402
+
+EXAMPLE = os.path.join(DATA, "scan_example")
+RUN_TASKS = dask_executor.run_tasks
 
 
 def quiet(_):
     pass
 
 
-@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda n: f"{n}-workers")
-def client(request):
-    # One core per worker, whatever this machine has: the tests are about results, not speed.
-    dask_client = seqcompare_distributed.connect(workers=request.param, threads=request.param, log=quiet)
-    yield dask_client
+@pytest.fixture(scope="module", params=[pytest.param(("cpu", 1), id="cpu-1-worker"),
+                                        pytest.param(("cpu", 2), id="cpu-2-workers"),
+                                        pytest.param(("cpu", 4), id="cpu-4-workers"),
+                                        pytest.param(("cuda", None), id="cuda-worker-per-gpu",
+                                                     marks=pytest.mark.gpu)])  # fmt: skip
+def cluster(request):
+    """``(client, device)``: CPU workers (one core each, whatever this machine has: the tests are about results,
+    not speed), or one worker per GPU, each pinned to its GPU."""
+    device, workers = request.param
+    if device == "cpu":
+        dask_client = seqcompare_distributed.connect(workers=workers, threads=workers, log=quiet)
+    else:
+        dask_client = seqcompare_distributed.connect(device="cuda", log=quiet)
+    yield dask_client, device
     seqcompare_distributed.close(dask_client)
 
 
-def test_hamming_matrix_pairs_knn_and_npy_are_identical(client, rng, tmp_path):
+def same(got, expected):
+    for a, b in zip(got, expected, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_hamming_matrix_pairs_knn_and_npy_are_identical(cluster, rng, tmp_path):
+    client, device = cluster
     rows = random_alignment(rng, 157, 333)  # edges not multiples of the task tile; ambiguity codes, gaps, case
     sequences = [row.tobytes().decode() for row in rows]
-    assert np.array_equal(hamming(sequences, client=client, tile_size=40), hamming(sequences))
-    for got, expected in zip(hamming_pairs(sequences, max_dist=150, client=client, tile_size=40),
-                             hamming_pairs(sequences, max_dist=150), strict=True):  # fmt: skip
-        assert np.array_equal(got, expected)
-    for got, expected in zip(hamming_knn(sequences, k=7, client=client, tile_size=40), hamming_knn(sequences, k=7),
-                             strict=True):  # fmt: skip
-        assert np.array_equal(got, expected)
+    on = {"client": client, "device": device, "tile_size": 40}
+    assert np.array_equal(hamming(sequences, **on), hamming(sequences))
+    for method in ("bitpack", "matrix"):
+        assert np.array_equal(hamming(sequences, method=method, **on), hamming(sequences))
+    same(hamming_pairs(sequences, max_dist=150, **on), hamming_pairs(sequences, max_dist=150))
+    same(hamming_knn(sequences, k=7, **on), hamming_knn(sequences, k=7))
     left, right = sequences[:60], sequences[60:]
-    assert np.array_equal(hamming(left, right, client=client, tile_size=25), hamming(left, right))
+    assert np.array_equal(hamming(left, right, **{**on, "tile_size": 25}), hamming(left, right))
     hamming(sequences, out=tmp_path / "local.npy")
-    hamming(sequences, out=tmp_path / "dask.npy", client=client, tile_size=40)
+    hamming(sequences, out=tmp_path / "dask.npy", **on)
     assert (tmp_path / "dask.npy").read_bytes() == (tmp_path / "local.npy").read_bytes()
     assert sorted(os.listdir(tmp_path)) == ["dask.npy", "local.npy"]
 
 
-def test_hamming_edge_cases(client):
-    assert hamming(["ACGT"], client=client).tolist() == [[0]]
-    indices, distances = hamming_knn(["ACGT", "ACGA"], k=5, client=client)
+def test_hamming_edge_cases(cluster):
+    client, device = cluster
+    assert hamming(["ACGT"], client=client, device=device).tolist() == [[0]]
+    indices, distances = hamming_knn(["ACGT", "ACGA"], k=5, client=client, device=device)
     assert indices.tolist() == [[1], [0]] and distances.tolist() == [[1], [1]]
     all_n = ["N" * 70, "N" * 70, "A" * 70]
-    assert np.array_equal(hamming(all_n, client=client, tile_size=1), hamming(all_n))
+    assert np.array_equal(hamming(all_n, client=client, device=device, tile_size=1), hamming(all_n))
 
 
 @pytest.mark.parametrize("way", [2, 3])
-def test_ccc_is_identical(client, rng, way):
+def test_ccc_is_identical(cluster, rng, way):
+    client, device = cluster
     counts = rng.integers(0, 3, (61 if way == 2 else 23, 90))
     counts[rng.random(counts.shape) < 0.1] = -1
     full = ccc(counts, way=way, histogram=8, comet_checksum=True)
-    distributed = ccc(counts, way=way, histogram=8, client=client, comet_checksum=True)
+    distributed = ccc(counts, way=way, histogram=8, client=client, device=device, comet_checksum=True)
     assert str(distributed.checksum) == str(full.checksum)
     assert str(distributed.comet_checksum) == str(full.comet_checksum) and full.comet_checksum.total > 0
     assert np.array_equal(distributed.index, full.index) and np.array_equal(distributed.values, full.values)
     assert np.array_equal(distributed.histogram["counts"], full.histogram["counts"])
     threshold = 0.5 if way == 2 else 0.21  # about the top 10% of values
-    entries = ccc(counts, way=way, threshold=threshold, client=client, comet_checksum=True)
+    entries = ccc(counts, way=way, threshold=threshold, client=client, device=device, comet_checksum=True)
     expected = ccc(counts, way=way, threshold=threshold, comet_checksum=True)
     assert str(entries.checksum) == str(expected.checksum) and len(expected.entry_value) > 0
     assert str(entries.comet_checksum) == str(expected.comet_checksum)
-    assert np.array_equal(entries.entry_index, expected.entry_index)
-    assert np.array_equal(entries.entry_bits, expected.entry_bits)
-    assert np.array_equal(entries.entry_value, expected.entry_value)
+    same((entries.entry_index, entries.entry_bits, entries.entry_value),
+         (expected.entry_index, expected.entry_bits, expected.entry_value))  # fmt: skip
+
+
+def scan_rows(result):
+    return list(result.lines(tsv=True, integrity=True))
+
+
+@pytest.mark.parametrize("report", ["first", "best", "all"])
+def test_scan_is_identical(cluster, report):
+    client, device = cluster
+    data = simulate_scan(n_signatures=20, signature_length=(20, 300), n_clean=25, n_infected=15, max_per_sample=3,
+                         sample_length=(200, 3000), n_ratio=0.1, seed=7)  # fmt: skip
+    options = {"report": report, "both_strands": True, "k": 8}
+    expected = scan(data.samples, data.signatures, **options)
+    got = scan(data.samples, data.signatures, client=client, device=device, **options)
+    assert scan_rows(got) == scan_rows(expected) and len(expected) >= 15
+    reads, signatures = os.path.join(EXAMPLE, "reads.fastq"), os.path.join(EXAMPLE, "signatures.fasta")
+    assert scan_rows(scan(reads, signatures, client=client, device=device, min_score=10)) == scan_rows(
+        scan(reads, signatures, min_score=10))  # fmt: skip
+
+
+def test_align_and_dtw_are_identical(cluster, rng):
+    client, device = cluster
+    sequences = ["".join(rng.choice(list("ACGTN"), rng.integers(0, 120))) for _ in range(40)]
+    for costs in (Costs.edit(), Costs.scores(2, -3, -5, -2)):
+        expected = align(sequences, costs=costs)
+        got = align(sequences, costs=costs, client=client, device=device)
+        assert np.array_equal(got.pairs, expected.pairs) and np.array_equal(got.scores, expected.scores)
+    with_cigars = align(sequences[:20], sequences[20:], cigar=True, client=client, device=device)
+    assert with_cigars.cigars == align(sequences[:20], sequences[20:], cigar=True).cigars
+    signals = [rng.integers(-50, 50, rng.integers(1, 80)) for _ in range(30)]
+    for mode in ("full", "subsequence"):
+        assert np.array_equal(dtw(signals, mode=mode, client=client, device=device).scores,
+                              dtw(signals, mode=mode).scores)  # fmt: skip
+    floats = [rng.normal(size=rng.integers(1, 60)) for _ in range(20)]
+    assert np.array_equal(dtw(floats, client=client, device=device).scores, dtw(floats).scores)
+
+
+# -- a worker SIGKILLed mid-run costs a rerun of its tasks, never a lost or doubled result ------------------------
 
 
 def killing_after(results: int, monkeypatch):
-    """Make the next distributed run SIGKILL one worker process once ``results`` tasks have come back."""
-    original = seqcompare_distributed._run_tasks
+    """Make the next distributed run SIGKILL one worker process once ``results`` tasks have come back, and check
+    that every task's result is still handed on exactly once (and that the kill came before the last one)."""
+    original = RUN_TASKS
 
-    def run_tasks(client, blocks, tasks, consume, *priorities):
+    def run_tasks(client, blocks, tasks, priorities=None):
+        client.wait_for_workers(2)  # the worker killed in a previous run is back
         seen = []
-
-        def consume_and_kill(task_id, result):
+        for task_id, result in original(client, blocks, tasks, priorities):
             seen.append(task_id)
             if len(seen) == results:
                 victim = min(client.run(os.getpid, on_error="ignore").values())
                 os.kill(victim, signal.SIGKILL)
-            consume(task_id, result)
+            yield task_id, result
+        assert sorted(seen) == sorted(tasks) and len(seen) > results
 
-        client.wait_for_workers(2)  # the worker killed in a previous run is back
-        original(client, blocks, tasks, consume_and_kill, *priorities)
-        assert len(seen) == len(tasks)  # every task's result handed on exactly once
-
-    monkeypatch.setattr(seqcompare_distributed, "_run_tasks", run_tasks)
+    monkeypatch.setattr(dask_executor, "run_tasks", run_tasks)
 
 
 @pytest.fixture(params=["shared-memory blocks", "scattered blocks"])
@@ -108,37 +170,68 @@ def test_a_killed_worker_loses_and_duplicates_nothing(fresh_pair, rng, tmp_path,
     expected = hamming_pairs(rows, max_dist=120)
     killing_after(5, monkeypatch)
     got = hamming_pairs(rows, max_dist=120, client=fresh_pair, tile_size=25)
-    assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True)) and len(expected[0]) > 0
+    same(got, expected)
+    assert len(expected[0]) > 0
     killing_after(20, monkeypatch)
     hamming(rows, out=tmp_path / "dask.npy", client=fresh_pair, tile_size=25)
     hamming(rows, out=tmp_path / "local.npy")
     assert (tmp_path / "dask.npy").read_bytes() == (tmp_path / "local.npy").read_bytes()
     counts = rng.integers(0, 3, (300, 64))
-    killing_after(3, monkeypatch)
+    killing_after(1, monkeypatch)
     result = ccc(counts, way=2, threshold=0.4, client=fresh_pair)
     assert str(result.checksum) == str(ccc(counts, way=2, threshold=0.4).checksum)
+
+
+def test_a_killed_worker_costs_scan_align_and_dtw_nothing(fresh_pair, rng, monkeypatch):
+    data = simulate_scan(n_signatures=20, signature_length=(20, 300), n_clean=40, n_infected=20, max_per_sample=2,
+                         sample_length=(2000, 6000), n_ratio=0.1, seed=5)  # fmt: skip
+    expected = scan(data.samples, data.signatures, report="all")
+    killing_after(2, monkeypatch)
+    assert scan_rows(scan(data.samples, data.signatures, report="all", client=fresh_pair)) == scan_rows(expected)
+    sequences = ["".join(rng.choice(list("ACGT"), rng.integers(200, 400))) for _ in range(60)]
+    killing_after(2, monkeypatch)
+    assert np.array_equal(align(sequences, client=fresh_pair).scores, align(sequences).scores)
+    signals = [rng.integers(0, 100, rng.integers(100, 300)) for _ in range(50)]
+    killing_after(2, monkeypatch)
+    assert np.array_equal(dtw(signals, client=fresh_pair).scores, dtw(signals).scores)
+
+
+# -- the command line ---------------------------------------------------------------------------------------
 
 
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "seqcompare", *args], capture_output=True, text=True)
 
 
-def test_cli_cluster_local_writes_the_same_bytes(tmp_path):
-    fasta = os.path.join(DATA, "sarscov2_338.fasta.gz")
+def assert_same_bytes_on_a_cluster(tmp_path, command, *args):
+    outputs = []
     for extra in ([], ["--cluster", "local", "--workers", "2", "-j", "2"]):
-        done = run_cli("hamming", fasta, "--max-dist", "3", "-o", str(tmp_path / f"pairs{len(extra)}.tsv"), *extra)
+        target = tmp_path / f"{command}{len(extra)}.out"
+        done = run_cli(command, *args, "-o", str(target), *extra)
         assert done.returncode == 0, done.stderr
-    assert (tmp_path / "pairs0.tsv").read_bytes() == (tmp_path / "pairs6.tsv").read_bytes()
+        outputs.append(target.read_bytes())
     assert "dashboard http" in done.stderr
-    vcf = os.path.join(DATA, "ccc_example", "sarscov2_422.vcf.gz")
-    for extra in ([], ["--cluster", "local", "--workers", "2", "-j", "2"]):
-        done = run_cli("ccc", vcf, "--threshold", "0.6", "-o", str(tmp_path / f"ccc{len(extra)}.tsv"), *extra)
-        assert done.returncode == 0, done.stderr
-    assert (tmp_path / "ccc0.tsv").read_bytes() == (tmp_path / "ccc6.tsv").read_bytes()
-    done = run_cli("hamming", fasta, "--workers", "2")
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 3
+
+
+def test_cli_cluster_local_writes_the_same_bytes(tmp_path):
+    assert_same_bytes_on_a_cluster(tmp_path, "hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"), "--max-dist", "3")
+    assert_same_bytes_on_a_cluster(tmp_path, "ccc", os.path.join(DATA, "ccc_example", "sarscov2_422.vcf.gz"),
+                                   "--threshold", "0.6")  # fmt: skip
+    reads, signatures = os.path.join(EXAMPLE, "reads.fastq"), os.path.join(EXAMPLE, "signatures.fasta")
+    assert_same_bytes_on_a_cluster(tmp_path, "scan", reads, signatures, "--both-strands", "--tsv")
+    fasta = tmp_path / "x.fa"
+    rng = np.random.default_rng(3)
+    fasta.write_text("".join(f">s{k}\n{''.join(rng.choice(list('ACGT'), 50 + k))}\n" for k in range(12)))
+    assert_same_bytes_on_a_cluster(tmp_path, "align", str(fasta), "--all-vs-all", "--cigar")
+    signals = os.path.join(DATA, "dtw_example", "gunpoint_train.csv")
+    assert_same_bytes_on_a_cluster(tmp_path, "dtw", signals, "--skip-columns", "1", "--window", "5")
+    done = run_cli("hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"), "--workers", "2")
     assert done.returncode == 1 and done.stderr.strip() == (
         "seqcompare: error: --workers sizes a Dask cluster: add --cluster local"
     )
+    done = run_cli("scan", reads, signatures, "--method", "reference", "--cluster", "local")
+    assert done.returncode == 1 and "--method reference runs in this process only" in done.stderr
 
 
 def test_an_unreachable_scheduler_is_a_one_line_error():
@@ -146,6 +239,9 @@ def test_an_unreachable_scheduler_is_a_one_line_error():
 
     with pytest.raises(InputError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         seqcompare_distributed.connect("tcp://127.0.0.1:9", timeout="1s", log=quiet)
+
+
+# -- where blocks live ------------------------------------------------------------------------------------------
 
 
 def _entry(nbytes: int) -> dict:
@@ -172,23 +268,27 @@ def test_blocks_kept_on_a_gpu_go_least_recently_used_first_and_by_run(monkeypatc
     assert len(kept) == 0 and kept.hits == 5 and kept.misses == 2
 
 
-def test_shared_memory_files_are_removed_after_each_run(client, rng):
+def test_shared_memory_files_are_removed_after_each_run(cluster, rng):
     import glob
+
+    client, device = cluster
 
     def files():
         return set(glob.glob(os.path.join(client._seqcompare_shared, "seqcompare-*.bin")))
 
     before = files()
     rows = random_alignment(rng, 300, 150)
-    hamming(rows, client=client, tile_size=100)
-    ccc(rng.integers(0, 3, (200, 40)), client=client)
+    hamming(rows, client=client, device=device, tile_size=100)
+    ccc(rng.integers(0, 3, (200, 40)), client=client, device=device)
+    align(["ACGT" * 10] * 8, client=client, device=device)
     seqcompare_distributed.finish_removals()
     assert files() <= before
 
 
-def test_a_scatter_that_meets_a_departing_worker_is_tried_again(client, rng, monkeypatch):
+def test_a_scatter_that_meets_a_departing_worker_is_tried_again(cluster, rng, monkeypatch):
     from distributed.comm.core import CommClosedError
 
+    client, device = cluster
     rows = random_alignment(rng, 200, 90)
     scatter, failures = client.scatter, []
 
@@ -200,5 +300,70 @@ def test_a_scatter_that_meets_a_departing_worker_is_tried_again(client, rng, mon
 
     monkeypatch.setattr(client, "scatter", flaky_scatter)
     monkeypatch.setattr(client, "_seqcompare_shared", None)  # blocks are scattered, as to a remote cluster
-    assert np.array_equal(hamming(rows, client=client, tile_size=70), hamming(rows))
+    assert np.array_equal(hamming(rows, client=client, device=device, tile_size=70), hamming(rows))
     assert failures == [1]
+
+
+# -- one worker per GPU ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gpu_client():
+    client = seqcompare_distributed.connect(device="cuda", log=quiet)
+    yield client
+    seqcompare_distributed.close(client)
+
+
+@pytest.mark.gpu
+def test_every_worker_has_its_own_gpu(gpu_client):
+    visible = gpu_client.run(lambda: os.environ["CUDA_VISIBLE_DEVICES"])
+    assert sorted(visible.values()) == sorted(set(visible.values()))
+
+
+@pytest.mark.gpu
+def test_gpu_workers_on_larger_problems(gpu_client, rng):
+    rows = random_alignment(rng, 1500, 700, alphabet=b"ACGTN-")
+    on = {"client": gpu_client, "device": "cuda", "tile_size": 500}
+    assert np.array_equal(hamming(rows, **on), hamming(rows))
+    same(hamming_pairs(rows, max_dist=400, **on), hamming_pairs(rows, max_dist=400))
+    counts = rng.integers(0, 3, (1100, 300))
+    counts[rng.random(counts.shape) < 0.05] = -1
+    got, expected = ccc(counts, threshold=0.5, client=gpu_client, device="cuda"), ccc(counts, threshold=0.5)
+    assert str(got.checksum) == str(expected.checksum) and len(expected.entry_value) > 0
+    same((got.entry_index, got.entry_bits, got.entry_value),
+         (expected.entry_index, expected.entry_bits, expected.entry_value))  # fmt: skip
+
+
+def _kept_blocks():
+    gpu = sys.modules.get("seqcompare.hamming.gpu")
+    return (0, 0) if gpu is None else (gpu.RESIDENT.hits, len(gpu.RESIDENT))
+
+
+def _set_kept_budget(budget):
+    from seqcompare.hamming.gpu import RESIDENT
+
+    RESIDENT._budgets = {} if budget is None else {0: budget}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("budget", [None, 1, 2_500_000])
+def test_gpu_workers_keep_blocks_between_tiles(gpu_client, rng, budget):
+    """Workers reuse row blocks on their GPU across tiles (or, with no room, upload them again): the same
+    pairs and matrix either way, and nothing stays on the GPU after the run."""
+    rows = random_alignment(rng, 2300, 1900, alphabet=b"ACGTN-")
+    gpu_client.run(_set_kept_budget, budget)
+    try:
+        before = gpu_client.run(_kept_blocks)
+        pairs = hamming_pairs(rows, max_dist=1300, client=gpu_client, device="cuda", tile_size=300)
+        matrix = hamming(rows, client=gpu_client, device="cuda", tile_size=300)
+        after = gpu_client.run(_kept_blocks)
+    finally:
+        gpu_client.run(_set_kept_budget, None)
+    same(pairs, hamming_pairs(rows, max_dist=1300))
+    assert np.array_equal(matrix, hamming(rows))
+    hits = sum(after[w][0] - before[w][0] for w in after)
+    assert all(count == 0 for _, count in after.values())
+    if budget is None:  # room for every block: each worker's later tiles found theirs
+        assert hits > 0
+    elif budget == 1:  # room for none: every tile uploaded its blocks
+        assert hits == 0

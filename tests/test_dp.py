@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA
+from conftest import DATA, DEVICES
 
 from seqcompare.align.api import align, dtw
 from seqcompare.align.costs import Costs
@@ -33,22 +33,24 @@ def codes(text):
     return SequenceSet.from_strings([text]).codes
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", COSTS)
-def test_nw_scores_and_cigars_equal_the_oracle(rng, name):
+def test_nw_scores_and_cigars_equal_the_oracle(rng, device, name):
     costs = COSTS[name]
     targets = random_sequences(rng, 40, 0, 30) + ["", "A", "", "ACGT"]
     queries = random_sequences(rng, 40, 0, 30) + ["", "", "C", "A"]
-    result = align(targets, queries, costs=costs, cigar=True)
+    result = align(targets, queries, costs=costs, cigar=True, device=device)
     for k, (t, q) in enumerate(zip(targets, queries)):
         expected = costs.sign * nw_reference(codes(t), codes(q), costs)
         assert result.scores[k] == expected
         assert costs.sign * cigar_cost(codes(t), codes(q), result.cigars[k], costs) == expected
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("length", [100, 250, 1000])
-def test_nw_long_pairs(rng, length):
+def test_nw_long_pairs(rng, device, length):
     targets, queries = random_sequences(rng, 2, length, length), random_sequences(rng, 2, length, length)
-    result = align(targets, queries, costs=COSTS["affine scores"])
+    result = align(targets, queries, costs=COSTS["affine scores"], device=device)
     assert result.cells == 2 * length * length
     for k in range(2):
         assert result.scores[k] == -nw_reference(codes(targets[k]), codes(queries[k]), COSTS["affine scores"])
@@ -121,30 +123,39 @@ def test_real_nanopore_reads():
         assert result.scores[k] == nw_reference(pieces[k], pieces[3 + k], Costs.seed(0, 1, 1, 2))
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
 @pytest.mark.parametrize("window", [None, 0, 3])
 @pytest.mark.parametrize("kind", ["int", "float"])
-def test_dtw_equals_the_oracle(rng, mode, window, kind):
+def test_dtw_equals_the_oracle(rng, device, mode, window, kind):
     def signal():
         size = rng.integers(1, 25)
         return rng.integers(-5, 6, size) if kind == "int" else rng.normal(size=size)
 
     a, b = [signal() for _ in range(30)], [signal() for _ in range(30)]
-    result = dtw(a, b, mode=mode, window=window)
+    if device == "cuda" and window is not None:  # the GPU kernels have no band: refused, not silently moved
+        with pytest.raises(InputError, match="on the GPU"):
+            dtw(a, b, mode=mode, window=window, device=device)
+        return
+    result = dtw(a, b, mode=mode, window=window, device=device)
     assert result.scores.dtype == (np.int64 if kind == "int" else np.float64)
     for k in range(30):
         expected = dtw_reference(a[k], b[k], mode=mode, window=window)
         assert result.scores[k] == pytest.approx(expected, rel=1e-9, abs=0) if kind == "float" else result.scores[k] == expected
 
 
-def test_dtw_edge_cases():
-    assert dtw([[]], [[]]).scores.tolist() == [0]
-    assert dtw([np.array([3.0])], [np.array([])]).scores.tolist() == [np.inf]
+@pytest.mark.parametrize("device", DEVICES)
+def test_dtw_edge_cases(device):
+    assert dtw([[]], [[]], device=device).scores.tolist() == [0]
+    assert dtw([np.array([3.0])], [np.array([])], device=device).scores.tolist() == [np.inf]
     # an empty query matches anywhere for free; nothing matches inside an empty target
-    assert dtw([np.array([1.0, 2.0])], [np.array([], float)], mode="subsequence").scores.tolist() == [0.0]
-    assert dtw([np.array([], float)], [np.array([1.0, 2.0])], mode="subsequence").scores.tolist() == [np.inf]
+    empty = [np.array([], dtype=np.int64), np.array([1, 2])]
+    assert dtw(empty, empty, mode="subsequence", device=device).scores.tolist() == [0, 0]
+    assert dtw([np.array([1.0, 2.0])], [np.array([], float)], mode="subsequence", device=device).scores.tolist() == [0.0]
+    assert dtw([np.array([], float)], [np.array([1.0, 2.0])], mode="subsequence", device=device).scores.tolist() == [
+        np.inf]  # fmt: skip
     with pytest.raises(InputError, match="empty signal"):
-        dtw([np.array([3])], [np.array([], dtype=np.int64)])
+        dtw([np.array([3])], [np.array([], dtype=np.int64)], device=device)
     with pytest.raises(InputError, match="numeric"):
         dtw([np.array(["a"])])
     with pytest.raises(InputError, match="64-bit"):
@@ -222,3 +233,83 @@ def test_length_10000_lanes_equal_the_scalar_kernel(rng):
     dtw_pairs(a, np.array([0, a.size]), b, np.array([0, b.size]), one, one, 0, 1, np.int64(1), np.int64(-1),
               np.int64(1 << 60), scalar)  # fmt: skip
     assert dtw([a], [b], mode="open-end").scores[0] == scalar[0]
+
+
+# -- the GPU kernels' own limits: lengths around their register tiles, 10,000-long pairs, the command line ------
+
+
+def sequences(rng, count, low, high):
+    return ["".join(rng.choice(list("ACGTN"), rng.integers(low, high + 1))) for _ in range(count)]
+
+
+AFFINE = Costs(Costs.seed(0, 4, 1, 1).substitution, insert_open=3, insert_extend=1, delete_open=6, delete_extend=2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("costs", [Costs.edit(), Costs.seed(0, 3, 2, 5), Costs.seed(-2, 1, 1, 3),
+                                   Costs.scores(2, -3, 0, -2), Costs.scores(2, -3, -5, -2), AFFINE,
+                                   COSTS["matrix"]],
+                         ids=["edit", "seed", "negative-match", "linear", "affine", "affine-uneven", "matrix"])  # fmt: skip
+@pytest.mark.parametrize("low,high", [(0, 40), (90, 140), (200, 300), (1000, 1100), (2040, 2100)])
+def test_gpu_nw_equals_the_cpu(rng, costs, low, high):
+    # Too long for the Python oracle: against the CPU kernels, which are held to it above.
+    count = 40 if high < 1000 else 6
+    targets, queries = sequences(rng, count, low, high), sequences(rng, count, low, high)
+    cpu = align(targets, queries, costs=costs)
+    gpu = align(targets, queries, costs=costs, device="cuda")
+    assert np.array_equal(cpu.scores, gpu.scores)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
+@pytest.mark.parametrize("low,high", [(1, 40), (100, 260), (1000, 1100), (2047, 2050)])
+def test_gpu_dtw_equals_the_cpu(rng, mode, low, high):
+    count = 30 if high < 1000 else 5
+    a = [rng.integers(-50, 50, rng.integers(low, high + 1)) for _ in range(count)]
+    b = [rng.integers(-50, 50, rng.integers(low, high + 1)) for _ in range(count)]
+    assert np.array_equal(dtw(a, b, mode=mode).scores, dtw(a, b, mode=mode, device="cuda").scores)
+    a = [rng.normal(size=x.size) for x in a[:4]]
+    b = [rng.normal(size=x.size) for x in b[:4]]
+    # the same additions in the same order: equal, not just close
+    assert np.array_equal(dtw(a, b, mode=mode).scores, dtw(a, b, mode=mode, device="cuda").scores)
+
+
+@pytest.mark.gpu
+def test_gpu_refuses_what_it_cannot_run_exactly():
+    with pytest.raises(InputError, match="on the GPU"):
+        dtw([np.array([1.5])], [np.array([2.5])], window=3, device="cuda")
+    with pytest.raises(InputError, match="on the GPU"):
+        align(["A" * 10], ["C" * 10], costs=Costs.seed(0, 2**28, 2**28, 2**28), device="cuda")
+
+
+@pytest.mark.gpu
+def test_gpu_cli_equals_cpu(tmp_path):
+    fasta = tmp_path / "x.fa"
+    rng = np.random.default_rng(3)
+    fasta.write_text("".join(f">s{k}\n{''.join(rng.choice(list('ACGT'), 300 + k))}\n" for k in range(9)))
+    outputs = []
+    for device in ("cpu", "cuda"):
+        done = run_cli("align", str(fasta), "--all-vs-all", "--costs", "0,1,1,2", "--device", device, "-q")
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") == 1 + 36
+
+
+@pytest.mark.gpu
+def test_gpu_length_10000_and_real_data(rng):
+    from seqcompare.io.fastq import read_fastq
+
+    targets, queries = sequences(rng, 2, 10000, 10000), sequences(rng, 2, 9000, 10000)
+    assert np.array_equal(align(targets, queries).scores, align(targets, queries, device="cuda").scores)
+    a = [rng.integers(0, 1000, 10000) for _ in range(2)]
+    b = [rng.integers(0, 1000, 10000) for _ in range(2)]
+    for mode in ("full", "open-end"):
+        assert np.array_equal(dtw(a, b, mode=mode).scores, dtw(a, b, mode=mode, device="cuda").scores)
+    reads = read_fastq(os.path.join(DATA, "scan_example", "reads.fastq"))
+    text = ["".join("ACGTN"[c] for c in reads.sequence(r)[:3000]) for r in range(10)]
+    costs = Costs.seed(0, 1, 1, 2)
+    assert np.array_equal(align(text[:5], text[5:], costs=costs).scores,
+                          align(text[:5], text[5:], costs=costs, device="cuda").scores)  # fmt: skip
+    series = np.loadtxt(os.path.join(DATA, "dtw_example", "gunpoint_train.csv"), delimiter=",")[:12, 1:]
+    quantised = np.rint(series * 1000).astype(np.int64)
+    assert np.array_equal(dtw(quantised).scores, dtw(quantised, device="cuda").scores)

@@ -1,11 +1,32 @@
+"""The all-pairs engine on its own: plans, executors, reductions and the native-capability contract.
+
+A toy work (a known symmetric matrix read tile by tile) goes through every executor into every shared reduction;
+each result is compared with what plain NumPy makes of the whole matrix.
+"""
+
 import itertools
+import pickle
 
 import numpy as np
 import pytest
 
 import seqcompare
-from seqcompare.allpairs import SerialExecutor, ThreadExecutor, plan_tiles, run_tiles
-from seqcompare.allpairs import LowerTriangleSink, MatrixSink
+from seqcompare.allpairs import (
+    Combined,
+    Concatenation,
+    KnnReduction,
+    LowerTriangleReduction,
+    MatrixReduction,
+    PairsReduction,
+    Reduction,
+    SerialExecutor,
+    ThreadExecutor,
+    Work,
+    executor_for_client,
+    plan_tiles,
+    run,
+)
+from seqcompare.allpairs.executors import windowed_map
 
 
 @pytest.mark.parametrize("n, tile", [(1, 1), (5, 2), (17, 4), (64, 64), (65, 64), (100, 7)])
@@ -20,33 +41,208 @@ def test_symmetric_plan_covers_every_pair_once(n, tile):
     assert sum(t.n_pairs for t in plan_tiles(n, None, tile)) == n * (n - 1) // 2
 
 
-def test_rectangular_plan_covers_every_cell_once():
+def test_rectangular_plan_covers_every_cell_once_and_carries_offsets():
     cells = [(i, j) for t in plan_tiles(7, 5, 3)
              for i in range(t.row_start, t.row_stop) for j in range(t.col_start, t.col_stop)]  # fmt: skip
     assert sorted(cells) == list(itertools.product(range(7), range(5)))
+    shifted = plan_tiles(7, 5, 3, row_offset=100, col_offset=10)
+    assert [(t.row_start - 100, t.row_stop - 100, t.col_start - 10, t.col_stop - 10) for t in shifted] == [
+        (t.row_start, t.row_stop, t.col_start, t.col_stop) for t in plan_tiles(7, 5, 3)
+    ]
+    assert plan_tiles(0, None, 4) == [] and plan_tiles(3, 0, 4) == []
+    with pytest.raises(ValueError):
+        plan_tiles(3, None, 0)
 
 
-def test_executors_agree_and_sinks_assemble():
-    n = 23
-    values = np.arange(n * n).reshape(n, n)
+def symmetric_values(n, seed=0):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 9, size=(n, n))
     values = values + values.T
     np.fill_diagonal(values, 0)
+    return values
 
-    def kernel(tile):
-        return values[tile.row_start : tile.row_stop, tile.col_start : tile.col_stop]
 
-    for executor in (SerialExecutor(), ThreadExecutor(3)):
-        tiles = plan_tiles(n, None, 4)
-        got = run_tiles(kernel, tiles, executor, MatrixSink((n, n), True, np.int64))
-        np.testing.assert_array_equal(got, values)
-        blocks = []
-        sink = LowerTriangleSink(n, lambda start, rows: blocks.append((start, rows.copy())), np.int64)
-        run_tiles(kernel, plan_tiles(n, None, 4), executor, sink)
-        for start, rows in blocks:
-            for k, row in enumerate(rows):
-                i = start + k
-                np.testing.assert_array_equal(row[: i + 1], values[i, : i + 1])
-        assert [s for s, _ in blocks] == list(range(0, n, 4))
+class MatrixWork(Work):
+    """Tiles of a known matrix; counts the kernels it ran."""
+
+    def __init__(self, values, symmetric=True, tile=4):
+        self.values, self.symmetric, self.tile = values, symmetric, tile
+        self.kernel_calls = 0
+
+    def parts(self, backend):
+        n_cols = None if self.symmetric else self.values.shape[1]
+        return plan_tiles(self.values.shape[0], n_cols, self.tile)
+
+    def size(self, part):
+        return part.n_pairs
+
+    def cpu_kernel(self, threads):
+        def kernel(tile):
+            self.kernel_calls += 1
+            return self.values[tile.row_start : tile.row_stop, tile.col_start : tile.col_stop].copy()
+
+        return kernel
+
+
+EXECUTORS = [SerialExecutor(), ThreadExecutor(1), ThreadExecutor(3)]
+
+
+@pytest.mark.parametrize("executor", EXECUTORS, ids=["serial", "threads1", "threads3"])
+@pytest.mark.parametrize("n", [1, 2, 23])
+def test_every_reduction_equals_numpy_on_the_whole_matrix(executor, n):
+    values = symmetric_values(n)
+    work = MatrixWork(values)
+    matrix, pairs, (knn_idx, knn_dist) = run(
+        work, Combined(MatrixReduction((n, n), True, np.int64), PairsReduction(7, True), KnnReduction(3, n, None)),
+        executor,
+    )  # fmt: skip
+    np.testing.assert_array_equal(matrix, values)
+    expected = [(i, j, values[i, j]) for i in range(n) for j in range(i + 1, n) if values[i, j] <= 7]
+    assert list(zip(*(a.tolist() for a in pairs))) == expected
+    for i in range(n):
+        order = sorted((values[i, j], j) for j in range(n) if j != i)[:3]
+        assert knn_dist[i].tolist() == [d for d, _ in order]
+        assert knn_idx[i].tolist() == [j for _, j in order]
+    assert work.kernel_calls == len(plan_tiles(n, None, 4))  # each block computed once for all three
+
+
+@pytest.mark.parametrize("executor", EXECUTORS, ids=["serial", "threads1", "threads3"])
+def test_lower_triangle_streams_block_rows_in_order(executor):
+    n = 23
+    values = symmetric_values(n, 1)
+    blocks = []
+    run(MatrixWork(values), LowerTriangleReduction(n, lambda start, rows: blocks.append((start, rows.copy())),
+                                                   np.int64), executor)  # fmt: skip
+    assert [s for s, _ in blocks] == list(range(0, n, 4))
+    for start, rows in blocks:
+        for k, row in enumerate(rows):
+            np.testing.assert_array_equal(row[: start + k + 1], values[start + k, : start + k + 1])
+
+
+def test_lower_triangle_with_missing_tiles_fails_loudly():
+    reduction = LowerTriangleReduction(8, lambda *a: None)
+    tile = plan_tiles(8, None, 4)[0]
+    reduction.merge(reduction.reduce(tile, np.zeros((4, 4))))
+    reduction.merge(reduction.reduce(plan_tiles(8, None, 4)[1], np.zeros((4, 4))))
+    with pytest.raises(RuntimeError, match="missing tiles"):
+        reduction.finish()
+
+
+def test_rectangular_reductions():
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 20, size=(9, 6))
+    matrix, pairs, (idx, dist) = run(
+        MatrixWork(values, symmetric=False, tile=4),
+        Combined(MatrixReduction((9, 6), False, np.int64), PairsReduction(5, False, value_cap=3),
+                 KnnReduction(10, 9, 6)), ThreadExecutor(2))  # fmt: skip
+    np.testing.assert_array_equal(matrix, values)
+    expected = [(i, j, min(values[i, j], 3)) for i in range(9) for j in range(6) if values[i, j] <= 5]
+    assert list(zip(*(a.tolist() for a in pairs))) == expected
+    assert idx.shape == (9, 6)  # k capped at the candidates
+    for i in range(9):
+        assert list(zip(dist[i].tolist(), idx[i].tolist())) == sorted((values[i, j], j) for j in range(6))
+
+
+def test_matrix_to_npy_appears_only_when_finished(tmp_path):
+    n = 10
+    values = symmetric_values(n, 3)
+    path = tmp_path / "d.npy"
+    reduction = MatrixReduction((n, n), True, np.int64, path=path)
+    assert not path.exists()
+    result = run(MatrixWork(values), reduction, ThreadExecutor(2))
+    np.testing.assert_array_equal(np.load(path), values)
+    np.testing.assert_array_equal(result, values)
+    aborted = MatrixReduction((n, n), True, np.int64, path=tmp_path / "e.npy")
+    aborted.abort()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.npy"]
+
+
+def test_reductions_travel_as_their_parameters():
+    reduction = KnnReduction(2, 1000, None)
+    copy = pickle.loads(pickle.dumps(reduction))
+    assert not hasattr(copy, "best") and copy.k == 2 and copy.symmetric
+    tile = plan_tiles(4, None, 4)[0]
+    block = symmetric_values(4)
+    reduction_partial = KnnReduction(2, 4, None).reduce(tile, block)
+    copy_partial = copy.reduce(tile, block)
+    for ours, theirs in zip(reduction_partial[1:], copy_partial[1:]):
+        np.testing.assert_array_equal(ours, theirs) if ours is not None else None
+    assert len(pickle.dumps(reduction)) < 1000  # the (1000, 2) state stays home
+
+
+def test_concatenation_puts_pieces_back_in_part_order():
+    class Piece:
+        def __init__(self, start):
+            self.start = start
+
+    reduction = Concatenation()
+    for start in (6, 0, 3):
+        reduction.merge(reduction.reduce(Piece(start), (np.arange(start, start + 3), np.arange(3) + 10 * start)))
+    rows, other = reduction.finish()
+    assert rows.tolist() == list(range(9))
+    assert other.tolist() == [0, 1, 2, 30, 31, 32, 60, 61, 62]
+    assert Concatenation().finish().shape == (0,)
+
+
+class NativeWork(MatrixWork):
+    """A work that claims the pairs reduction on the CPU: the executor must hand it over, not compute blocks."""
+
+    native = {"cpu": ("pairs",)}
+
+    def run_native(self, backend, reduction, resources):
+        yield 1, (np.array([0]), np.array([1]), np.array([42]))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS, ids=["serial", "threads1", "threads3"])
+def test_a_declared_native_reduction_is_run_by_the_work(executor):
+    work = NativeWork(symmetric_values(8))
+    rows, cols, values = run(work, PairsReduction(3, True), executor)
+    assert (rows.tolist(), cols.tolist(), values.tolist()) == ([0], [1], [42]) and work.kernel_calls == 0
+    # Another reduction of the same work is not claimed, so it goes through the kernels.
+    np.testing.assert_array_equal(run(work, MatrixReduction((8, 8), True, np.int64), executor), work.values)
+    assert work.kernel_calls > 0
+
+
+def test_kernel_errors_reach_the_caller_and_stop_the_plan():
+    started = []
+
+    def compute(item):
+        started.append(item)
+        if item == 2:
+            raise ValueError("bad part")
+        return item
+
+    with pytest.raises(ValueError, match="bad part"):
+        for _ in windowed_map(compute, range(1000), workers=2, window=4):
+            pass
+    assert len(started) < 20  # items not started when the error left were cancelled
+
+
+def test_progress_counts_every_unit():
+    seen = {}
+
+    class Recorder:
+        def __init__(self, total, unit, what):
+            seen.update(total=total, unit=unit, what=what, done=0, closed=False)
+
+        def update(self, size):
+            seen["done"] += size
+
+        def close(self):
+            seen["closed"] = True
+
+    run(MatrixWork(symmetric_values(20)), MatrixReduction((20, 20), True, np.int64), ThreadExecutor(2),
+        progress=Recorder, what="toy")  # fmt: skip
+    assert seen == {"total": 190, "unit": "pair", "what": "toy", "done": 190, "closed": True}
+
+
+def test_base_reduction_and_client_errors_are_explicit():
+    with pytest.raises(NotImplementedError):
+        Reduction().reduce(None, None)
+    with pytest.raises(TypeError, match="Dask Client"):
+        executor_for_client(object())
+    with pytest.raises(ValueError, match="k must be"):
+        KnnReduction(0, 3, None)
 
 
 def test_import_does_not_load_heavy_modules():
@@ -61,7 +257,7 @@ def test_import_does_not_load_heavy_modules():
 
 @pytest.mark.parametrize("row_edge,col_edge", [(1, 1), (128, 128), (256, 128), (64, 64)])
 def test_gpu_micro_tile_lists_cover_exactly_the_blocks_that_reach_the_lower_triangle(row_edge, col_edge):
-    from seqcompare.hamming.gpu import micro_tiles  # plain NumPy: imports no CuPy
+    from seqcompare.cuda.bitgemm import micro_tiles  # plain NumPy: imports no CuPy
 
     for rows in (range(0), range(1), range(3, 9), range(12)):
         got = micro_tiles(rows, None, True, row_edge, col_edge)

@@ -1,16 +1,48 @@
-"""Every Hamming method equals the oracles, on random, edge-case and real inputs."""
+"""Every Hamming method, on the CPU and the GPU, equals the oracles on random, edge-case and real inputs.
+
+One test body serves both devices: ``variant`` is ``(device, variant, gpu_packer)``, and the GPU variants are
+marked ``gpu`` (skipped where no GPU is usable).
+"""
+
+import gzip
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-from conftest import random_alignment
+from conftest import DATA, DEVICES, random_alignment
 from hypothesis import given
 from hypothesis import strategies as st
 
 import seqcompare
+from seqcompare.allpairs import KnnReduction, MatrixReduction, PairsReduction
+from seqcompare.hamming.api import encode_inputs, run_hamming
 from seqcompare.hamming.reference import snp_dists_distance
 
-FAST_METHODS = ["bitpack", "tiled", "matrix"]
-ALL_METHODS = ["vector", *FAST_METHODS, "auto"]
+CPU_METHODS = ["vector", "bitpack", "tiled", "matrix", "auto"]
+GPU_METHODS = [("bitmma", "planes"), ("bitmma", "ballot"), ("bitmma", "shared"), ("bitmma", "naive"),
+               ("matrix", "planes"), ("bitpack", "planes"), ("auto", "planes")]  # fmt: skip
+VARIANTS = [pytest.param(("cpu", method, "planes"), id=f"cpu-{method}") for method in CPU_METHODS] + [
+    pytest.param(("cuda", method, packer), id=f"cuda-{method}-{packer}", marks=pytest.mark.gpu)
+    for method, packer in GPU_METHODS
+]
+FAST_VARIANTS = [v for v in VARIANTS if v.values[0][1] not in ("vector", "auto")]
+
+
+def as_sequences(rows):
+    """Byte rows from :func:`random_alignment` as sequences (a uint8 array alone would be categorical values)."""
+    return rows.view("S1") if isinstance(rows, np.ndarray) and rows.dtype == np.uint8 else rows
+
+
+def distances(variant, X, Y=None, *, alphabet="acgt", keep_case=False, missing=None, max_count=None, **options):
+    """The matrix by ``variant`` (through the one path every public function takes)."""
+    device, method, packer = variant
+    X, Y = as_sequences(X), as_sequences(Y)
+    encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
+    shape = (encoded.n_left, encoded.n_left if encoded.symmetric else encoded.n_right)
+    return run_hamming(encoded, MatrixReduction(shape, encoded.symmetric), method=method, device=device,
+                       gpu_packer=packer, cap=max_count, **options)  # fmt: skip
 
 
 def char_level(rows, other=None, **semantics):
@@ -20,23 +52,23 @@ def char_level(rows, other=None, **semantics):
     return np.array([[snp_dists_distance(a, b, **semantics) for b in right] for a in left], dtype=np.int64)
 
 
-@pytest.mark.parametrize("method", ALL_METHODS)
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("n", [1, 2, 3, 9])
 @pytest.mark.parametrize("m", [1, 63, 64, 65, 130])
-def test_methods_equal_definition(rng, method, n, m):
+def test_methods_equal_definition(rng, variant, n, m):
     rows = random_alignment(rng, n, m)
     expected = char_level(rows)
-    got = seqcompare.hamming(rows.view("S1"), method=method)
+    got = distances(variant, rows.view("S1"))
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize("method", ALL_METHODS)
-def test_all_chars_and_keep_case(rng, method):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_all_chars_and_keep_case(rng, variant):
     rows = random_alignment(rng, 12, 97)
     for all_chars, keep_case in [(True, False), (False, True), (True, True)]:
         alphabet = "all" if all_chars else "acgt"
-        got = seqcompare.hamming(rows.view("S1"), method=method, alphabet=alphabet, keep_case=keep_case)
+        got = distances(variant, rows.view("S1"), alphabet=alphabet, keep_case=keep_case)
         np.testing.assert_array_equal(got, char_level(rows, all_chars=all_chars, keep_case=keep_case))
 
 
@@ -53,55 +85,55 @@ def iupac_oracle(a: str, b: str) -> int:
     return count
 
 
-@pytest.mark.parametrize("method", ALL_METHODS)
-def test_iupac_sets(rng, method):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_iupac_sets(rng, variant):
     rows = random_alignment(rng, 10, 150, alphabet=b"ACGTURYSWKMBDHVN-acgtnry*")
     text = [bytes(r).decode() for r in rows]
     expected = np.array([[iupac_oracle(a, b) for b in text] for a in text])
-    got = seqcompare.hamming(rows.view("S1"), method=method, alphabet="iupac")
+    got = distances(variant, rows.view("S1"), alphabet="iupac")
     np.testing.assert_array_equal(got, expected)
-    pair = seqcompare.hamming(["A", "R", "Y", "N", "-"], alphabet="iupac", method=method)
+    pair = distances(variant, ["A", "R", "Y", "N", "-"], alphabet="iupac")
     assert pair[0, 1] == 0 and pair[0, 2] == 1 and pair[1, 2] == 1 and pair[3].sum() == 0 and pair[4].sum() == 0
 
 
-@pytest.mark.parametrize("method", ALL_METHODS)
-def test_missing_characters(rng, method):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_missing_characters(rng, variant):
     rows = random_alignment(rng, 8, 70)
-    got = seqcompare.hamming(rows.view("S1"), method=method, alphabet="all", missing="N-")
+    got = distances(variant, rows.view("S1"), alphabet="all", missing="N-")
     text = [bytes(r).decode().upper() for r in rows]
     expected = [[sum(x != y and x not in "N-" and y not in "N-" for x, y in zip(a, b)) for b in text] for a in text]
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize("method", ALL_METHODS)
-def test_rectangular_query_reference(rng, method):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_rectangular_query_reference(rng, variant):
     query = random_alignment(rng, 7, 129)
     ref = random_alignment(rng, 5, 129)
-    got = seqcompare.hamming(query.view("S1"), ref.view("S1"), method=method)
+    got = distances(variant, query.view("S1"), ref.view("S1"))
     assert got.shape == (7, 5)
     np.testing.assert_array_equal(got, char_level(query, ref))
 
 
-@pytest.mark.parametrize("method", ALL_METHODS)
-def test_all_n_and_empty(method):
-    all_n = seqcompare.hamming(["NNNN", "NNNN", "ACGT"], method=method)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_all_n_and_empty(variant):
+    all_n = distances(variant, ["NNNN", "NNNN", "ACGT"])
     np.testing.assert_array_equal(all_n, np.zeros((3, 3)))
-    zero_sites = seqcompare.hamming(np.zeros((3, 0), dtype=np.int64), method=method)
+    zero_sites = distances(variant, np.zeros((3, 0), dtype=np.int64))
     np.testing.assert_array_equal(zero_sites, np.zeros((3, 3)))
-    no_items = seqcompare.hamming(np.zeros((0, 5), dtype=np.int64), method=method)
+    no_items = distances(variant, np.zeros((0, 5), dtype=np.int64))
     assert no_items.shape == (0, 0)
 
 
-@pytest.mark.parametrize("method", ALL_METHODS)
-def test_categorical_arrays(rng, method):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_categorical_arrays(rng, variant):
     values = rng.integers(-3, 4, size=(11, 77))
     expected = (values[:, None, :] != values[None, :, :]).sum(axis=2)
-    np.testing.assert_array_equal(seqcompare.hamming(values, method=method), expected)
+    np.testing.assert_array_equal(distances(variant, values), expected)
     # Huge values and many categories (more than 8 bit planes).
     wide = rng.integers(0, 2**62, size=(6, 40)) * rng.integers(0, 2, size=(6, 40))
     wide[:, ::3] = rng.integers(0, 600, size=(6, 14))
     expected = (wide[:, None, :] != wide[None, :, :]).sum(axis=2)
-    np.testing.assert_array_equal(seqcompare.hamming(wide, method=method), expected)
+    np.testing.assert_array_equal(distances(variant, wide), expected)
     # Missing values and NaN never count.
     floats = rng.integers(0, 3, size=(5, 30)).astype(float)
     floats[rng.random(floats.shape) < 0.2] = np.nan
@@ -109,14 +141,14 @@ def test_categorical_arrays(rng, method):
     present = ~np.isnan(floats) & (floats != -1.0)
     both = present[:, None, :] & present[None, :, :]
     expected = (both & (floats[:, None, :] != floats[None, :, :])).sum(axis=2)
-    np.testing.assert_array_equal(seqcompare.hamming(floats, method=method, missing=-1.0), expected)
+    np.testing.assert_array_equal(distances(variant, floats, missing=-1.0), expected)
 
 
-@pytest.mark.parametrize("method", ALL_METHODS)
-def test_max_count_caps(rng, method):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_max_count_caps(rng, variant):
     rows = random_alignment(rng, 9, 200)
     full = char_level(rows)
-    np.testing.assert_array_equal(seqcompare.hamming(rows.view("S1"), method=method, max_count=7),
+    np.testing.assert_array_equal(distances(variant, rows.view("S1"), max_count=7),
                                   np.minimum(full, 7))  # fmt: skip
 
 
@@ -126,21 +158,96 @@ def test_tile_size_and_threads_do_not_change_results(rng, tile_size):
     expected = char_level(rows)
     for threads in (1, 3):
         for method in ("bitpack", "tiled", "vector"):
-            got = seqcompare.hamming(rows.view("S1"), method=method, tile_size=tile_size, threads=threads)
+            got = distances(("cpu", method, "planes"), rows.view("S1"), tile_size=tile_size, threads=threads)
             np.testing.assert_array_equal(got, expected)
         got = seqcompare.hamming(rows.view("S1"), rows[:7].view("S1"), tile_size=tile_size, threads=threads)
         np.testing.assert_array_equal(got, expected[:, :7])
 
 
-def test_real_alignment_all_methods_equal_oracle(sarscov2):
-    expected = seqcompare.hamming(sarscov2, method="vector")
-    for method in FAST_METHODS:
-        np.testing.assert_array_equal(seqcompare.hamming(sarscov2, method=method), expected)
-    # The first rows also against the character-level definition.
-    np.testing.assert_array_equal(expected[:25, :25], char_level(sarscov2.sequences[:25]))
+SHAPES = [(1, 1), (2, 31), (3, 32), (5, 33), (7, 63), (16, 64), (17, 65), (40, 255), (41, 256), (127, 257),
+          (128, 511), (129, 512), (130, 513), (33, 1000)]  # fmt: skip
+
+
+@pytest.mark.parametrize("variant", FAST_VARIANTS)
+@pytest.mark.parametrize("alphabet", ["acgt", "all", "iupac"])
+def test_shapes_around_every_kernel_edge(rng, variant, alphabet):
+    # Sizes on both sides of the CPU's 64-site words and the GPU's 32/128/256/512 tiles and words.
+    for n, m in SHAPES:
+        X = random_alignment(rng, n, m)
+        oracle = distances(("cpu", "vector", "planes"), X, alphabet=alphabet)
+        np.testing.assert_array_equal(distances(variant, X, alphabet=alphabet), oracle, err_msg=f"n={n} m={m}")
+    for n, p, m in [(1, 1, 64), (70, 130, 300), (129, 3, 513)]:
+        X, Y = random_alignment(rng, n, m), random_alignment(rng, p, m)
+        np.testing.assert_array_equal(distances(variant, X, Y), char_level(X, Y) if n * p < 200 else
+                                      distances(("cpu", "vector", "planes"), X, Y))  # fmt: skip
+
+
+@pytest.mark.parametrize("variant", FAST_VARIANTS)
+def test_many_tiles_and_caps(rng, variant):
+    X = random_alignment(rng, 700, 190, alphabet=b"ACGTN-")
+    reference = distances(("cpu", "vector", "planes"), X)
+    np.testing.assert_array_equal(distances(variant, X, tile_size=256), reference)
+    np.testing.assert_array_equal(distances(variant, X, tile_size=128, max_count=40), np.minimum(reference, 40))
+
+
+@pytest.mark.parametrize("variant", FAST_VARIANTS)
+def test_real_alignment_equals_the_oracle(variant, sarscov2_oracle, sarscov2):
+    np.testing.assert_array_equal(distances(variant, sarscov2), sarscov2_oracle)
+
+
+def test_real_alignment_oracle_and_other_alphabets(sarscov2, sarscov2_oracle):
+    # The vector oracle on the first rows against the character-level definition.
+    np.testing.assert_array_equal(sarscov2_oracle[:25, :25], char_level(sarscov2.sequences[:25]))
+    rows = sarscov2.sequences[:60]
     for alphabet in ("all", "iupac"):
-        expected = seqcompare.hamming(sarscov2, method="vector", alphabet=alphabet)
-        np.testing.assert_array_equal(seqcompare.hamming(sarscov2, method="bitpack", alphabet=alphabet), expected)
+        expected = seqcompare.hamming(rows, method="vector", alphabet=alphabet)
+        np.testing.assert_array_equal(seqcompare.hamming(rows, method="bitpack", alphabet=alphabet), expected)
+
+
+@pytest.mark.parametrize("variant", FAST_VARIANTS)
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_pairs_and_knn_equal_the_matrix(rng, variant, symmetric):
+    device, method, packer = variant
+    X = random_alignment(rng, 300, 400, alphabet=b"ACGTN-")
+    Y = None if symmetric else random_alignment(rng, 170, 400, alphabet=b"ACGTN-")
+    encoded = encode_inputs(as_sequences(X), as_sequences(Y))
+    full = distances(("cpu", "vector", "planes"), X, Y)
+    threshold = int(np.percentile(full, 3))
+    options = {"method": method, "device": device, "gpu_packer": packer}
+    for cap in (None, threshold + 1, threshold - 5):
+        got = run_hamming(encoded, PairsReduction(threshold, symmetric), cap=cap, **options)
+        # The engine selects on the capped distance: a cap at or below the threshold admits every pair.
+        capped = full if cap is None else np.minimum(full, cap)
+        hits = [(a, b) for a in range(full.shape[0]) for b in range(full.shape[1])
+                if capped[a, b] <= threshold and (not symmetric or a < b)]  # fmt: skip
+        assert list(zip(*(x.tolist() for x in got))) == [(a, b, capped[a, b]) for a, b in hits]
+    n_right = None if symmetric else Y.shape[0]
+    indices, dist = run_hamming(encoded, KnnReduction(5, X.shape[0], n_right), tile_size=128, **options)
+    for a in range(X.shape[0]):
+        order = sorted((full[a, b], b) for b in range(full.shape[1]) if not (symmetric and a == b))[:5]
+        assert list(zip(dist[a].tolist(), indices[a].tolist())) == order
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cli_output_equals_snp_dists_on_every_device(device):
+    path = os.path.join(DATA, "sarscov2_338.fasta.gz")
+    got = subprocess.run([sys.executable, "-m", "seqcompare", "hamming", "-q", "--device", device, path],
+                         capture_output=True, check=True).stdout  # fmt: skip
+    # the real snp-dists' output (tests/data/golden/README.md)
+    golden = os.path.join(os.path.dirname(__file__), "data", "golden", "snp-dists", "sarscov2_338.tsv.gz")
+    with gzip.open(golden, "rb") as handle:
+        assert got == handle.read()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("flags", [["-L"], ["--max-dist", "15"], ["--knn", "3"]])
+def test_gpu_cli_outputs_identical_to_the_cpus(flags):
+    # (The CPU's outputs of these options are held to the oracle and to snp-dists in test_cli and test_peers.)
+    path = os.path.join(DATA, "sarscov2_338.fasta.gz")
+    base = [sys.executable, "-m", "seqcompare", "hamming", "-q", *flags, path]
+    cpu = subprocess.run(base, capture_output=True, check=True).stdout
+    gpu = subprocess.run(base + ["--device", "cuda"], capture_output=True, check=True).stdout
+    assert gpu == cpu and len(cpu) > 100
 
 
 def test_accepts_paths_lists_and_char_arrays(tmp_path):
@@ -214,3 +321,63 @@ def test_property_triangle_inequality_and_tile_invariance(seqs, tile_size):
     # d(a, c) <= d(a, b) + d(b, c), indexed [a, b, c]
     assert (got[:, None, :] <= got[:, :, None] + got[None, :, :]).all()
     np.testing.assert_array_equal(got, seqcompare.hamming(seqs, method="vector"))
+
+
+# -- the GPU's own paths: on-device pair selection, several devices, every 1-bit kernel shape ------------------
+
+
+def pairs_oracle(X, Y, threshold):
+    full = distances(("cpu", "vector", "planes"), X, Y)
+    symmetric = Y is None
+    return [(a, b, full[a, b]) for a in range(full.shape[0]) for b in range(full.shape[1])
+            if full[a, b] <= threshold and (not symmetric or a < b)]  # fmt: skip
+
+
+@pytest.mark.gpu
+def test_gpu_pair_buffer_overflow_is_recounted(rng):
+    from seqcompare.hamming.gpu import device_pairs
+
+    X = random_alignment(rng, 200, 100, alphabet=b"ACGT")
+    expected = pairs_oracle(X, None, 70)
+    assert len(expected) > 1000
+    got = device_pairs(encode_inputs(as_sequences(X)), 70, capacity=7)
+    assert list(zip(*(x.tolist() for x in got))) == expected
+
+
+@pytest.mark.gpu
+def test_gpu_tiles_dealt_to_several_devices_give_the_same_pairs(rng):
+    import cupy
+
+    from seqcompare.hamming.gpu import device_pairs
+
+    X = random_alignment(rng, 900, 300, alphabet=b"ACGTN-")
+    encoded = encode_inputs(as_sequences(X))
+    expected = pairs_oracle(X, None, 150)
+    visible = list(range(cupy.cuda.runtime.getDeviceCount()))
+    for devices in ([0, 0, 0], visible, visible * 2):
+        got = device_pairs(encoded, 150, devices=devices, chunks=3)
+        assert list(zip(*(x.tolist() for x in got))) == expected
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_gpu_pairs_with_every_kernel_shape(rng, symmetric):
+    from seqcompare.cuda.bitgemm import CONFIGS
+    from seqcompare.hamming.gpu import device_pairs
+
+    X = random_alignment(rng, 777, 900, alphabet=b"ACGTN-")
+    Y = None if symmetric else random_alignment(rng, 301, 900, alphabet=b"ACGTN-")
+    encoded = encode_inputs(as_sequences(X), as_sequences(Y))
+    threshold = int(np.percentile(distances(("cpu", "bitpack", "planes"), X, Y), 4))
+    expected = run_hamming(encoded, PairsReduction(threshold, symmetric))
+    assert 0 < expected[0].size < 777 * 301 // 10
+    for config in CONFIGS:
+        got = device_pairs(encoded, threshold, config=config, chunks=5)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b, err_msg=config)
+
+
+@pytest.mark.gpu
+def test_gpu_few_thousand_sequences(rng):
+    X = random_alignment(rng, 3000, 700, alphabet=b"ACGTN-")
+    np.testing.assert_array_equal(distances(("cuda", "auto", "planes"), X), distances(("cpu", "bitpack", "planes"), X))

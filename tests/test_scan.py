@@ -6,14 +6,14 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA, planted_with_dense_ns
+from conftest import DATA, DEVICES, planted_with_dense_ns
 from hypothesis import given
 from hypothesis import strategies as st
 
 from seqcompare.errors import InputError
 from seqcompare.io.sequences import SequenceSet
 from seqcompare.scan.api import scan
-from seqcompare.scan.reference import occurrence_offsets
+from seqcompare.scan.reference import occurrence_offsets, reference_scan
 from seqcompare.simulate import simulate_scan
 
 EXAMPLE = os.path.join(DATA, "scan_example")
@@ -23,11 +23,25 @@ def lines(result, **options):
     return list(result.lines(**options))
 
 
-def assert_same_as_oracle(samples, signatures, **options):
-    fast = scan(samples, signatures, threads=2, **options)
-    oracle = scan(samples, signatures, method="reference", **options)
+def as_set(data, reader):
+    return reader(data) if isinstance(data, str) else data
+
+
+def assert_same_as_oracle(samples, signatures, device="cpu", **options):
+    """The fast path's rows equal the oracle's (:func:`reference_scan`), and its lines the reference method's."""
+    from seqcompare.io.fasta import read_sequences
+    from seqcompare.io.fastq import read_fastq
+
+    fast = scan(samples, signatures, threads=2, device=device, **options)
+    expected = reference_scan(as_set(samples, read_fastq), as_set(signatures, read_sequences),
+                              **{name: options[name] for name in ("report", "min_score", "both_strands")
+                                 if name in options})  # fmt: skip
+    got = [tuple(int(x) for x in row)
+           for row in zip(fast.sample, fast.signature, fast.strand, fast.offset, fast.quality_sum)]  # fmt: skip
+    assert got == expected
+    reference = scan(samples, signatures, method="reference", **options)
     for tsv in (False, True):
-        assert lines(fast, tsv=tsv, integrity=True) == lines(oracle, tsv=tsv, integrity=True)
+        assert lines(fast, tsv=tsv, integrity=True) == lines(reference, tsv=tsv, integrity=True)
     return fast
 
 
@@ -41,46 +55,55 @@ def test_the_worked_example_of_the_spec():
     assert lines(result, tsv=True)[:2] == ["sample\tsignature\toffset\tscore", "s1\tATC\t1\t20.000"]
 
 
-@pytest.mark.parametrize("n_ratio", [0.0, 0.01, 0.1, 0.3])
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n_ratio", [0.0, 0.01, 0.1, 0.3, 0.6])
 @pytest.mark.parametrize("report", ["first", "best", "all"])
-def test_generated_data_equals_the_oracle(n_ratio, report):
+def test_generated_data_equals_the_oracle(device, n_ratio, report):
     data = simulate_scan(n_signatures=25, signature_length=(20, 400), n_clean=12, n_infected=10, max_per_sample=3,
                          sample_length=(300, 4000), n_ratio=n_ratio, seed=int(n_ratio * 100))  # fmt: skip
-    result = assert_same_as_oracle(data.samples, data.signatures, report=report, both_strands=True)
+    result = assert_same_as_oracle(data.samples, data.signatures, device, report=report, both_strands=True)
     found = {(int(i), int(s)) for i, s in zip(result.sample, result.signature)}
     assert {(i, s) for i, s, _ in data.planted} <= found
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("k", [1, 2, 5, 8, 11, 12, 13])
-def test_the_result_does_not_depend_on_k(k):
+def test_the_result_does_not_depend_on_k(device, k):
     data = simulate_scan(n_signatures=15, signature_length=(5, 200), n_clean=6, n_infected=6, sample_length=(0, 2000),
                          n_ratio=0.2, seed=k)  # fmt: skip
-    assert_same_as_oracle(data.samples, data.signatures, k=k, report="all")
+    assert_same_as_oracle(data.samples, data.signatures, device, k=k, report="all")
 
 
-def test_ns_inside_planted_copies_force_the_fallback(rng):
+@pytest.mark.parametrize("device", DEVICES)
+def test_ns_inside_planted_copies_force_the_fallback(rng, device):
     """Every 12-window of each planted copy holds an N (sample side), so no index hit can find them."""
-    samples, signatures = planted_with_dense_ns(rng, (12, 13, 40, 64, 65, 300), 700)
+    lengths = (12, 13, 31, 32, 33, 40, 64, 65, 300, 1000)
+    samples, signatures = planted_with_dense_ns(rng, lengths, 3000)
     for report in ("first", "all"):
-        result = assert_same_as_oracle(samples, signatures, report=report)
-        assert {(i, i) for i in range(6)} <= set(zip(result.sample.tolist(), result.signature.tolist()))
+        result = assert_same_as_oracle(samples, signatures, device, report=report)
+        assert {(i, i) for i in range(len(lengths))} <= set(zip(result.sample.tolist(), result.signature.tolist()))
 
 
-def test_short_all_n_and_oversized_signatures_and_empty_samples():
+@pytest.mark.parametrize("device", DEVICES)
+def test_short_all_n_and_oversized_signatures_and_empty_samples(device):
     samples = SequenceSet.from_strings(["ACGTACGTNNACGT", "", "A", "NNNNNNNNNNNNNNNNNNNN", "ACGTTTTTTTTTTTTTTTTTTTTTA"],
                                        qualities=[[7] * 14, [], [3], [0] * 20, list(range(25))])  # fmt: skip
     signatures = SequenceSet.from_strings(["A", "GT", "NNN", "N" * 20, "N" * 21, "ACGTACGTACGTACGTACGTACGTACGT",
                                            "TTTTTTTTTTTTTTTTTTTTT", "CGTN"])  # fmt: skip
     for report in ("first", "best", "all"):
-        result = assert_same_as_oracle(samples, signatures, report=report, both_strands=True)
+        for min_score in (None, 5.0, 30.0):
+            result = assert_same_as_oracle(samples, signatures, device, report=report, both_strands=True,
+                                           min_score=min_score)  # fmt: skip
+        result = assert_same_as_oracle(samples, signatures, device, report=report, both_strands=True)
     assert ("seq4", "seq5") not in {(result.sample_names[i], result.signature_names[s])
                                     for i, s in zip(result.sample, result.signature)}  # fmt: skip
 
 
-def test_real_viral_genomes_planted_in_real_nanopore_reads():
+@pytest.mark.parametrize("device", DEVICES)
+def test_real_viral_genomes_planted_in_real_nanopore_reads(device):
     reads = os.path.join(EXAMPLE, "reads.fastq")
     signatures = os.path.join(EXAMPLE, "signatures.fasta")
-    result = scan(reads, signatures, both_strands=True, threads=2)
+    result = scan(reads, signatures, both_strands=True, threads=2, device=device)
     with open(os.path.join(EXAMPLE, "planted.tsv")) as handle:
         planted = [line.rstrip("\n").split("\t") for line in handle][1:]
     assert [[result.sample_names[i], result.signature_names[s], str(o), "-" if strand else "+"]
@@ -91,7 +114,7 @@ def test_real_viral_genomes_planted_in_real_nanopore_reads():
         "channel_108_read_10_twodirections:R73_Lambda/minion_pc_Lambda_73d_3408_1_ch108_file11_strand.fast5: FluB-Brisbane2008-ns (9.442)",
     ]  # fmt: skip
     for report in ("first", "all"):
-        assert_same_as_oracle(reads, signatures, report=report, both_strands=True)
+        assert_same_as_oracle(reads, signatures, device, report=report, both_strands=True)
 
 
 def test_real_reads_against_real_lambda_pieces():
@@ -141,9 +164,7 @@ def test_random_n_placement_property(data):
     samples = SequenceSet.from_strings(sample_texts, qualities=[[len(t) % 40] * len(t) for t in sample_texts])
     signatures = SequenceSet.from_strings(signature_texts)
     report = data.draw(st.sampled_from(["first", "all"]))
-    fast = scan(samples, signatures, k=k, report=report, threads=1)
-    oracle = scan(samples, signatures, method="reference", report=report)
-    assert lines(fast, tsv=True) == lines(oracle, tsv=True)
+    assert_same_as_oracle(samples, signatures, k=k, report=report)
 
 
 def test_plain_python_brute_force_agrees_with_the_oracle_kernel(rng):
@@ -236,6 +257,7 @@ def cpu_stand_in_for_device_occurrences(bases, nmask, word0, lengths, index, fin
 def helper_on_cpu(monkeypatch):
     """The command line's GPU helper process with its GPU steps done on the CPU (fork carries the patches),
     so that the sharing of packed samples and signatures between the processes is checked without a GPU."""
+    import seqcompare.cuda.runtime
     import seqcompare.scan.gpu
     from seqcompare.scan import gpu_helper as scan_helper
 
@@ -244,7 +266,7 @@ def helper_on_cpu(monkeypatch):
     monkeypatch.setattr(seqcompare.scan.gpu, "upload_index", cpu_stand_in_for_upload_index)
     monkeypatch.setattr(seqcompare.scan.gpu, "device_occurrences", cpu_stand_in_for_device_occurrences)
     monkeypatch.setattr(scan_helper, "_start_cuda", lambda: None)
-    monkeypatch.setattr(seqcompare.gpu._runtime, "require_gpu_quickly", lambda: None)
+    monkeypatch.setattr(seqcompare.cuda.runtime, "require_gpu_quickly", lambda: None)
     return monkeypatch
 
 
@@ -289,3 +311,57 @@ def test_the_gpu_helpers_side_and_the_parser_import_no_numba():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+# -- the GPU's own limits: launches, lengths, the command line's helper process on a real GPU -----------------
+
+
+@pytest.mark.gpu
+def test_gpu_more_samples_than_one_launch_holds(rng):
+    n = 70_000
+    texts = ["".join(rng.choice(list("ACGTN"), 12)) for _ in range(n)]
+    samples = SequenceSet.from_strings(texts, qualities=[[9] * 12] * n)
+    signatures = SequenceSet.from_strings(["ACG", "NNTT", texts[-1][2:9]])
+    result = assert_same_as_oracle(samples, signatures, "cuda", k=3)
+    assert (result.sample == n - 1).any()
+
+
+@pytest.mark.gpu
+def test_gpu_full_size_like_sample_lengths():
+    data = simulate_scan(n_signatures=40, signature_length=(3000, 10000), n_clean=3, n_infected=3,
+                         sample_length=(100_000, 200_000), n_ratio=0.1, seed=11)  # fmt: skip
+    gpu = scan(data.samples, data.signatures, device="cuda")
+    cpu = scan(data.samples, data.signatures, device="cpu")  # too large for the oracle: the CPU, held to it above
+    assert list(gpu.lines(tsv=True)) == list(cpu.lines(tsv=True))
+    assert {(i, s) for i, s, _ in data.planted} <= set(zip(gpu.sample.tolist(), gpu.signature.tolist()))
+
+
+@pytest.mark.gpu
+def test_gpu_a_long_sample_with_copies_only_the_fallback_finds(rng):
+    """1.7 Mb, 20% N, and planted copies with an N every 4 bases (at the start, middle and very end)."""
+    sample = rng.integers(0, 4, 1_700_000)
+    sample[rng.random(sample.size) < 0.2] = 4
+    signatures = []
+    for at, length in ((5, 40), (900_000, 300), (1_699_000, 1000)):
+        signature = rng.integers(0, 4, length)
+        copy = signature.copy()
+        copy[1::4] = 4
+        sample[at : at + length] = copy
+        signatures.append("".join("ACGTN"[c] for c in signature))
+    samples = SequenceSet.from_strings(["".join("ACGTN"[c] for c in sample)], qualities=[np.where(sample == 4, 0, 30)])
+    result = assert_same_as_oracle(samples, SequenceSet.from_strings(signatures), "cuda", report="all")
+    assert {5, 900_000, 1_699_000} <= set(result.offset.tolist())
+
+
+@pytest.mark.gpu
+def test_gpu_cli_output_identical_to_cpu(tmp_path):
+    reads = os.path.join(EXAMPLE, "reads.fastq")
+    signatures = os.path.join(EXAMPLE, "signatures.fasta")
+    outputs = []
+    for device in ("cpu", "cuda"):
+        target = tmp_path / f"{device}.tsv"
+        done = run_cli("scan", reads, signatures, "--both-strands", "--tsv", "--device", device, "-o", str(target),
+                       "-q")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outputs.append(target.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == 21

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 
 def integer(value, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -44,6 +45,14 @@ def optional_integer(value, name: str, *, minimum: int | None = None, maximum: i
 def threads(value) -> int | None:
     """A thread count: None (all cores) or an integer of at least 1."""
     return optional_integer(value, "threads", minimum=1)
+
+
+def default_threads() -> int:
+    """Cores this process may run on (what ``threads=None`` means)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def real(value, name: str, *, minimum: float | None = None, maximum: float | None = None,

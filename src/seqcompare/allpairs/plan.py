@@ -8,10 +8,11 @@ zero diagonal.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..validation import default_threads  # noqa: F401  (the engine's default, re-exported)
 
 
 @dataclass(frozen=True, order=True)
@@ -38,14 +39,6 @@ class Tile:
         if self.diagonal:
             return self.n_rows * (self.n_rows - 1) // 2
         return self.n_rows * self.n_cols
-
-
-def default_threads() -> int:
-    """Cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def default_tile_size(n_rows: int, threads: int) -> int:

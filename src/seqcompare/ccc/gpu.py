@@ -79,7 +79,7 @@ def device_operands(cupy, planes, metric) -> dict:
 
 
 def run_bitmma(codes, metric, way, items=None, limits=None, row_offset: int = 0, device: int = 0):
-    """The ``bitmma`` method of :func:`seqcompare.ccc` on one GPU: yields ``(items done, block)`` with
+    r"""The ``bitmma`` method of :func:`seqcompare.ccc` on one GPU: yields ``(items done, block)`` with
     :class:`~seqcompare.ccc.reductions.CCCBlock`\ s in global indices (``row_offset`` is the first row's). Codes
     go up as bytes; planes and marginals are made on the device.
 

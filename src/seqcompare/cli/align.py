@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from .common import HelpFormatter, Log, add_common, int_list, prepare
+from .common import HelpFormatter, Log, add_common, check_cluster_options, dask_client, int_list, prepare
 
 
 def add_parser(subparsers) -> None:
@@ -24,7 +24,7 @@ def add_parser(subparsers) -> None:
     costs.add_argument("--scores", metavar="MATCH,MISMATCH,OPEN,EXTEND",
                        help="scores to maximise: match, mismatch, gap open, gap extend (e.g. 2,-3,-5,-2)")  # fmt: skip
     parser.add_argument("--cigar", action="store_true", help="add each alignment as a CIGAR (M, I, D)")
-    add_common(parser)
+    add_common(parser, cluster=True)
     parser.set_defaults(handler=run_command)
 
 
@@ -43,7 +43,8 @@ def run_command(args) -> int:
         costs = Costs.scores(*int_list(args.scores, 4, "--scores"))
     else:
         costs = Costs.edit()
-    prepare(args, [args.targets, args.queries, args.pairs])
+    check_cluster_options(args)
+    prepare(args, [args.targets, args.queries, args.pairs], start_cuda=args.cluster == "none" and not args.scheduler)
     log = Log(args.quiet)
 
     import time
@@ -60,10 +61,11 @@ def run_command(args) -> int:
     pairs = None
     if args.pairs:
         pairs = _named_pairs(args.pairs, targets.names, (queries or targets).names)
-    started = time.perf_counter()
-    result = align(targets, queries if queries is not None else (targets if pairs is not None else None),
-                   costs=costs, pairs=pairs, cigar=args.cigar, threads=args.threads, device=args.device,
-                   progress=log.progress)  # fmt: skip
+    with dask_client(args, log) as client:
+        started = time.perf_counter()
+        result = align(targets, queries if queries is not None else (targets if pairs is not None else None),
+                       costs=costs, pairs=pairs, cigar=args.cigar, threads=args.threads, device=args.device,
+                       progress=log.progress, client=client)  # fmt: skip
     log_rate(log, "alignments", result, time.perf_counter() - started)
     query_names = (queries or targets).names
     lines = ["target\tquery\tscore" + ("\tcigar" if args.cigar else "")]

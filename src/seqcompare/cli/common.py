@@ -141,14 +141,17 @@ def add_cluster(parser) -> None:
     parser.add_argument("--workers", type=positive_int, metavar="N", help="workers of --cluster local")
 
 
-def add_common(parser, *, output: bool = True, device: bool = True) -> None:
-    """``-o``, ``--device``, ``-j`` and ``-q``, in that order, as every command has them."""
+def add_common(parser, *, output: bool = True, device: bool = True, cluster: bool = False) -> None:
+    """``-o``, ``--device``, ``-j`` and ``-q``, in that order, as every command has them (and ``--cluster``,
+    ``--scheduler``, ``--workers`` with ``cluster``)."""
     if output:
         add_output(parser)
     if device:
         add_device(parser)
     add_threads(parser)
     add_quiet(parser)
+    if cluster:
+        add_cluster(parser)
 
 
 # ------------------------------------------------------------------------------------ before any work

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import HelpFormatter, Log, add_common, non_negative_int, prepare
+from .common import HelpFormatter, Log, add_common, check_cluster_options, dask_client, non_negative_int, prepare
 
 
 def add_parser(subparsers) -> None:
@@ -23,12 +23,13 @@ def add_parser(subparsers) -> None:
                              "sakoe_chiba_radius=W (CPU only)")  # fmt: skip
     parser.add_argument("--skip-columns", type=non_negative_int, default=0, metavar="K",
                         help="ignore the first K values of each text line (e.g. 1 for UCR files' class labels)")  # fmt: skip
-    add_common(parser)
+    add_common(parser, cluster=True)
     parser.set_defaults(handler=run_command)
 
 
 def run_command(args) -> int:
-    prepare(args, [args.signals, args.queries])
+    check_cluster_options(args)
+    prepare(args, [args.signals, args.queries], start_cuda=args.cluster == "none" and not args.scheduler)
     log = Log(args.quiet)
 
     import time
@@ -40,9 +41,10 @@ def run_command(args) -> int:
 
     signals = read_signals(args.signals, args.skip_columns)
     queries = read_signals(args.queries, args.skip_columns) if args.queries else None
-    started = time.perf_counter()
-    result = dtw(signals, queries, mode=args.mode, window=args.window, threads=args.threads, device=args.device,
-                 progress=log.progress)  # fmt: skip
+    with dask_client(args, log) as client:
+        started = time.perf_counter()
+        result = dtw(signals, queries, mode=args.mode, window=args.window, threads=args.threads,
+                     device=args.device, progress=log.progress, client=client)  # fmt: skip
     log_rate(log, "DTW distances", result, time.perf_counter() - started)
     lines = ["i\tj\tdistance"] + [f"{i}\t{j}\t{value!r}" if isinstance(value, float) else f"{i}\t{j}\t{value}"
                                    for (i, j), value in zip(result.pairs.tolist(), result.scores.tolist())]  # fmt: skip

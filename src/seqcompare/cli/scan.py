@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from .common import HelpFormatter, Log, add_common, positive_int, prepare
+from .common import HelpFormatter, Log, add_common, check_cluster_options, dask_client, positive_int, prepare
 
 
 def add_parser(subparsers) -> None:
@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
                         help="index: k-mer index with an exact fallback (auto); reference: brute force (slow)")  # fmt: skip
     parser.add_argument("--kmer", type=positive_int, default=DEFAULT_K, metavar="K",
                         help=f"k-mer length of the signatures' index, 1..{MAX_K}; changes the speed, never the result")  # fmt: skip
-    add_common(parser)
+    add_common(parser, cluster=True)
     parser.set_defaults(handler=run_command)
 
 
@@ -46,11 +46,17 @@ def run_command(args) -> int:
 
     if not 1 <= args.kmer <= MAX_K:
         raise InputError(f"--kmer must be between 1 and {MAX_K}, not {args.kmer}")
-    helper = args.device == "cuda" and args.method != "reference" and gpu_helper.supported()
-    prepare(args, [args.samples, args.signatures], start_cuda=not helper)
+    check_cluster_options(args)
+    on_cluster = args.cluster != "none" or args.scheduler is not None
+    if on_cluster and args.method == "reference":
+        raise InputError("--method reference runs in this process only; drop --cluster/--scheduler")
+    helper = args.device == "cuda" and args.method != "reference" and not on_cluster and gpu_helper.supported()
+    prepare(args, [args.samples, args.signatures], start_cuda=not (helper or on_cluster))
     log = Log(args.quiet)
     if helper:
         result = _scan_with_helper(args, log)
+    elif on_cluster:
+        result = _scan_on_cluster(args, log)
     else:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -75,6 +81,21 @@ def run_command(args) -> int:
     log(f"found {len(result)} matches")
     _write(args, result)
     return 0
+
+
+def _scan_on_cluster(args, log):
+    """``--cluster``/``--scheduler``: chunks of samples over the workers, each building the index once."""
+    from ..io.fastq import read_fastq
+    from ..scan.api import prepare_signatures, scan
+
+    prepared = prepare_signatures(args.signatures, k=args.kmer, both_strands=args.both_strands,
+                                  iupac_as_n=args.iupac_as_n, device=None)  # fmt: skip
+    samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
+    log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
+    _warn_duplicates(log, args, samples, prepared.signatures)
+    with dask_client(args, log) as client:
+        return scan(samples, prepared, report=args.report, min_score=args.min_score, both_strands=args.both_strands,
+                    k=args.kmer, device=args.device, progress=log.progress, client=client)  # fmt: skip
 
 
 def _warn_duplicates(log, args, samples, signatures) -> None:

@@ -280,7 +280,7 @@ def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Align
         Missing, empty or non-FASTA file; a character that is not a letter or one of ``-.*?``;
         records of unequal length (the message names the record and both lengths).
     """
-    from ..allpairs.plan import default_threads
+    from ..validation import default_threads
 
     source = os.fspath(path)
     raw = read_bytes(source)

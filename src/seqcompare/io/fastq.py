@@ -142,7 +142,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         different from sequence length, a base other than A, C, G, T, N (the message names record and
         position), or a quality character outside Phred+33.
     """
-    from ..allpairs.plan import default_threads
+    from ..validation import default_threads
 
     import time
 

@@ -18,7 +18,7 @@ INTEGRITY_MODULUS = 97
 
 @dataclass
 class ScanResult:
-    """Matches of a scan, one row each, sorted by sample, signature, strand and offset.
+    """Matches of a scan, one row each, sorted by sample, signature, offset and strand.
 
     Attributes
     ----------
