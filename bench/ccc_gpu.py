@@ -49,28 +49,29 @@ class Codes:
 def measure(codes, sparse: bool, threshold: str, repeats: int) -> dict:
     import cupy
 
-    from seqcompare.ccc.api import Threshold, ccc
-    from seqcompare.ccc.checksum import Checksum
+    from seqcompare.ccc.api import ccc
     from seqcompare.ccc.formulas import Metric
     from seqcompare.ccc.gpu import _pairs_2way, device_operands, device_planes
+    from seqcompare.ccc.reductions import Threshold
 
     n, m = codes.shape
     planes, defined, ones, metric = device_planes(cupy, codes, Metric("ccc", sparse))
     operands = device_operands(cupy, planes, metric)
+    limits = Threshold.parse(threshold, 2)
     times, entries, stages = [], 0, []
     for repeat in range(repeats + 1):
-        sink = _Sink(2, metric, Threshold.parse(threshold, 2), None, Checksum(), False)
         cupy.cuda.Device(0).synchronize()
         start = time.perf_counter()
-        _pairs_2way(cupy, operands, n, m, defined, ones, metric, sink)
+        # Kernel-level: the device's products, values and threshold, entries copied back (no reductions).
+        entries = sum(len(block.value) for _, block in _pairs_2way(cupy, operands, n, m, defined, ones, metric,
+                                                                   limits))  # fmt: skip
         cupy.cuda.Device(0).synchronize()
         if repeat:
             times.append(time.perf_counter() - start)
             split: dict = {}
-            _pairs_2way(cupy, operands, n, m, defined, ones, metric,
-                        _Sink(2, metric, Threshold.parse(threshold, 2), None, Checksum(), False), timings=split)
+            for _ in _pairs_2way(cupy, operands, n, m, defined, ones, metric, limits, timings=split):
+                pass
             stages.append(split)
-        entries = sum(len(p[0]) for p in sink.parts)
     del operands
     call = []
     for _ in range(1):
@@ -90,27 +91,27 @@ def measure(codes, sparse: bool, threshold: str, repeats: int) -> dict:
 def measure3(codes, sparse: bool, threshold: str, repeats: int) -> dict:
     import cupy
 
-    from seqcompare.ccc.api import Threshold, ccc
-    from seqcompare.ccc.checksum import Checksum
+    from seqcompare.ccc.api import ccc
     from seqcompare.ccc.formulas import Metric
     from seqcompare.ccc.gpu import _triples_3way, device_operands, device_planes, replace_sparse
+    from seqcompare.ccc.reductions import Threshold
 
     n, m = codes.shape
     planes, defined, ones, metric = device_planes(cupy, codes, Metric("ccc", sparse))
     pair = device_operands(cupy, planes, replace_sparse(metric, False))["aa"]
+    limits = Threshold.parse(threshold, 3)
     times, entries = [], 0
     for repeat in range(repeats + 1):
-        sink = _Sink(3, metric, Threshold.parse(threshold, 3), None, Checksum(), False)
         cupy.cuda.Device(0).synchronize()
         start = time.perf_counter()
-        _triples_3way(cupy, pair, planes, n, m, defined, ones, metric, sink)
+        entries = sum(len(block.value) for _, block in _triples_3way(cupy, pair, planes, n, m, defined, ones, metric,
+                                                                     limits))  # fmt: skip
         cupy.cuda.Device(0).synchronize()
         if repeat:
             times.append(time.perf_counter() - start)
-        entries = sum(len(p[0]) for p in sink.parts)
     split: dict = {}
-    _triples_3way(cupy, pair, planes, n, m, defined, ones, metric,
-                  _Sink(3, metric, Threshold.parse(threshold, 3), None, Checksum(), False), timings=split)
+    for _ in _triples_3way(cupy, pair, planes, n, m, defined, ones, metric, limits, timings=split):
+        pass
     start = time.perf_counter()
     result = ccc(Codes(codes), way=3, sparse=sparse, threshold=threshold, device="cuda")
     call_s = time.perf_counter() - start
@@ -153,7 +154,7 @@ def main(argv=None) -> int:
               "date": time.strftime("%Y-%m-%d %H:%M:%S"),
               "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "runs": []}  # fmt: skip
     import seqcompare.ccc.gpu as gpu_ccc
-    from seqcompare.hamming.gpu import MMA_CONFIGS
+    from seqcompare.cuda.bitgemm import CONFIGS as MMA_CONFIGS
 
     configs = list(MMA_CONFIGS) if args.configs else [gpu_ccc.GEMM_CONFIG]
     sparse_runs = [] if args.dense_only else [(True, gpu_ccc.GEMM_CONFIG)]

@@ -24,11 +24,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 def main(argv=None) -> int:
     from dask_bench import dna, profiled
 
-    from seqcompare.distributed import _HammingJob, _hamming_tile, _Placement
-    from seqcompare.hamming.encoding import pack_planes
-    from seqcompare.allpairs import plan_tiles
+    from seqcompare.allpairs import GpuExecutor, PairsReduction
+    from seqcompare.distributed import Placement
+    from seqcompare.hamming.api import encode_inputs
     from seqcompare.hamming.gpu import RESIDENT
-    from seqcompare.hamming import distance_dtype, encode_inputs
+    from seqcompare.hamming.work import HammingWork
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=200000)
@@ -37,35 +37,37 @@ def main(argv=None) -> int:
     parser.add_argument("--max-dist", type=int, default=100)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
-    rows = dna(None, args.rows, args.sites)
-    encoded = encode_inputs(rows)
+    encoded = encode_inputs(dna(None, args.rows, args.sites))
     n = encoded.n_left
     tile_size = -(-n // args.blocks)
-    tiles = [t for t in plan_tiles(n, None, tile_size) if t.n_rows and t.n_cols]
-    placement = _Placement(SimpleNamespace(_seqcompare_shared="/dev/shm"))
+    # The regions and blocks a Dask run would make, placed as a local cluster places them.
+    split = HammingWork(encoded, method="auto", device="cuda", cap=args.max_dist + 1).split(1, tile_size)
+    placement = Placement(SimpleNamespace(_seqcompare_shared="/dev/shm"))
     start = time.perf_counter()
-    planes = placement.empty(encoded.plane_shape("left"), np.uint64)
-    pack_planes(encoded.left_values, encoded.space, encoded.table, threads=os.cpu_count(), out=planes)
-    blocks = [placement.block(planes, s, min(s + tile_size, n)) for s in range(0, n, tile_size)]
+    arrays = {name: placement.empty(shape, dtype) for name, (shape, dtype) in split.arrays.items()}
+    blocks = []
+    for block in split.blocks:
+        block.fill(arrays[block.array][block.start : block.stop])
+        blocks.append(placement.block(arrays[block.array], block.start, block.stop))
     print(f"packed {n} x {args.sites} into {len(blocks)} blocks in {time.perf_counter() - start:.3f} s", flush=True)
-    job = _HammingJob(encoded.space, encoded.table, "auto", args.max_dist + 1, "cuda", "pairs", True,
-                      distance_dtype(args.sites), max_dist=args.max_dist, planes=True, n_sites=args.sites,
-                      run="dask-tiles")  # fmt: skip
+    reduction = PairsReduction(args.max_dist, True)
 
-    def ids(tile):
-        row = tile.row_start // tile_size
-        return (row,) if tile.diagonal else (row, tile.col_start // tile_size)
+    def run_region(region):
+        opened = [blocks[b].open() for b in region.blocks]
+        work = split.template.attach(region.spec, opened, [("dask-tiles", b) for b in region.blocks], "cuda")
+        return list(GpuExecutor([0]).partials(work, reduction))
 
     def run_all():
         seconds = []
-        for tile in tiles:
+        for region in split.regions:
             begin = time.perf_counter()
-            _hamming_tile([blocks[b] for b in ids(tile)], tile, job, ids(tile))
+            run_region(region)
             seconds.append(time.perf_counter() - begin)
         return seconds
 
     run_all()  # kernels load
     RESIDENT.release()
+    tiles = [region.spec for region in split.regions]
     for name in ("cold", "warm"):
         seconds = run_all()
         diagonal = [s for s, t in zip(seconds, tiles, strict=True) if t.diagonal]
@@ -75,7 +77,7 @@ def main(argv=None) -> int:
     if args.profile:
         print(profiled(run_all, 30, "tottime"), flush=True)
     RESIDENT.release()
-    del planes
+    arrays.clear()
     placement.close()
     return 0
 

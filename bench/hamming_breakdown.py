@@ -29,32 +29,29 @@ import numba
 t1 = time.perf_counter()
 from seqcompare.io.fasta import read_alignment
 from seqcompare.io.tables import NameTable, write_rows
-from seqcompare.hamming.bitpack import bitpack_tile
 from seqcompare.hamming.api import encode_inputs
-from seqcompare.allpairs import LowerTriangleSink
-from seqcompare.allpairs import ThreadExecutor, default_tile_size, plan_tiles, run_tiles
+from seqcompare.hamming.work import Encoded, HammingWork
+from seqcompare.allpairs import LowerTriangleReduction, Reduction, ThreadExecutor, run
 read_alignment(os.path.join(os.path.dirname(sys.argv[1]), "warmup.fa"))
 t2 = time.perf_counter()
 path, threads = sys.argv[1], int(sys.argv[2])
 aln = read_alignment(path); t3 = time.perf_counter()
-enc = encode_inputs(aln); planes = enc.planes("left", threads); t4 = time.perf_counter()
-n, words = planes.shape[0], planes.shape[2]
-tiles = plan_tiles(n, None, default_tile_size(n, threads))
-blocks = {}
-def kernel(tile):
-    out = np.empty((tile.n_rows, tile.n_cols), np.int32)
-    bitpack_tile(planes, planes, tile.row_start, tile.row_stop, tile.col_start, tile.col_stop, tile.diagonal,
-                 False, aln.length + 1, out)
-    return out
-class Keep:
-    def add(self, tile, block): blocks[tile] = block
-    def finish(self): return None
-run_tiles(kernel, tiles, ThreadExecutor(threads), Keep()); t5 = time.perf_counter()
+enc = encode_inputs(aln)
+enc = Encoded(enc.planes("left", threads), None, enc.space, enc.table, "planes", enc.n_sites); t4 = time.perf_counter()
+n = enc.n_left
+class Keep(Reduction):
+    # every block kept, so that the kernel stage is timed apart from the text
+    def __init__(self): self.blocks = []
+    def reduce(self, tile, block): return tile, block
+    def merge(self, partial): self.blocks.append(partial)
+    def finish(self): return self.blocks
+blocks = run(HammingWork(enc, method="bitpack"), Keep(), ThreadExecutor(threads)); t5 = time.perf_counter()
 names = NameTable(aln.names)
 with open(os.devnull, "wb") as out:
-    sink = LowerTriangleSink(n, lambda s, rows: write_rows(out, rows, s, names, "\t", lower_triangle=True))
-    for tile in tiles:
-        sink.add(tile, blocks[tile])
+    triangle = LowerTriangleReduction(n, lambda s, rows: write_rows(out, rows, s, names, "\t", lower_triangle=True))
+    for partial in blocks:
+        triangle.merge(partial)
+    triangle.finish()
 t6 = time.perf_counter()
 print(json.dumps({"import_numpy_numba_s": t1 - t0, "first_dispatch_and_other_imports_s": t2 - t1,
                   "fasta_scan_s": t3 - t2, "bit_packing_s": t4 - t3, "distance_kernel_s": t5 - t4,

@@ -60,7 +60,7 @@ def method_table(path: str, threads: int, repeats: int) -> list[dict]:
     """Table VI: compute time of each method on one dataset, in-process, after a warm-up."""
     import seqcompare
     from seqcompare.hamming.api import encode_inputs, run_hamming
-    from seqcompare.allpairs import MatrixSink
+    from seqcompare.allpairs import MatrixReduction
 
     aln = seqcompare.read_alignment(path)
     encoded = encode_inputs(aln)
@@ -68,11 +68,11 @@ def method_table(path: str, threads: int, repeats: int) -> list[dict]:
     pair_sites = n * (n - 1) / 2 * m
     rows, reference = [], None
     for method in ("vector", "matrix", "tiled", "bitpack"):
-        run_hamming(encode_inputs(aln.sequences[:8].view("S1")), MatrixSink((8, 8), True), method=method)
+        run_hamming(encode_inputs(aln.sequences[:8].view("S1")), MatrixReduction((8, 8), True), method=method)
         times = []
         for _ in range(1 if method == "vector" else repeats):
             start = time.perf_counter()
-            result = run_hamming(encoded, MatrixSink((n, n), True), method=method, threads=threads)
+            result = run_hamming(encoded, MatrixReduction((n, n), True), method=method, threads=threads)
             times.append(time.perf_counter() - start)
         if reference is None:
             reference = result

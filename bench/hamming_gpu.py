@@ -59,7 +59,9 @@ def main(argv=None) -> int:
 
     import cupy
 
-    from seqcompare.hamming.gpu import MMA_CONFIGS, PAIRS_CONFIG, DeviceProblem, HostProblem, device_pairs, micro_tiles
+    from seqcompare.cuda.bitgemm import CONFIGS as MMA_CONFIGS
+    from seqcompare.cuda.bitgemm import PAIRS_CONFIG, micro_tiles
+    from seqcompare.hamming.gpu import DeviceProblem, HostProblem, device_pairs
     from seqcompare.io.fasta import Alignment
     from seqcompare.hamming.api import encode_inputs
     from seqcompare.simulate import simulate_alignment

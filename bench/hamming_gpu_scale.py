@@ -252,7 +252,9 @@ def _transfer_and_kernel_times(host, args, visible: int) -> dict:
 
     import cupy
 
-    from seqcompare.hamming.gpu import PAIRS_CONFIG, MMA_CONFIGS, DeviceProblem, micro_tiles
+    from seqcompare.cuda.bitgemm import CONFIGS as MMA_CONFIGS
+    from seqcompare.cuda.bitgemm import PAIRS_CONFIG, micro_tiles
+    from seqcompare.hamming.gpu import DeviceProblem
 
     planes = host.host["left"]
     out = {}
@@ -312,10 +314,12 @@ def _transfer_and_kernel_times(host, args, visible: int) -> dict:
 def run_table(args) -> dict:
     import cupy
 
-    from seqcompare.hamming.gpu import DeviceProblem, HostProblem, micro_tiles, MMA_CONFIGS, PAIRS_CONFIG
+    from seqcompare.cuda.bitgemm import CONFIGS as MMA_CONFIGS
+    from seqcompare.cuda.bitgemm import PAIRS_CONFIG, micro_tiles
+    from seqcompare.hamming.gpu import DeviceProblem, HostProblem
     from seqcompare.io.fasta import Alignment
     from seqcompare.hamming.api import encode_inputs, run_hamming
-    from seqcompare.allpairs import MatrixSink
+    from seqcompare.allpairs import MatrixReduction
 
     report = _header(args, "table")
     names, sequences = _simulate(args)
@@ -333,11 +337,11 @@ def run_table(args) -> dict:
              ("cuda", "bitmma", "1-bit MMA AND+POPC (GPU auto)")]  # fmt: skip
     oracle, rows = None, []
     for device, method, what in steps:
-        run_hamming(small, MatrixSink((8, 8), True), method=method, device=device, threads=threads)
+        run_hamming(small, MatrixReduction((8, 8), True), method=method, device=device, threads=threads)
         times = []
         for _ in range(1 if method == "vector" else args.repeats):
             start = time.perf_counter()
-            result = run_hamming(encoded, MatrixSink((n, n), True), method=method, device=device, threads=threads)
+            result = run_hamming(encoded, MatrixReduction((n, n), True), method=method, device=device, threads=threads)
             times.append(time.perf_counter() - start)
         if oracle is None:
             oracle = result
