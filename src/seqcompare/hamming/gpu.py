@@ -370,6 +370,8 @@ class DeviceProblem:
             left = self._int8_rows("left", tile.row_start, tile.row_stop, "differ")
             right = self._int8_rows("right", tile.col_start, tile.col_stop, "onehot")
             rows, cols, depth = tile.n_rows, tile.n_cols, left.shape[1]
+            if not depth:  # no sites: every distance is 0 (and cuBLAS refuses an empty inner dimension)
+                return cupy.zeros((rows, cols), dtype=cupy.int32)
             block = cupy.empty((rows, cols), dtype=cupy.int32)
             if rows and cols:
                 handle = cupy.cuda.device.get_cublas_handle()
