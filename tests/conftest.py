@@ -93,3 +93,16 @@ def small_vcf(path, ids=("snp0", "snp1", "snp2", "snp3", "snp4")):
 # Every engine's tests take this parameter: one body for the CPU and the GPU (the GPU run is marked ``gpu`` and
 # skipped where no GPU is usable).
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def developing_example(monkeypatch):
+    """Run the worked example of docs/DEVELOPING.md as written (from the repository root); its namespace."""
+    root = os.path.join(os.path.dirname(__file__), os.pardir)
+    with open(os.path.join(root, "docs", "DEVELOPING.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    section = text[text.index("### Worked example") :]
+    code = section[section.index("```python\n") + len("```python\n") : section.index("\n```\n")]
+    monkeypatch.chdir(root)
+    namespace = {"__name__": "developing_example"}
+    exec(compile(code, "docs/DEVELOPING.md", "exec"), namespace)
+    return namespace

@@ -134,6 +134,16 @@ def test_align_and_dtw_are_identical(cluster, rng):
     assert np.array_equal(dtw(floats, client=client, device=device).scores, dtw(floats).scores)
 
 
+def test_the_developer_guides_reduction_runs_on_workers(cluster, monkeypatch):
+    from conftest import developing_example
+
+    client, device = cluster
+    example = developing_example(monkeypatch)
+    on_workers = example["run_hamming"](example["encoded"], example["DistanceHistogram"](50), client=client,
+                                        device=device, tile_size=100)  # fmt: skip
+    assert on_workers.tolist() == example["counts"].tolist()
+
+
 # -- a worker SIGKILLed mid-run costs a rerun of its tasks, never a lost or doubled result ------------------------
 
 

@@ -9,6 +9,7 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import DEVICES
 
 import seqcompare
 from seqcompare.allpairs import (
@@ -266,3 +267,17 @@ def test_gpu_micro_tile_lists_cover_exactly_the_blocks_that_reach_the_lower_tria
         assert [tuple(t) for t in got.tolist()] == expected
     rectangular = micro_tiles(range(2, 5), range(1, 4), False)
     assert [tuple(t) for t in rectangular.tolist()] == [(r, c) for r in range(2, 5) for c in range(1, 4)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_worked_example_of_the_developer_guide_is_true(monkeypatch, sarscov2_oracle, device):
+    from conftest import developing_example
+
+    example = developing_example(monkeypatch)
+    pairs = sarscov2_oracle[np.tril_indices(sarscov2_oracle.shape[0], -1)]
+    expected = np.bincount(np.minimum(pairs, 51), minlength=52)
+    assert example["counts"].tolist() == expected.tolist() and expected[:51].sum() > 0
+    on_device = example["run_hamming"](example["encoded"], example["DistanceHistogram"](50), device=device)
+    assert on_device.tolist() == expected.tolist()
+    pickled = pickle.loads(pickle.dumps(example["DistanceHistogram"](50)))
+    assert not hasattr(pickled, "counts")  # its state stays home
