@@ -26,7 +26,7 @@ def run(work, reduction, executor, progress=False, what: str = "work"):
     """
     report = reporter(progress, work.total(executor.backend), work.unit, what) if progress else None
     try:
-        for size, partial in executor.partials(work, reduction):
+        for size, partial in executor.partials(work, reduction, report):
             reduction.merge(partial)
             if report is not None:
                 report.update(size)

@@ -44,6 +44,14 @@ def windowed_map(function: Callable, items: Iterable, workers: int, window: int,
                 future.cancel()
 
 
+def _cpu_kernel(work, threads: int, report):
+    """``(kernel, size)``: the work's CPU kernel, and what each part counts for progress (nothing for a work whose
+    kernel reports its own progress to ``report``)."""
+    if report is not None and work.reports_progress:
+        return work.cpu_kernel(threads, report), lambda part: 0
+    return work.cpu_kernel(threads), work.size
+
+
 def _native(work, reduction, backend: str, resources):
     """The work's own way of running ``reduction`` on ``backend``, if it declares one (else None)."""
     if reduction.kind in work.native.get(backend, ()):
@@ -59,14 +67,15 @@ class SerialExecutor:
     def __init__(self, threads: int = 1):
         self.threads = threads
 
-    def partials(self, work, reduction) -> Iterator[tuple]:
+    def partials(self, work, reduction, report=None) -> Iterator[tuple]:
+        """``(size, partial)`` of every part, in plan order (``report``: see :func:`_cpu_kernel`)."""
         native = _native(work, reduction, self.backend, self.threads)
         if native is not None:
             yield from native
             return
-        kernel = work.cpu_kernel(self.threads)
+        kernel, size = _cpu_kernel(work, self.threads, report)
         for part in work.parts(self.backend):
-            yield work.size(part), reduction.reduce(part, kernel(part))
+            yield size(part), reduction.reduce(part, kernel(part))
 
 
 class ThreadExecutor:
@@ -78,15 +87,16 @@ class ThreadExecutor:
     def __init__(self, threads: int | None = None):
         self.threads = threads or default_threads()
 
-    def partials(self, work, reduction) -> Iterator[tuple]:
+    def partials(self, work, reduction, report=None) -> Iterator[tuple]:
+        """``(size, partial)`` of every part, in plan order (``report``: see :func:`_cpu_kernel`)."""
         if self.threads == 1:
-            yield from SerialExecutor(1).partials(work, reduction)
+            yield from SerialExecutor(1).partials(work, reduction, report)
             return
         native = _native(work, reduction, self.backend, self.threads)
         if native is not None:
             yield from native
             return
-        kernel = work.cpu_kernel(self.threads)
+        kernel, size = _cpu_kernel(work, self.threads, report)
         parallel = getattr(work, "parallel_parts", True)
         workers = self.threads if parallel else 1
 
@@ -94,7 +104,7 @@ class ThreadExecutor:
             return reduction.reduce(part, kernel(part))
 
         for part, partial in windowed_map(compute, work.parts(self.backend), workers, 4 * workers):
-            yield work.size(part), partial
+            yield size(part), partial
 
 
 class GpuExecutor:
@@ -114,7 +124,8 @@ class GpuExecutor:
 
             require_cupy()  # raises, saying what is missing
 
-    def partials(self, work, reduction) -> Iterator[tuple]:
+    def partials(self, work, reduction, report=None) -> Iterator[tuple]:
+        """``(size, partial)`` of every part (``report`` is not used: GPU parts count their size)."""
         native = _native(work, reduction, self.backend, self.devices)
         if native is not None:
             yield from native

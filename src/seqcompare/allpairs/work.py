@@ -26,11 +26,16 @@ class Work:
         own way on that backend, through :meth:`run_native` (the GPU's pair selection in the kernels' epilogue).
     parallel_parts : bool
         Whether parts may run at once on CPU threads (False where each part already uses every core, as BLAS).
+    reports_progress : bool
+        Whether the CPU kernel reports progress itself as it goes (``cpu_kernel(threads, report)``), for works
+        whose CPU plan is one part that its kernel spreads over the threads (a batch of pairs to align fills SIMD
+        lanes best whole); its parts then count for nothing more.
     """
 
     unit = "pair"
     native: dict = {}
     parallel_parts = True
+    reports_progress = False
 
     def parts(self, backend: str) -> list:
         """The plan: the parts to compute on ``backend`` (``"cpu"`` or ``"cuda"``), in order."""
@@ -44,8 +49,9 @@ class Work:
         """How many units the whole work covers."""
         return sum(self.size(part) for part in self.parts(backend))
 
-    def cpu_kernel(self, threads: int) -> Callable:
-        """``kernel(part) -> block`` on the CPU; ``threads`` is how many cores the kernel may use itself."""
+    def cpu_kernel(self, threads: int, report=None) -> Callable:
+        """``kernel(part) -> block`` on the CPU; ``threads`` is how many cores the kernel may use itself, and
+        ``report`` (with :attr:`reports_progress`) what it calls ``report.update(units)`` on as it goes."""
         raise NotImplementedError
 
     def gpu_session(self, device: int):

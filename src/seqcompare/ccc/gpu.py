@@ -229,6 +229,9 @@ def _entry_block(found, names: str, count: int, threshold, row_offset: int):
     """The entries the device kept, as a block (indices from the ``found`` arrays named by ``names``)."""
     from .reductions import CCCBlock
 
+    if count == 0:  # most blocks of a high threshold: no copies back (each would wait for the device)
+        empty = np.empty(0, dtype=np.int64)
+        return CCCBlock(np.empty((0, len(names)), np.int64), entry=empty, value=np.empty(0), limits=threshold)
     index = np.stack([found[x][:count].get().astype(np.int64) for x in names], axis=1).reshape(-1, len(names))
     return CCCBlock(index + row_offset, entry=found["entry"][:count].get().astype(np.int64),
                     value=found["value"][:count].get(), limits=threshold)  # fmt: skip

@@ -17,7 +17,7 @@ where it computes does so only when every reduction of the run says yes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -106,6 +106,8 @@ class CCCBlock:
     entry: np.ndarray | None = None
     value: np.ndarray | None = None
     limits: Threshold | None = None
+    # Entries by threshold, made once however many reductions of a run read them (entries, checksums).
+    _passing: dict = field(default_factory=dict, repr=False, compare=False)
 
     def entries(self, limits: Threshold | None, way: int):
         """``(index, entry, value)`` of the entries that pass ``limits`` (every entry for None)."""
@@ -113,12 +115,17 @@ class CCCBlock:
             if limits != self.limits:
                 raise ValueError("a block thresholded on the device serves only its own threshold")
             return self.index, self.entry, self.value
-        flat = self.values.reshape(len(self.index), 1 << way)
-        if limits is None:
-            entry = np.tile(np.arange(1 << way), len(self.index))
-            return np.repeat(self.index, 1 << way, axis=0), entry, flat.reshape(-1)
-        item, entry = np.nonzero(limits.passed(flat, way))
-        return self.index[item], entry, flat[item, entry]
+        found = self._passing.get(limits)
+        if found is None:
+            flat = self.values.reshape(len(self.index), 1 << way)
+            if limits is None:
+                entry = np.tile(np.arange(1 << way), len(self.index))
+                found = np.repeat(self.index, 1 << way, axis=0), entry, flat.reshape(-1)
+            else:
+                item, entry = np.nonzero(limits.passed(flat, way))
+                found = self.index[item], entry, flat[item, entry]
+            self._passing[limits] = found
+        return found
 
 
 class CCCReduction(Reduction):

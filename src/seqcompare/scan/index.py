@@ -406,10 +406,11 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, 
     return n_out
 
 
-def index_rows(samples, index: SignatureIndex, report_all: bool, threshold: float, threads: int):
+def index_rows(samples, index: SignatureIndex, report_all: bool, threshold: float, threads: int, report=None):
     """``(sample, signature row, offset, quality sum)`` of every occurrence the index finds in ``samples`` (a
     :class:`~seqcompare.io.sequences.SequenceSet` with qualities; the first occurrence per pair unless
-    ``report_all``; ``threshold``: the least mean quality, -1 for none), threads over chunks of samples."""
+    ``report_all``; ``threshold``: the least mean quality, -1 for none), threads over chunks of samples, each
+    chunk's bases reported to ``report.update`` when it is done."""
     k = index.k
     n_samples = len(samples)
     # Tasks of consecutive samples of about equal total length.
@@ -439,6 +440,8 @@ def index_rows(samples, index: SignatureIndex, report_all: bool, threshold: floa
             if count:
                 parts.append((np.full(count, i, dtype=np.int64), out[0][:count].copy(), out[1][:count].copy(),
                               out[2][:count].copy()))  # fmt: skip
+        if report is not None:
+            report.update(int(samples.offsets[hi] - samples.offsets[lo]))
         return parts
 
     with ThreadPoolExecutor(threads) as pool:

@@ -35,6 +35,7 @@ class ScanWork(Work):
 
     unit = "base"
     native = {"cuda": ("concatenation",)}
+    reports_progress = True  # the index kernel reports bases as its threads finish chunks of samples
 
     def __init__(self, samples: SequenceSet, prepared, report_all: bool, threshold: float, sample_offset: int = 0):
         self.samples = samples
@@ -54,11 +55,12 @@ class ScanWork(Work):
         sample, signature, offset, total = rows
         return sample + self.sample_offset, signature, offset, total
 
-    def cpu_kernel(self, threads: int):
+    def cpu_kernel(self, threads: int, report=None):
+        from ..progress import SILENT
         from .index import index_rows
 
         return lambda part: self._shifted(index_rows(self.samples, self.prepared.index, self.report_all,
-                                                     self.threshold, threads))  # fmt: skip
+                                                     self.threshold, threads, report or SILENT))  # fmt: skip
 
     def run_native(self, backend: str, reduction, resources):
         from ..allpairs import default_threads
