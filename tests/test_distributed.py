@@ -147,13 +147,13 @@ def test_the_developer_guides_reduction_runs_on_workers(cluster, monkeypatch):
 # -- a worker SIGKILLed mid-run costs a rerun of its tasks, never a lost or doubled result ------------------------
 
 
-def killing_after(results: int, monkeypatch):
+def killing_after(results: int, monkeypatch, client):
     """Make the next distributed run SIGKILL one worker process once ``results`` tasks have come back, and check
     that every task's result is still handed on exactly once (and that the kill came before the last one)."""
     original = RUN_TASKS
+    client.wait_for_workers(2)  # the worker killed in a previous run is back before the run is cut into tasks
 
     def run_tasks(client, blocks, tasks, priorities=None):
-        client.wait_for_workers(2)  # the worker killed in a previous run is back
         seen = []
         for task_id, result in original(client, blocks, tasks, priorities):
             seen.append(task_id)
@@ -178,16 +178,16 @@ def fresh_pair(request):
 def test_a_killed_worker_loses_and_duplicates_nothing(fresh_pair, rng, tmp_path, monkeypatch):
     rows = random_alignment(rng, 400, 200)
     expected = hamming_pairs(rows, max_dist=120)
-    killing_after(5, monkeypatch)
+    killing_after(5, monkeypatch, fresh_pair)
     got = hamming_pairs(rows, max_dist=120, client=fresh_pair, tile_size=25)
     same(got, expected)
     assert len(expected[0]) > 0
-    killing_after(20, monkeypatch)
+    killing_after(20, monkeypatch, fresh_pair)
     hamming(rows, out=tmp_path / "dask.npy", client=fresh_pair, tile_size=25)
     hamming(rows, out=tmp_path / "local.npy")
     assert (tmp_path / "dask.npy").read_bytes() == (tmp_path / "local.npy").read_bytes()
     counts = rng.integers(0, 3, (300, 64))
-    killing_after(1, monkeypatch)
+    killing_after(1, monkeypatch, fresh_pair)
     result = ccc(counts, way=2, threshold=0.4, client=fresh_pair)
     assert str(result.checksum) == str(ccc(counts, way=2, threshold=0.4).checksum)
 
@@ -196,13 +196,13 @@ def test_a_killed_worker_costs_scan_align_and_dtw_nothing(fresh_pair, rng, monke
     data = simulate_scan(n_signatures=20, signature_length=(20, 300), n_clean=40, n_infected=20, max_per_sample=2,
                          sample_length=(2000, 6000), n_ratio=0.1, seed=5)  # fmt: skip
     expected = scan(data.samples, data.signatures, report="all")
-    killing_after(2, monkeypatch)
+    killing_after(2, monkeypatch, fresh_pair)
     assert scan_rows(scan(data.samples, data.signatures, report="all", client=fresh_pair)) == scan_rows(expected)
     sequences = ["".join(rng.choice(list("ACGT"), rng.integers(200, 400))) for _ in range(60)]
-    killing_after(2, monkeypatch)
+    killing_after(2, monkeypatch, fresh_pair)
     assert np.array_equal(align(sequences, client=fresh_pair).scores, align(sequences).scores)
     signals = [rng.integers(0, 100, rng.integers(100, 300)) for _ in range(50)]
-    killing_after(2, monkeypatch)
+    killing_after(2, monkeypatch, fresh_pair)
     assert np.array_equal(dtw(signals, client=fresh_pair).scores, dtw(signals).scores)
 
 
