@@ -5,7 +5,8 @@
 #
 #   bash bench/before_after.sh BASE_DIR OUTDIR WHAT[,WHAT...]
 #
-# WHAT: gpu-hamming (bench/hamming_gpu.py, 32,768 x 30,000), gpu-ccc (bench/ccc_gpu.py, 32,768 x 32,768 dense and
+# WHAT: gpu-api and cpu-api (bench/public_api.py, this tree's script on both trees: each command's public
+# function end to end), gpu-hamming (bench/hamming_gpu.py, 32,768 x 30,000), gpu-ccc (bench/ccc_gpu.py, 32,768 x 32,768 dense and
 # 2,048 x 16,384 3-way), gpu-dp (bench/dp_bench.py --device cuda), gpu-scan (bench/scan_bench.py --device cuda,
 # the course's full-size run), cpu-hamming (bench/hamming_cpu.py), cpu-ccc (bench/ccc_cpu.py), cpu-dp
 # (bench/dp_bench.py --device cpu), cpu-scan (bench/scan_bench.py --device cpu). PYTHON (default python3) runs
@@ -29,6 +30,8 @@ HEAD_TREE=$(pwd)
 status=0
 for what in ${WHAT//,/ }; do
     case $what in
+        gpu-api) args=("$HEAD_TREE/bench/public_api.py" --device cuda --repeats "$REPEATS") ;;
+        cpu-api) args=("$HEAD_TREE/bench/public_api.py" --device cpu --repeats "$REPEATS") ;;
         gpu-hamming) args=(bench/hamming_gpu.py --repeats 5) ;;
         gpu-ccc) args=(bench/ccc_gpu.py --repeats "$REPEATS" --dense-only --vectors 32768 --fields 32768 --vectors3 2048 --fields3 16384) ;;
         gpu-dp) args=(bench/dp_bench.py --device cuda) ;;

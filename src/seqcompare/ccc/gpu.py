@@ -233,7 +233,7 @@ def _entry_block(found, names: str, count: int, threshold, row_offset: int):
         empty = np.empty(0, dtype=np.int64)
         return CCCBlock(np.empty((0, len(names)), np.int64), entry=empty, value=np.empty(0), limits=threshold)
     index = np.stack([found[x][:count].get().astype(np.int64) for x in names], axis=1).reshape(-1, len(names))
-    return CCCBlock(index + row_offset, entry=found["entry"][:count].get().astype(np.int64),
+    return CCCBlock(index + row_offset if row_offset else index, entry=found["entry"][:count].get().astype(np.int64),
                     value=found["value"][:count].get(), limits=threshold)  # fmt: skip
 
 
@@ -264,7 +264,7 @@ def _finish_on_host(buffers, kinds, r0, r1, n_fields, metric, value_metric, defi
     index = np.stack([q, r], axis=1)
     table = tables(products, 2, metric.counted_bits)
     value = values(table, [defined[q], defined[r]], [ones[q], ones[r]], value_metric)
-    return CCCBlock(index + row_offset, value, table)
+    return CCCBlock(index + row_offset if row_offset else index, value, table)
 
 
 def triple_kinds(metric) -> list:
@@ -413,4 +413,4 @@ def _finish_triples_on_host(products, pair_aa, i0, size, n, n_rows, n_fields, on
         table = tables(t, 3, metric.counted_bits)
         value = values(table, [defined[index[:, x]] for x in range(3)], [ones[index[:, x]] for x in range(3)],
                        value_metric)  # fmt: skip
-        yield j.size, CCCBlock(index + row_offset, value, table)
+        yield j.size, CCCBlock(index + row_offset if row_offset else index, value, table)

@@ -100,7 +100,7 @@ class CCCWork(Work):
         def block_of(index, table):
             value = values(table, [defined[index[:, x]] for x in range(way)], [ones[index[:, x]] for x in range(way)],
                            metric)  # fmt: skip
-            return CCCBlock(index + offset, value, table)
+            return CCCBlock(index + offset if offset else index, value, table)  # no copy of a whole-problem index
 
         if self.method == "reference":
             from .reference import reference_tables
