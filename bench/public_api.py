@@ -50,7 +50,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default="hamming,ccc2,ccc3,align,dtw", help="rows to run (comma-separated)")
     args = parser.parse_args(argv)
+    only = set(args.only.split(","))
     os.makedirs(args.out, exist_ok=True)
     gpu = args.device == "cuda"
     rng = np.random.default_rng(11)
@@ -62,31 +64,38 @@ def main(argv=None) -> int:
         report["rows"][name] = timed(function, args.repeats)
         print(name, f"{report['rows'][name]['median_s']:.4f} s", flush=True)
 
-    n = 32768 if gpu else 4000
-    names, sequences = simulate_alignment(n, 30000, seed=3)
-    alignment = seqcompare.Alignment(names, sequences)
-    record(f"hamming_pairs {n} x 30000 max_dist 20",
-           lambda: seqcompare.hamming_pairs(alignment, max_dist=20, device=args.device))
-    del alignment, sequences
+    if "hamming" in only:
+        n = 32768 if gpu else 4000
+        names, sequences = simulate_alignment(n, 30000, seed=3)
+        alignment = seqcompare.Alignment(names, sequences)
+        record(f"hamming_pairs {n} x 30000 max_dist 20",
+               lambda: seqcompare.hamming_pairs(alignment, max_dist=20, device=args.device))
+        del alignment, sequences
     table = np.zeros(256, dtype=np.uint8)
     table[128:218], table[218:] = 1, 3
-    vectors, fields = (32768, 32768) if gpu else (4000, 2504)
-    codes = Codes(table[rng.integers(0, 256, size=(vectors, fields), dtype=np.uint8)])
-    record(f"ccc 2-way {vectors} x {fields} threshold 0.75",
-           lambda: seqcompare.ccc(codes, threshold=0.75, device=args.device))
-    vectors3, fields3 = (2048, 16384) if gpu else (300, 2504)
-    codes3 = Codes(table[rng.integers(0, 256, size=(vectors3, fields3), dtype=np.uint8)])
-    record(f"ccc 3-way {vectors3} x {fields3} threshold 0.5",
-           lambda: seqcompare.ccc(codes3, way=3, threshold=0.5, device=args.device))
-    del codes, codes3
+    if "ccc2" in only:
+        vectors, fields = (32768, 32768) if gpu else (4000, 2504)
+        codes = Codes(table[rng.integers(0, 256, size=(vectors, fields), dtype=np.uint8)])
+        record(f"ccc 2-way {vectors} x {fields} threshold 0.75",
+               lambda: seqcompare.ccc(codes, threshold=0.75, device=args.device))
+        del codes
+    if "ccc3" in only:
+        vectors3, fields3 = (2048, 16384) if gpu else (300, 2504)
+        codes3 = Codes(table[rng.integers(0, 256, size=(vectors3, fields3), dtype=np.uint8)])
+        record(f"ccc 3-way {vectors3} x {fields3} threshold 0.5",
+               lambda: seqcompare.ccc(codes3, way=3, threshold=0.5, device=args.device))
+        del codes3
     pairs, length = (40000, 1000) if gpu else (2000, 1000)
-    letters = np.frombuffer(b"ACGT", np.uint8)
-    targets = [letters[rng.integers(0, 4, length)].tobytes().decode() for _ in range(pairs)]
-    queries = [letters[rng.integers(0, 4, length)].tobytes().decode() for _ in range(pairs)]
-    record(f"align {pairs} pairs of {length}", lambda: seqcompare.align(targets, queries, device=args.device))
-    signals_a = rng.integers(0, 1000, size=(pairs, length))
-    signals_b = rng.integers(0, 1000, size=(pairs, length))
-    record(f"dtw {pairs} integer pairs of {length}", lambda: seqcompare.dtw(signals_a, signals_b, device=args.device))
+    if "align" in only:
+        letters = np.frombuffer(b"ACGT", np.uint8)
+        targets = [letters[rng.integers(0, 4, length)].tobytes().decode() for _ in range(pairs)]
+        queries = [letters[rng.integers(0, 4, length)].tobytes().decode() for _ in range(pairs)]
+        record(f"align {pairs} pairs of {length}", lambda: seqcompare.align(targets, queries, device=args.device))
+    if "dtw" in only:
+        signals_a = rng.integers(0, 1000, size=(pairs, length))
+        signals_b = rng.integers(0, 1000, size=(pairs, length))
+        record(f"dtw {pairs} integer pairs of {length}",
+               lambda: seqcompare.dtw(signals_a, signals_b, device=args.device))
     with open(os.path.join(args.out, "results_public_api.json"), "w") as handle:
         json.dump(report, handle, indent=1)
     return 0
