@@ -47,3 +47,10 @@ def lazy_attributes(module_name: str, exports: dict):
         return value
 
     return __getattr__
+
+
+def command_package(module_name: str, call_target: str, exports: dict):
+    """Set up a command's package: callable as ``call_target``, with ``exports`` loaded on first use. Returns its
+    ``(__all__, __getattr__)``."""
+    make_callable(module_name, call_target)
+    return sorted(exports), lazy_attributes(module_name, exports)

@@ -14,7 +14,7 @@ The package is callable: ``seqcompare.align(targets, queries, ...)`` is :func:`.
 
 from __future__ import annotations
 
-from .._callable import lazy_attributes, make_callable
+from .._callable import command_package
 
 _EXPORTS = {
     "align": "seqcompare.align.api:align",
@@ -22,7 +22,4 @@ _EXPORTS = {
     "PairScores": "seqcompare.align.api:PairScores",
     "Costs": "seqcompare.align.costs:Costs",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_attributes(__name__, _EXPORTS)
-
-make_callable(__name__, "seqcompare.align.api:align")
+__all__, __getattr__ = command_package(__name__, "seqcompare.align.api:align", _EXPORTS)

@@ -14,7 +14,7 @@ The package is callable: ``seqcompare.ccc(genotypes, ...)`` is :func:`.api.ccc`.
 
 from __future__ import annotations
 
-from .._callable import lazy_attributes, make_callable
+from .._callable import command_package
 
 _EXPORTS = {
     "ccc": "seqcompare.ccc.api:ccc",
@@ -24,7 +24,4 @@ _EXPORTS = {
     "Metric": "seqcompare.ccc.formulas:Metric",
     "CCCWork": "seqcompare.ccc.work:CCCWork",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_attributes(__name__, _EXPORTS)
-
-make_callable(__name__, "seqcompare.ccc.api:ccc")
+__all__, __getattr__ = command_package(__name__, "seqcompare.ccc.api:ccc", _EXPORTS)

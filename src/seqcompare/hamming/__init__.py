@@ -14,7 +14,7 @@ Names load on first use, so importing the package (or :mod:`.methods`, for the c
 
 from __future__ import annotations
 
-from .._callable import lazy_attributes, make_callable
+from .._callable import command_package
 
 _EXPORTS = {
     "hamming": "seqcompare.hamming.api:hamming",
@@ -28,7 +28,4 @@ _EXPORTS = {
     "METHODS": "seqcompare.hamming.methods:METHODS",
     "resolve_method": "seqcompare.hamming.methods:resolve_method",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_attributes(__name__, _EXPORTS)
-
-make_callable(__name__, "seqcompare.hamming.api:hamming")
+__all__, __getattr__ = command_package(__name__, "seqcompare.hamming.api:hamming", _EXPORTS)

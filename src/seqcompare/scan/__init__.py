@@ -13,7 +13,7 @@ The package is callable: ``seqcompare.scan(samples, signatures, ...)`` is :func:
 
 from __future__ import annotations
 
-from .._callable import lazy_attributes, make_callable
+from .._callable import command_package
 
 _EXPORTS = {
     "scan": "seqcompare.scan.api:scan",
@@ -21,7 +21,4 @@ _EXPORTS = {
     "ScanResult": "seqcompare.scan.api:ScanResult",
     "PreparedSignatures": "seqcompare.scan.api:PreparedSignatures",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = lazy_attributes(__name__, _EXPORTS)
-
-make_callable(__name__, "seqcompare.scan.api:scan")
+__all__, __getattr__ = command_package(__name__, "seqcompare.scan.api:scan", _EXPORTS)
