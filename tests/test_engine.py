@@ -321,3 +321,16 @@ def test_the_worked_example_of_the_developer_guide_is_true(monkeypatch, sarscov2
     on_device = example["run_hamming"](example["encoded"], example["DistanceHistogram"](50), device=device)
     assert on_device.tolist() == expected.tolist()
     assert "counts" not in example["DistanceHistogram"](50).__getstate__()  # its state stays home
+
+
+def test_an_interrupt_swallowed_where_it_arrived_ends_the_run_at_the_next_part():
+    # A signal's exception raised inside a finaliser (Numba compiling on a cold cache) is discarded by Python;
+    # the command line records it, and the engine raises it between parts.
+    from seqcompare.progress import raise_if_stopped, request_stop
+
+    work = MatrixWork(symmetric_values(12))
+    request_stop(KeyboardInterrupt("SIGINT"))
+    with pytest.raises(KeyboardInterrupt, match="SIGINT"):
+        run(work, MatrixReduction((12, 12), True, np.int64), SerialExecutor())
+    assert work.kernel_calls == 1  # stopped after the first part
+    raise_if_stopped()  # raised once: nothing left

@@ -97,3 +97,24 @@ def notice_compilation() -> None:
     if callback is not None and not _compile_notice["given"]:
         _compile_notice["given"] = True
         callback()
+
+
+# A stop (a signal's exception) raised where Python discards exceptions, e.g. while Numba's compiler runs a
+# finaliser: kept here until the next safe point re-raises it, so an interrupt is never lost.
+_pending_stop: list = []
+
+
+def request_stop(exception: BaseException) -> None:
+    """Record ``exception`` (a signal's) to be raised by the next :func:`raise_if_stopped`."""
+    _pending_stop[:] = [exception]
+
+
+def clear_stop() -> None:
+    """Forget a recorded stop (once it has ended the run)."""
+    _pending_stop.clear()
+
+
+def raise_if_stopped() -> None:
+    """Raise the recorded stop, if any (the engine calls this between parts)."""
+    if _pending_stop:
+        raise _pending_stop.pop()

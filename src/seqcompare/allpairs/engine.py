@@ -8,7 +8,7 @@ runs through it, on CPU threads, GPUs or Dask workers, with the same reductions.
 
 from __future__ import annotations
 
-from ..progress import reporter
+from ..progress import raise_if_stopped, reporter
 
 
 def run(work, reduction, executor, progress=False, what: str = "work"):
@@ -27,6 +27,7 @@ def run(work, reduction, executor, progress=False, what: str = "work"):
     report = reporter(progress, work.total(executor.backend), work.unit, what) if progress else None
     try:
         for size, partial in executor.partials(work, reduction, report):
+            raise_if_stopped()  # an interrupt whose exception was swallowed where it arrived
             reduction.merge(partial)
             if report is not None:
                 report.update(size)

@@ -72,25 +72,32 @@ def _numba_without_blas_probe():
 
 @contextlib.contextmanager
 def _signals_end_the_run():
-    """SIGTERM and SIGHUP raise :class:`Interrupted` in the main thread, as SIGINT raises KeyboardInterrupt, so
-    that every ``finally`` and context manager on the way out (temporary files, Dask clusters, helper processes)
-    runs. The previous handlers come back afterwards."""
+    """SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` in the main thread, so that every ``finally`` and
+    context manager on the way out (temporary files, Dask clusters, helper processes) runs. The exception is also
+    recorded (:func:`seqcompare.progress.request_stop`): one that arrives where Python discards exceptions (a
+    finaliser of Numba's compiler, measured on a cold cache) is raised again by the engine between parts. The
+    previous handlers come back afterwards."""
+    from ..progress import clear_stop, request_stop
+
     if sys.platform == "win32" or signal.getsignal(signal.SIGTERM) is None:
         yield
         return
 
     def raise_interrupted(number, _frame):
-        raise Interrupted(number)
+        exception = Interrupted(number)
+        request_stop(exception)
+        raise exception
 
     previous = {}
     try:
-        for number in (signal.SIGTERM, signal.SIGHUP):
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             previous[number] = signal.signal(number, raise_interrupted)
     except ValueError:  # not the main thread: leave signals alone
         pass
     try:
         yield
     finally:
+        clear_stop()
         for number, handler in previous.items():
             signal.signal(number, handler)
 
@@ -139,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seqcompare: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
     except Interrupted as exc:
-        print(f"seqcompare: terminated ({exc})", file=sys.stderr)
+        print("seqcompare: interrupted" if exc.status == 130 else f"seqcompare: terminated ({exc})", file=sys.stderr)
         return exc.status
     except KeyboardInterrupt:
         print("seqcompare: interrupted", file=sys.stderr)
