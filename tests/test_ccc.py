@@ -308,6 +308,7 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "seqcompare", "ccc", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_cli_threshold_tsv_names_snps_and_alleles(tmp_path, kg):
     out = tmp_path / "entries.tsv"
     done = run_cli(KG_VCF, "--threshold", "0.7", "--checksum", "-o", str(out))

@@ -323,6 +323,7 @@ def test_a_long_run_without_a_terminal_logs_progress_now_and_then(monkeypatch, c
     assert made == ["hamming", "align", "dtw"]
 
 
+@pytest.mark.slow
 def test_a_cold_cache_says_kernels_are_compiling_once(capsysbinary):
     from seqcompare import progress
 

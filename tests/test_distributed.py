@@ -3,7 +3,6 @@ per GPU, and when a worker is SIGKILLed mid-run (LocalClusters of worker process
 
 import os
 import signal
-import subprocess
 import sys
 
 import numpy as np
@@ -30,11 +29,15 @@ def quiet(_):
     pass
 
 
-@pytest.fixture(scope="module", params=[pytest.param(("cpu", 1), id="cpu-1-worker"),
-                                        pytest.param(("cpu", 2), id="cpu-2-workers"),
-                                        pytest.param(("cpu", 4), id="cpu-4-workers"),
-                                        pytest.param(("cuda", None), id="cuda-worker-per-gpu",
-                                                     marks=pytest.mark.gpu)])  # fmt: skip
+CPU_TWO = pytest.param(("cpu", 2), id="cpu-2-workers")
+GPUS = pytest.param(("cuda", None), id="cuda-worker-per-gpu", marks=pytest.mark.gpu)
+# The engine's tile and slab tasks run on 1, 2 and 4 workers; what only splits differently (scan chunks, pair
+# batches) runs on two workers and on the GPUs, to keep the suite's time.
+TWO_WORKERS_AND_GPUS = pytest.mark.parametrize("cluster", [CPU_TWO, GPUS], indirect=True)
+
+
+@pytest.fixture(scope="module", params=[pytest.param(("cpu", 1), id="cpu-1-worker"), CPU_TWO,
+                                        pytest.param(("cpu", 4), id="cpu-4-workers"), GPUS])  # fmt: skip
 def cluster(request):
     """``(client, device)``: CPU workers (one core each, whatever this machine has: the tests are about results,
     not speed), or one worker per GPU, each pinned to its GPU."""
@@ -103,6 +106,7 @@ def scan_rows(result):
     return list(result.lines(tsv=True, integrity=True))
 
 
+@TWO_WORKERS_AND_GPUS
 @pytest.mark.parametrize("report", ["first", "best", "all"])
 def test_scan_is_identical(cluster, report):
     client, device = cluster
@@ -117,6 +121,7 @@ def test_scan_is_identical(cluster, report):
         scan(reads, signatures, min_score=10))  # fmt: skip
 
 
+@TWO_WORKERS_AND_GPUS
 def test_align_and_dtw_are_identical(cluster, rng):
     client, device = cluster
     sequences = ["".join(rng.choice(list("ACGTN"), rng.integers(0, 120))) for _ in range(40)]
@@ -134,6 +139,7 @@ def test_align_and_dtw_are_identical(cluster, rng):
     assert np.array_equal(dtw(floats, client=client, device=device).scores, dtw(floats).scores)
 
 
+@TWO_WORKERS_AND_GPUS
 def test_the_developer_guides_reduction_runs_on_workers(cluster, monkeypatch):
     from conftest import developing_example
 
@@ -175,6 +181,7 @@ def fresh_pair(request):
     seqcompare_distributed.close(dask_client)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_and_duplicates_nothing(fresh_pair, rng, tmp_path, monkeypatch):
     rows = random_alignment(rng, 400, 200)
     expected = hamming_pairs(rows, max_dist=120)
@@ -192,6 +199,7 @@ def test_a_killed_worker_loses_and_duplicates_nothing(fresh_pair, rng, tmp_path,
     assert str(result.checksum) == str(ccc(counts, way=2, threshold=0.4).checksum)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_costs_scan_align_and_dtw_nothing(fresh_pair, rng, monkeypatch):
     data = simulate_scan(n_signatures=20, signature_length=(20, 300), n_clean=40, n_infected=20, max_per_sample=2,
                          sample_length=(2000, 6000), n_ratio=0.1, seed=5)  # fmt: skip
@@ -209,39 +217,38 @@ def test_a_killed_worker_costs_scan_align_and_dtw_nothing(fresh_pair, rng, monke
 # -- the command line ---------------------------------------------------------------------------------------
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "seqcompare", *args], capture_output=True, text=True)
+def assert_same_bytes_on_a_cluster(capsys, tmp_path, command, *args):
+    from seqcompare.cli import main
 
-
-def assert_same_bytes_on_a_cluster(tmp_path, command, *args):
     outputs = []
     for extra in ([], ["--cluster", "local", "--workers", "2", "-j", "2"]):
         target = tmp_path / f"{command}{len(extra)}.out"
-        done = run_cli(command, *args, "-o", str(target), *extra)
-        assert done.returncode == 0, done.stderr
+        assert main([command, *args, "-o", str(target), *extra]) == 0
         outputs.append(target.read_bytes())
-    assert "dashboard http" in done.stderr
+    assert "dashboard http" in capsys.readouterr().err
     assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 3
 
 
-def test_cli_cluster_local_writes_the_same_bytes(tmp_path):
-    assert_same_bytes_on_a_cluster(tmp_path, "hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"), "--max-dist", "3")
-    assert_same_bytes_on_a_cluster(tmp_path, "ccc", os.path.join(DATA, "ccc_example", "sarscov2_422.vcf.gz"),
+@pytest.mark.slow
+def test_cli_cluster_local_writes_the_same_bytes(capsys, tmp_path):
+    from seqcompare.cli import main
+
+    assert_same_bytes_on_a_cluster(capsys, tmp_path, "hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"),
+                                   "--max-dist", "3")  # fmt: skip
+    assert_same_bytes_on_a_cluster(capsys, tmp_path, "ccc", os.path.join(DATA, "ccc_example", "sarscov2_422.vcf.gz"),
                                    "--threshold", "0.6")  # fmt: skip
     reads, signatures = os.path.join(EXAMPLE, "reads.fastq"), os.path.join(EXAMPLE, "signatures.fasta")
-    assert_same_bytes_on_a_cluster(tmp_path, "scan", reads, signatures, "--both-strands", "--tsv")
+    assert_same_bytes_on_a_cluster(capsys, tmp_path, "scan", reads, signatures, "--both-strands", "--tsv")
     fasta = tmp_path / "x.fa"
     rng = np.random.default_rng(3)
     fasta.write_text("".join(f">s{k}\n{''.join(rng.choice(list('ACGT'), 50 + k))}\n" for k in range(12)))
-    assert_same_bytes_on_a_cluster(tmp_path, "align", str(fasta), "--all-vs-all", "--cigar")
+    assert_same_bytes_on_a_cluster(capsys, tmp_path, "align", str(fasta), "--all-vs-all", "--cigar")
     signals = os.path.join(DATA, "dtw_example", "gunpoint_train.csv")
-    assert_same_bytes_on_a_cluster(tmp_path, "dtw", signals, "--skip-columns", "1", "--window", "5")
-    done = run_cli("hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"), "--workers", "2")
-    assert done.returncode == 1 and done.stderr.strip() == (
-        "seqcompare: error: --workers sizes a Dask cluster: add --cluster local"
-    )
-    done = run_cli("scan", reads, signatures, "--method", "reference", "--cluster", "local")
-    assert done.returncode == 1 and "--method reference runs in this process only" in done.stderr
+    assert_same_bytes_on_a_cluster(capsys, tmp_path, "dtw", signals, "--skip-columns", "1", "--window", "5")
+    assert main(["hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"), "--workers", "2"]) == 1
+    assert capsys.readouterr().err.strip() == "seqcompare: error: --workers sizes a Dask cluster: add --cluster local"
+    assert main(["scan", reads, signatures, "--method", "reference", "--cluster", "local"]) == 1
+    assert "--method reference runs in this process only" in capsys.readouterr().err
 
 
 def test_an_unreachable_scheduler_is_a_one_line_error():
@@ -278,6 +285,7 @@ def test_blocks_kept_on_a_gpu_go_least_recently_used_first_and_by_run(monkeypatc
     assert len(kept) == 0 and kept.hits == 5 and kept.misses == 2
 
 
+@TWO_WORKERS_AND_GPUS
 def test_shared_memory_files_are_removed_after_each_run(cluster, rng):
     import glob
 
@@ -295,6 +303,7 @@ def test_shared_memory_files_are_removed_after_each_run(cluster, rng):
     assert files() <= before
 
 
+@TWO_WORKERS_AND_GPUS
 def test_a_scatter_that_meets_a_departing_worker_is_tried_again(cluster, rng, monkeypatch):
     from distributed.comm.core import CommClosedError
 

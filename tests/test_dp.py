@@ -76,6 +76,7 @@ def test_scores_at_the_16_bit_limit_are_exact(length, lane_bits):
     assert (length * 2 * costs.bound < 0x3FFF - costs.bound) == (lane_bits == 16)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["16", "32"])
 def test_narrower_simd_widths_give_the_same_scores(width):
     # CPUs without AVX-512 use 32- (or 16-) byte vectors; run that code here in a fresh interpreter.

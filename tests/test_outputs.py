@@ -205,6 +205,7 @@ def _wait_for(predicate, seconds: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_sigterm_and_sigint_leave_nothing_behind(tmp_path, number, status):
     alignment = tmp_path / "big.fa"
@@ -222,6 +223,7 @@ def test_sigterm_and_sigint_leave_nothing_behind(tmp_path, number, status):
     assert os.listdir(out) == [] and err.decode().rstrip().endswith(("terminated (SIGTERM)", "interrupted"))
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_local_dask_cluster_cleanly(tmp_path):
     pytest.importorskip("distributed")
     alignment = tmp_path / "big.fa"

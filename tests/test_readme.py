@@ -17,6 +17,7 @@ def _python_block_after(heading: str) -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+@pytest.mark.slow
 def test_the_dask_example_runs_as_a_script(tmp_path):
     pytest.importorskip("distributed")
     script = tmp_path / "example.py"
