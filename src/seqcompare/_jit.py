@@ -1,16 +1,18 @@
-"""One place for Numba options, so every kernel compiles the same way.
+"""One place for Numba options, so every kernel compiles the same way, and compiles only when first called.
 
-Kernels are compiled lazily, on first call; importing this module imports Numba but compiles nothing.
+``@jit`` makes a :class:`Kernel`: Numba itself is imported, and the function compiled (or loaded from Numba's
+on-disk cache), on its first call, so that a command whose input is small enough for NumPy alone never pays
+Numba's import and start-up (about 0.3 s of every run). Kernels call one another as usual: Numba types a
+:class:`Kernel` as the dispatcher it stands for.
+
 Set ``SEQCOMPARE_DISABLE_NUMBA_CACHE=1`` to stop Numba writing its on-disk cache (read-only installs).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-
-from numba import njit, types
-from numba.core import event
-from numba.extending import intrinsic
+import threading
 
 from .progress import notice_compilation
 
@@ -19,65 +21,76 @@ _USE_CACHE = os.environ.get("SEQCOMPARE_DISABLE_NUMBA_CACHE", "") in ("", "0") a
     "SEQCOMPARE_VECTOR_BYTES"
 )
 
-
-class _CompileListener(event.Listener):
-    """Tells :mod:`seqcompare.progress` when Numba compiles (it fires only on a cache miss, not on a load)."""
-
-    def on_start(self, ev):
-        notice_compilation()
-
-    def on_end(self, ev):
-        pass
-
-
-event.register("numba:compile", _CompileListener())
-
 # fastmath stays off: every kernel here is integer or must propagate NaN exactly.
 DEFAULT_OPTIONS = {"nogil": True, "cache": _USE_CACHE, "fastmath": False}
 
+_LOCK = threading.RLock()
+_NJIT: list = []
+
+
+def _njit():
+    """Numba's ``njit``, importing Numba the first time (and telling it how to type a :class:`Kernel`, and
+    :mod:`seqcompare.progress` when it compiles)."""
+    if not _NJIT:
+        with _LOCK:
+            if not _NJIT:
+                import numba
+                from numba.core import event
+                from numba.extending import typeof_impl
+
+                class CompileListener(event.Listener):
+                    """Fires only on a cache miss, not on a load from the on-disk cache."""
+
+                    def on_start(self, ev):
+                        notice_compilation()
+
+                    def on_end(self, ev):
+                        pass
+
+                event.register("numba:compile", CompileListener())
+
+                @typeof_impl.register(Kernel)
+                def _typeof_kernel(value, context):
+                    return numba.types.Dispatcher(value.dispatcher)
+
+                _NJIT.append(numba.njit)
+    return _NJIT[0]
+
+
+class Kernel:
+    """A function compiled by Numba on its first call. Attributes other than the call (``signatures``,
+    ``inspect_asm``...) are the Numba dispatcher's."""
+
+    def __init__(self, function, options: dict):
+        functools.update_wrapper(self, function)
+        self.py_func = function
+        self._options = options
+        self._dispatcher = None
+
+    @property
+    def dispatcher(self):
+        """The Numba dispatcher (made on first use)."""
+        if self._dispatcher is None:
+            njit = _njit()
+            with _LOCK:
+                if self._dispatcher is None:
+                    self._dispatcher = njit(**self._options)(self.py_func)
+        return self._dispatcher
+
+    def __call__(self, *args, **kwargs):
+        return self.dispatcher(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("_dispatcher", "_options", "py_func"):
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
+
 
 def jit(function=None, **options):
-    """Compile ``function`` with the package's Numba defaults (``nogil``, cached, no fastmath)."""
+    """Compile ``function`` on first call with the package's Numba defaults (``nogil``, cached, no fastmath)."""
     merged = {**DEFAULT_OPTIONS, **options}
 
     def decorate(fn):
-        return njit(**merged)(fn)
+        return Kernel(fn, merged)
 
     return decorate if function is None else decorate(function)
-
-
-@intrinsic
-def popcount64(typingctx, word):
-    """Population count of a 64-bit word as int64 (so sums stay integer); lowers to LLVM ``ctpop``."""
-    signature = types.int64(types.uint64)
-
-    def codegen(context, builder, sig, args):
-        return builder.ctpop(args[0])
-
-    return signature, codegen
-
-
-# Integer arithmetic in Numba is typed as int64, so kernels that keep many narrow values per SIMD register
-# (16-bit DP lanes) would be widened to 8 lanes per 512-bit register. These keep the operands' own type: two
-# values of one numeric type in, that type out (integers wrap like the hardware; callers ensure no overflow).
-def _same_type(name, integer_op, float_op):
-    @intrinsic
-    def operation(typingctx, a, b):
-        if not (isinstance(a, (types.Integer, types.Float)) and a == b):
-            return None
-        signature = a(a, b)
-
-        def codegen(context, builder, sig, args):
-            build = float_op if isinstance(sig.return_type, types.Float) else integer_op
-            return build(builder, *args)
-
-        return signature, codegen
-
-    operation.__name__ = name
-    return operation
-
-
-add_narrow = _same_type("add_narrow", lambda b, x, y: b.add(x, y), lambda b, x, y: b.fadd(x, y))
-sub_narrow = _same_type("sub_narrow", lambda b, x, y: b.sub(x, y), lambda b, x, y: b.fsub(x, y))
-min_narrow = _same_type("min_narrow", lambda b, x, y: b.select(b.icmp_signed("<", x, y), x, y),
-                        lambda b, x, y: b.select(b.fcmp_ordered("<", x, y), x, y))  # fmt: skip

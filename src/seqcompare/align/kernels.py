@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import add_narrow, jit, min_narrow, sub_narrow
+from .._intrinsics import add_narrow, min_narrow, sub_narrow
+from .._jit import jit
 
 BIG = np.int64(1) << np.int64(60)  # "unreachable" for integer DP; far from overflow when costs are added
 

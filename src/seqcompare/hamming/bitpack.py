@@ -17,7 +17,8 @@ on 4 left x 2 right rows at a time: every loaded word is used two or four times,
 
 import numpy as np
 
-from .._jit import jit, popcount64
+from .._intrinsics import popcount64
+from .._jit import jit
 
 _CHUNK_WORDS = 128
 

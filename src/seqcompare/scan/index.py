@@ -29,7 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._jit import jit, popcount64
+from .._intrinsics import popcount64
+from .._jit import jit
 from .common import DEFAULT_K, LADDER, LADDER_RECIPE, MAX_K, lookup_tables  # noqa: F401  (re-exported)
 
 
