@@ -193,3 +193,37 @@ def test_gpu_requests_without_a_gpu_fail_cleanly(capsysbinary):
     if not has_gpu():  # where a GPU is present, tests/test_gpu_hamming.py covers --device cuda
         code, out, err = run(capsysbinary, "hamming", "-q", "--device", "cuda", GOOD)
         assert code == 1 and out == "" and err.count("\n") == 1 and "CuPy" in err
+
+
+@pytest.mark.parametrize("separator", ["\t", ","])
+def test_small_tables_are_written_as_the_compiled_formatter_writes_them(rng, monkeypatch, separator):
+    import io
+
+    import seqcompare.io.tables as tables
+
+    names = tables.NameTable(["a", "b,c", 'say"hi"', "ünï", "e"], separator)
+    matrix = rng.integers(-(2**31), 2**31, size=(5, 5)).astype(np.int64)
+    matrix[0, :2] = 0
+    left, right = rng.integers(0, 5, 40), rng.integers(0, 5, 40)
+    values = rng.integers(0, 10**6, 40)
+    written = []
+    for cells in (tables.SMALL_CELLS, 0):  # Python's str, then the compiled formatter
+        monkeypatch.setattr(tables, "SMALL_CELLS", cells)
+        out = io.BytesIO()
+        tables.write_rows(out, matrix, 0, names, separator)
+        tables.write_rows(out, matrix[2:], 2, names, separator, lower_triangle=True)
+        tables.write_long(out, left, right, values, names, names, separator)
+        tables.write_long(out, left[:0], right[:0], values[:0], names, names, separator)
+        written.append(out.getvalue())
+    assert written[0] == written[1] and written[0].count(b"\n") == 5 + 3 + 40
+
+
+def test_a_small_alignment_needs_no_compiled_kernel():
+    # Parsing, the matrix method on informative sites and the table all run on NumPy: no Numba start-up.
+    from conftest import DATA
+
+    code = ("import sys; from seqcompare.cli import main; "
+            f"main(['hamming', '-q', {os.path.join(DATA, 'sarscov2_338.fasta.gz')!r}, '-o', '/dev/null']); "
+            "print('numba' in sys.modules)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

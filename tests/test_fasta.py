@@ -126,3 +126,61 @@ def test_parallel_pieces_report_the_first_error_in_file_order(tmp_path, tiny_pie
         with pytest.raises(InputError) as info:
             read_alignment(path, threads=threads)
         assert message in str(info.value)
+
+
+# -- small inputs: NumPy alone parses what is well formed, the compiled scan everything else ------------------
+
+
+def random_fasta(rng) -> bytes:
+    """FASTA text with the features both parsers must agree on: wrapping, CRLF, blank lines, spaces and tabs
+    inside lines, gaps and marks, lower case, headers with descriptions, and now and then an illegal byte, a
+    record of another length or text before the first record."""
+    n, m = int(rng.integers(1, 6)), int(rng.integers(0, 40))
+    letters = np.frombuffer(b"ACGTNacgtn-.*?RY", np.uint8)
+    out = []
+    if rng.random() < 0.05:
+        out.append(b"stray text\n")
+    for k in range(n):
+        length = m + (int(rng.integers(1, 3)) if rng.random() < 0.05 else 0)
+        sequence = letters[rng.integers(0, letters.size, length)].tobytes()
+        if rng.random() < 0.05 and length:
+            at = int(rng.integers(0, length))
+            sequence = sequence[:at] + bytes([int(rng.choice([33, 0, 200, 62]))]) + sequence[at + 1 :]
+        width = int(rng.integers(1, 50))
+        lines = [sequence[i : i + width] for i in range(0, len(sequence), width)] or [b""]
+        if rng.random() < 0.1:
+            lines = [line[:2] + b" \t" + line[2:] for line in lines]
+        end = b"\r\n" if rng.random() < 0.3 else b"\n"
+        header = f">seq{k}{' some description' if rng.random() < 0.5 else ''}".encode()
+        out.append(header + end + end.join(lines) + end + (end if rng.random() < 0.2 else b""))
+    text = b"".join(out)
+    return text[:-1] if rng.random() < 0.3 else text
+
+
+def test_small_inputs_parse_exactly_as_the_compiled_scan_does(tmp_path, rng, monkeypatch):
+    import seqcompare.io.fasta as fasta
+
+    agreed = {"parsed": 0, "failed": 0}
+    for case in range(300):
+        path = write(tmp_path, f"{case}.fa", random_fasta(rng))
+        outcomes = []
+        for small_bytes in (fasta.SMALL_BYTES, -1):  # NumPy where it can, then the compiled scan alone
+            monkeypatch.setattr(fasta, "SMALL_BYTES", small_bytes)
+            try:
+                alignment = read_alignment(path)
+                outcomes.append(("ok", alignment.names, alignment.sequences.tobytes(), alignment.sequences.shape))
+            except InputError as exc:
+                outcomes.append(("error", str(exc)))
+        assert outcomes[0] == outcomes[1], path
+        agreed["parsed" if outcomes[0][0] == "ok" else "failed"] += 1
+    assert agreed["parsed"] > 150 and agreed["failed"] > 20
+
+
+def test_well_formed_small_inputs_take_numpy_and_the_rest_the_compiled_scan():
+    from seqcompare.io.fasta import _parse_well_formed
+
+    image = np.frombuffer(b">a x\r\nAC\r\nGT\r\n\r\n>b\nACGT", np.uint8)
+    names, sequences = _parse_well_formed(image)
+    assert names == ["a", "b"] and sequences.tobytes() == b"ACGTACGT"
+    for irregular in (b">a\nAC GT\n", b">a\nACGT\n>b\nACG\n", b"x\n>a\nAC\n", b"", b">a\nA!\n"):
+        assert _parse_well_formed(np.frombuffer(irregular, np.uint8)) is None, irregular

@@ -385,3 +385,20 @@ def test_gpu_pairs_with_every_kernel_shape(rng, symmetric):
 def test_gpu_few_thousand_sequences(rng):
     X = random_alignment(rng, 3000, 700, alphabet=b"ACGTN-")
     np.testing.assert_array_equal(distances(("cuda", "auto", "planes"), X), distances(("cpu", "bitpack", "planes"), X))
+
+
+def test_informative_sites_and_the_method_auto_takes(rng, sarscov2):
+    from seqcompare.hamming.work import choose_method, informative_sites
+
+    rows = random_alignment(rng, 30, 200, alphabet=b"ACGTN-acgt")
+    rows[:, ::7] = ord("A")  # invariant sites
+    rows[:5, 3::7] = ord("N")  # invariant but for missing data
+    for alphabet in ("acgt", "all", "iupac"):
+        encoded = encode_inputs(rows.view("S1"), alphabet=alphabet)
+        codes = encoded.codes("left")
+        expected = [s for s in range(codes.shape[1]) if len(set(codes[:, s].tolist()) - {0}) >= 2]
+        assert informative_sites(encoded).tolist() == expected
+    # auto: the matrix method on informative sites for a small problem, bitpack when the GEMMs would be long
+    assert choose_method(encode_inputs(sarscov2), "auto", "cpu") == "matrix"
+    assert choose_method(encode_inputs(random_alignment(rng, 2000, 3000)), "auto", "cpu") == "bitpack"
+    assert choose_method(encode_inputs(sarscov2), "bitpack", "cpu") == "bitpack"

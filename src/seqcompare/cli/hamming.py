@@ -124,8 +124,7 @@ def _compute_and_write(args, log, client) -> int:
     from ..allpairs import KnnReduction, LowerTriangleReduction, MatrixReduction, PairsReduction
     from ..cuda.runtime import resolve_device
     from ..hamming.api import encode_inputs, run_hamming
-    from ..hamming.methods import resolve_method
-    from ..hamming.work import distance_dtype
+    from ..hamming.work import choose_method, distance_dtype
 
     query = read_alignment(args.alignment, threads=args.threads)
     log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
@@ -146,8 +145,7 @@ def _compute_and_write(args, log, client) -> int:
     encoded = encode_inputs(query, reference, alphabet=alphabet, keep_case=args.keep_case,
                             missing=args.missing)  # fmt: skip
     try:
-        method = resolve_method(args.method, resolve_device(args.device) if client is None else args.device,
-                                encoded.space.n_codes)  # fmt: skip
+        method = choose_method(encoded, args.method, resolve_device(args.device) if client is None else args.device)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     log(f"method {method}, {args.threads or 'all'} threads")
