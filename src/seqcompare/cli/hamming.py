@@ -198,7 +198,8 @@ def _compute_and_write(args, log, client) -> int:
         with open_output(args.output) as out:
             write_header(out, col_names, separator, corner)
             triangle = LowerTriangleReduction(n_rows, lambda start, rows: write_rows(
-                out, rows, start, row_names, separator, lower_triangle=True), dtype)  # fmt: skip
+                out, rows, start, row_names, separator, lower_triangle=True, table_values=n_rows * n_cols),
+                dtype)  # fmt: skip
             run_hamming(encoded, triangle, cap=cap, **common)
         return 0
 

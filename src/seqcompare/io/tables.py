@@ -116,15 +116,17 @@ def write_header(handle, column_names: NameTable, separator: str, corner: str | 
 
 
 def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: str,
-               lower_triangle: bool = False) -> None:  # fmt: skip
+               lower_triangle: bool = False, table_values: int | None = None) -> None:  # fmt: skip
     """Write matrix rows (``matrix`` holds rows ``row_start...``), each preceded by its name.
 
-    With ``lower_triangle`` row ``i`` prints its first ``i + 1`` values (snp-dists ``-L``).
+    With ``lower_triangle`` row ``i`` prints its first ``i + 1`` values (snp-dists ``-L``). ``table_values``,
+    the size of the whole table when it is written in pieces, decides between Python's ``str`` (a small table)
+    and the compiled formatter (default: this piece's size).
     """
     n_rows, n_cols = matrix.shape
     if n_rows == 0:
         return
-    if n_rows * n_cols <= SMALL_CELLS:
+    if (n_rows * n_cols if table_values is None else table_values) <= SMALL_CELLS:
         names = row_names.blob.tobytes()
         lines = []
         for k, row in enumerate(np.asarray(matrix).tolist()):
