@@ -30,7 +30,7 @@ HEAD_TREE=$(pwd)
 status=0
 for what in ${WHAT//,/ }; do
     case $what in
-        gpu-api) args=("$HEAD_TREE/bench/public_api.py" --device cuda --repeats "$REPEATS") ;;
+        gpu-api) args=("$HEAD_TREE/bench/public_api.py" --device cuda --repeats "$REPEATS" ${API_ONLY:+--only "$API_ONLY"}) ;;
         cpu-api) args=("$HEAD_TREE/bench/public_api.py" --device cpu --repeats "$REPEATS") ;;
         gpu-hamming) args=(bench/hamming_gpu.py --repeats 5) ;;
         gpu-ccc) args=(bench/ccc_gpu.py --repeats "$REPEATS" --dense-only --vectors 32768 --fields 32768 --vectors3 2048 --fields3 16384) ;;

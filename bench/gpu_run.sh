@@ -10,6 +10,8 @@
 # SCALE_PARTS="gpus e2e" runs some of the three. scan: bench/scan_bench.py --device cuda (course full-size run).
 # ccc: bench/ccc_gpu.py (CCC 2-way rates; CCC_ARGS="--vectors N --fields M" to change the size).
 # dp: bench/dp_bench.py --device cuda (NW and DTW GCUPS at the seed's four lengths; DP_ARGS for options).
+# dpapi: bench/dp_api.py (GPU NW and DTW through the API, 40,000 pairs of 1,000, kernel-only rates beside).
+# search: bench/dtw_search.py (one query against 2^20 series, float32; CUDTW_SOURCE=.peers/cuDTW builds cuDTW++).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
 # Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
 # docs/DEVELOPING.md); they are installed to /tmp/site first.
@@ -60,6 +62,15 @@ if wants ccc; then
 fi
 if wants dp; then
     python3 bench/dp_bench.py --out "$OUT" --device cuda ${DP_ARGS:-} 2>&1 | tee "$OUT/dp_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants dpapi; then
+    python3 bench/dp_api.py --out "$OUT" --profile ${DPAPI_ARGS:-} 2>&1 | tee "$OUT/dp_api.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants search; then
+    # cuDTW++'s source travels in .peers/cuDTW (excluded from git; carry it).
+    python3 bench/dtw_search.py --out "$OUT" ${CUDTW_SOURCE:+--cudtw-source "$CUDTW_SOURCE"} ${SEARCH_ARGS:-} 2>&1 | tee "$OUT/dtw_search.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants dask; then

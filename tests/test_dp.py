@@ -314,3 +314,127 @@ def test_gpu_length_10000_and_real_data(rng):
     series = np.loadtxt(os.path.join(DATA, "dtw_example", "gunpoint_train.csv"), delimiter=",")[:12, 1:]
     quantised = np.rint(series * 1000).astype(np.int64)
     assert np.array_equal(dtw(quantised).scores, dtw(quantised, device="cuda").scores)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
+def test_float32_dtw_is_bit_equal_to_a_float32_oracle(rng, device, mode):
+    a = [rng.normal(scale=100, size=rng.integers(1, 40)).astype(np.float32) for _ in range(25)]
+    b = [rng.normal(scale=100, size=rng.integers(1, 40)).astype(np.float32) for _ in range(25)]
+    result = dtw(a, b, mode=mode, device=device)
+    assert result.scores.dtype == np.float32
+    expected = [dtw_reference(x, y, mode=mode, float32=True) for x, y in zip(a, b)]
+    assert result.scores.tolist() == [float(v) for v in expected]
+    # float64 sums of the same values differ: the float32 path is not float64 rounded at the end
+    wide = dtw([x.astype(np.float64) for x in a], [y.astype(np.float64) for y in b], mode=mode, device=device)
+    assert wide.scores.dtype == np.float64 and not np.array_equal(wide.scores.astype(np.float32), result.scores)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+                                   np.float32, np.float64])  # fmt: skip
+def test_dtw_of_2d_arrays_in_their_own_dtype(rng, device, dtype):
+    if np.dtype(dtype).kind == "f":
+        a, b = rng.normal(size=(12, 30)).astype(dtype), rng.normal(size=(12, 30)).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        low, high = max(info.min, -1000), min(info.max, 1000)
+        a, b = rng.integers(low, high, (12, 30), endpoint=True).astype(dtype), rng.integers(low, high, (12, 30)).astype(dtype)
+    result = dtw(a, b, device=device)
+    single = np.dtype(dtype) == np.float32
+    expected = [dtw_reference(x.tolist(), y.tolist(), float32=single) for x, y in zip(a, b)]
+    if np.dtype(dtype).kind == "f":
+        assert result.scores.dtype == dtype
+        assert result.scores.tolist() == [float(v) for v in expected]
+    else:
+        assert result.scores.dtype == np.int64 and result.scores.tolist() == expected
+    # the same rows given as a list of arrays, and a Fortran-ordered copy, give the same scores
+    assert np.array_equal(dtw(list(a), list(b), device=device).scores, result.scores)
+    assert np.array_equal(dtw(np.asfortranarray(a), np.asfortranarray(b), device=device).scores, result.scores)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["full", "subsequence"])
+def test_one_query_against_a_database(rng, device, mode):
+    database = rng.integers(-100, 100, (40, 50)).astype(np.int32)
+    query = rng.integers(-100, 100, 20).astype(np.int32)
+    # the query as the second argument: it is the series that may match a stretch of each database row
+    found = dtw(database, query, mode=mode, device=device)
+    assert found.pairs.tolist() == [[k, 0] for k in range(40)]
+    assert found.scores.tolist() == [dtw_reference(row, query, mode=mode) for row in database]
+    # either side may hold the one series
+    flipped = dtw(query, database, mode=mode, device=device)
+    assert flipped.pairs.tolist() == [[0, k] for k in range(40)]
+    assert flipped.scores.tolist() == [dtw_reference(query, row, mode=mode) for row in database]
+    with pytest.raises(InputError, match="one of either"):
+        dtw(database[:3], database[:2], device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_align_reads_2d_uint8_codes_in_place(rng, device):
+    targets = rng.integers(0, 5, (30, 60)).astype(np.uint8)
+    queries = rng.integers(0, 5, (30, 60)).astype(np.uint8)
+    as_text = lambda rows: ["".join("ACGTN"[c] for c in row) for row in rows]  # noqa: E731
+    costs = Costs.seed(0, 1, 1, 2)
+    result = align(targets, queries, costs=costs, device=device)
+    assert np.array_equal(result.scores, align(as_text(targets), as_text(queries), costs=costs, device=device).scores)
+    assert result.scores.tolist() == [nw_reference(t, q, costs) for t, q in zip(targets, queries)]
+    # one sequence against many
+    one = align(targets[:1], queries, costs=costs, device=device)
+    assert one.scores.tolist() == [nw_reference(targets[0], q, costs) for q in queries]
+    bad = queries.copy()
+    bad[7, 3] = 65  # a letter, not a code: refused wherever the codes are read
+    with pytest.raises(InputError, match="0..4"):
+        align(targets, bad, costs=costs, device=device)
+    with pytest.raises(InputError, match="uint8"):
+        align(targets.astype(np.int32), device=device)
+
+
+@pytest.mark.gpu
+def test_gpu_checks_values_where_it_reads_them():
+    wide = [np.array([0, 2**26] * 20), np.array([2**26, 0] * 20)]
+    assert dtw(wide[:1], wide[1:]).scores.tolist() == [dtw_reference(wide[0], wide[1])]
+    with pytest.raises(InputError, match="2\\*\\*29"):
+        dtw(wide[:1], wide[1:], device="cuda")
+    # "auto" runs on the CPU, exactly, what the GPU's 32-bit DP refuses
+    assert dtw(wide[:1], wide[1:], device="auto").scores.tolist() == [dtw_reference(wide[0], wide[1])]
+    signals = np.ones((3, 8), np.float32)
+    signals[2, 5] = np.nan
+    with pytest.raises(InputError, match="NaN"):
+        dtw(signals, signals[::-1].copy(), device="cuda")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int16, np.int32, np.int64, np.float32, np.float64])
+def test_gpu_pieces_and_streams_equal_the_cpu(rng, dtype):
+    # Enough pairs for several pieces on several streams; lengths that mix strip sizes within a piece.
+    count = 20000
+    lengths = np.where(rng.random(count) < 0.5, 20, rng.integers(1, 300, count))
+    a = [(rng.normal(size=n) * 50).astype(dtype) for n in lengths]
+    b = [(rng.normal(size=n) * 50).astype(dtype) for n in lengths[::-1]]
+    assert np.array_equal(dtw(a, b).scores, dtw(a, b, device="cuda").scores)
+    square = (rng.normal(size=(count, 40)) * 50).astype(dtype)
+    other = (rng.normal(size=(count, 40)) * 50).astype(dtype)
+    assert np.array_equal(dtw(square, other).scores, dtw(square, other, device="cuda").scores)
+    assert np.array_equal(dtw(square, other[0]).scores, dtw(square, other[0], device="cuda").scores)
+    codes = rng.integers(0, 5, (count, 300)).astype(np.uint8)
+    partners = rng.integers(0, 5, (count, 300)).astype(np.uint8)
+    assert np.array_equal(align(codes, partners).scores, align(codes, partners, device="cuda").scores)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cli_dtw_query_against_a_float32_database(tmp_path, rng, device):
+    database = rng.normal(size=(30, 40)).astype(np.float32)
+    np.save(tmp_path / "db.npy", database)
+    queries = rng.normal(size=(2, 25))
+    (tmp_path / "q.csv").write_text("\n".join(",".join(repr(float(v)) for v in row) for row in queries) + "\n")
+    done = run_cli("dtw", "--query", str(tmp_path / "q.csv"), str(tmp_path / "db.npy"), "--device", device, "-q")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split("\t") for line in done.stdout.splitlines()[1:]]
+    assert len(rows) == 60
+    for i, j, value in rows:
+        # a text query of a float32 database is read as float32, and the distance printed as float32 reads back
+        expected = dtw_reference(database[int(i)], queries[int(j)].astype(np.float32), float32=True)
+        assert np.float32(value) == expected
+    both = run_cli("dtw", str(tmp_path / "db.npy"), str(tmp_path / "q.csv"), "--query", str(tmp_path / "q.csv"))
+    assert both.returncode != 0 and "not both" in both.stderr

@@ -42,23 +42,39 @@ def _concatenated(items, dtype=None):
 
 
 def _as_sequences(items, what: str):
-    """Base codes (A C G T N = 0..4) and offsets of strings, a SequenceSet or a FASTA path."""
+    """Base codes (A C G T N = 0..4) and offsets of strings, a SequenceSet, a FASTA path, or a 2-D uint8 array
+    of codes (one sequence per row, used in place); and whether the codes are known to be valid (an array's
+    are checked where they are read)."""
     from ..io.sequences import SequenceSet
 
+    if isinstance(items, np.ndarray) and items.ndim == 2:
+        if items.dtype != np.uint8:
+            raise InputError(f"{what}s: a 2-D array of sequences must hold uint8 base codes (0..4 for A, C, G, T, "
+                             f"N), not {items.dtype}")  # fmt: skip
+        rows, width = items.shape
+        return (np.ascontiguousarray(items).reshape(-1), np.arange(rows + 1, dtype=np.int64) * width,
+                [f"{what}{i + 1}" for i in range(rows)], False)  # fmt: skip
     if isinstance(items, (str, os.PathLike)):
         from ..io.fasta import read_sequences
 
         items = read_sequences(items, iupac_as_n=True)
     if isinstance(items, SequenceSet):
-        return items.codes, items.offsets, items.names
+        return items.codes, items.offsets, items.names, True
     items = list(items)
     names = [f"{what}{i + 1}" for i in range(len(items))]
     sequences = SequenceSet.from_strings(items, names, iupac_as_n=True, source=what)
-    return sequences.codes, sequences.offsets, names
+    return sequences.codes, sequences.offsets, names, True
+
+
+def _check_codes(codes: np.ndarray, what: str) -> None:
+    if codes.size and int(codes.max()) > 4:
+        at = int(np.flatnonzero(codes > 4)[0])
+        raise InputError(f"{what}s: base code {int(codes[at])} at value #{at + 1}; codes are 0..4 (A, C, G, T, N)")
 
 
 def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
-    """``(k, 2)`` pairs: given, by order (equal counts), or all-vs-all ``i < j`` when there are no queries."""
+    """``(k, 2)`` pairs: given; by order (equal counts); one series against every series of the other side (a
+    search: either side may hold the one); or all-vs-all ``i < j`` when there are no queries."""
     if pairs is not None:
         plan = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         limits = (n_targets, n_queries if n_queries is not None else n_targets)
@@ -71,8 +87,14 @@ def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
     if n_queries is None:
         i, j = np.triu_indices(n_targets, 1)
         return np.stack([i, j], axis=1).astype(np.int64)
+    if n_queries != n_targets and 1 in (n_queries, n_targets):
+        count = max(n_targets, n_queries)
+        fixed = np.zeros(count, dtype=np.int64)
+        every = np.arange(count, dtype=np.int64)
+        return np.stack([every, fixed] if n_queries == 1 else [fixed, every], axis=1)
     if n_queries != n_targets:
-        raise InputError(f"pairs by order need as many queries as targets: {n_targets} targets, {n_queries} queries")
+        raise InputError(f"pairs by order need as many queries as targets (or one of either): {n_targets} targets, "
+                         f"{n_queries} queries")  # fmt: skip
     return np.stack([np.arange(n_targets), np.arange(n_targets)], axis=1).astype(np.int64)
 
 
@@ -95,9 +117,11 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
 
     Parameters
     ----------
-    targets, queries : FASTA path, SequenceSet or list of str
-        Pairs are ``targets[i]`` against ``queries[i]`` by order; without ``queries``, every pair ``i < j`` of
-        ``targets`` (all-vs-all); with ``pairs``, those ``(target, query)`` indices.
+    targets, queries : FASTA path, SequenceSet, list of str, or 2-D uint8 array of base codes
+        Pairs are ``targets[i]`` against ``queries[i]`` by order, or one sequence against every one of the other
+        side; without ``queries``, every pair ``i < j`` of ``targets`` (all-vs-all); with ``pairs``, those
+        ``(target, query)`` indices. A 2-D uint8 array holds one sequence per row as codes 0..4 (A, C, G, T,
+        N); it is read in place (the GPU checks the codes where it reads them).
     costs : Costs
         :meth:`Costs.seed` (costs C, X, I, D to minimise), :meth:`Costs.edit` (the default), or :meth:`Costs.scores`
         (maximised scores: match/mismatch or a matrix, affine gaps).
@@ -122,18 +146,24 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
         raise TypeError(f"costs must be a Costs (Costs.edit(), Costs.seed(...), Costs.scores(...)), not {costs!r}")
     threads = validation.threads(threads)
     validation.choice(device, "device", ("cpu", "cuda", "auto"))
-    t_codes, t_off, _ = _as_sequences(targets, "target")
+    t_codes, t_off, _, t_checked = _as_sequences(targets, "target")
     if queries is None:
-        q_codes, q_off = t_codes, t_off
+        q_codes, q_off, q_checked = t_codes, t_off, t_checked
     else:
-        q_codes, q_off, _ = _as_sequences(queries, "query")
+        q_codes, q_off, _, q_checked = _as_sequences(queries, "query")
     plan = pair_plan(len(t_off) - 1, None if queries is None else len(q_off) - 1, pairs)
     t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
     longest = int((t_len + q_len).max()) if len(plan) else 0
     if longest * costs.bound >= _LIMIT:
         raise InputError(f"alignment scores could reach {longest * costs.bound}, beyond the exact 64-bit range")
-    scorer = NWScorer(t_codes, t_off, q_codes, q_off, costs, cigar)
     gpu = _use_gpu(device, longest * costs.bound < (1 << 29), "alignment scores must stay below 2**29", client)
+    checked = t_checked and q_checked
+    if not checked and (client is not None or not gpu or cigar):
+        # Codes from an array are checked where they are read: by the GPU's kernels in one process, here otherwise.
+        _check_codes(t_codes, "target")
+        _check_codes(q_codes, "query")
+        checked = True
+    scorer = NWScorer(t_codes, t_off, q_codes, q_off, costs, cigar, checked)
     raw, found = run(PairWork(scorer, plan), Concatenation(), _executor(client, device, gpu, threads), progress,
                      "align")  # fmt: skip
     result = PairScores(plan, costs.sign * np.asarray(raw, dtype=np.int64), int(np.sum(t_len * q_len)))
@@ -148,18 +178,56 @@ def _executor(client, device: str, gpu: bool, threads):
     return GpuExecutor([0]) if gpu else SerialExecutor(threads)
 
 
+# The dtypes the kernels read signals in, for each dtype a caller may hold (narrow ones widened once here).
+_SIGNAL_DTYPES = {"b": np.int16, "B": np.int16, "h": np.int16, "H": np.int32, "i": np.int32, "I": np.int64,
+                  "l": np.int64, "q": np.int64, "e": np.float32, "f": np.float32, "d": np.float64}  # fmt: skip
+
+
+def _signal_dtype(dtype: np.dtype, what: str) -> np.dtype:
+    if dtype.kind == "b":
+        return np.dtype(np.int16)
+    if dtype.kind not in "iuf":
+        raise InputError(f"{what}: signals must be numeric, not {dtype}")
+    found = _SIGNAL_DTYPES.get(dtype.char)
+    if found is None:  # uint64, longdouble
+        return np.dtype(np.int64 if dtype.kind == "u" else np.float64)
+    return np.dtype(found)
+
+
 def _as_signals(items, what: str):
-    if isinstance(items, np.ndarray) and items.ndim == 2:
-        items = list(items)
+    """Flat values and offsets of signals: a 2-D array (one series per row, used in place when it is contiguous
+    in a dtype the kernels read), a 1-D array (one series), or a list of 1-D arrays."""
+    if isinstance(items, np.ndarray) and items.ndim in (1, 2):
+        series = items.reshape(1, -1) if items.ndim == 1 else items
+        dtype = _signal_dtype(series.dtype, what)
+        if series.dtype == np.uint64 and series.size and int(series.max()) >= 1 << 63:
+            raise InputError(f"{what}: values from 2**63 up do not fit the exact 64-bit DP")
+        values = np.ascontiguousarray(series, dtype=dtype).reshape(-1)
+        return values, np.arange(series.shape[0] + 1, dtype=np.int64) * series.shape[1]
     items = [np.asarray(x).ravel() for x in items]
-    kinds = {x.dtype.kind for x in items}
-    if kinds - set("biuf"):
-        raise InputError(f"{what}: signals must be numeric")
-    dtype = np.float64 if "f" in kinds else np.int64
-    values, offsets = _concatenated(items, dtype)
-    if dtype == np.float64 and not np.isfinite(values).all():
-        raise InputError(f"{what}: signals contain NaN or infinity")
-    return values, offsets
+    if not items:
+        return np.empty(0, np.int64), np.zeros(1, np.int64)
+    dtypes = [_signal_dtype(x.dtype, what) for x in items]
+    dtype = np.result_type(*dtypes)
+    return _concatenated(items, dtype)
+
+
+def _common_signal_dtype(a: np.dtype, b: np.dtype) -> np.dtype:
+    """One dtype for both sides: integers the wider integer; floats float32 when both sides are float32 (or one
+    is a 16-bit integer, which float32 holds exactly), else float64."""
+    if a == b:
+        return a
+    if a.kind == "i" and b.kind == "i":
+        return max(a, b, key=lambda d: d.itemsize)
+    pair = {a, b}
+    if pair <= {np.dtype(np.float32), np.dtype(np.int16)}:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def _spread(t_values, q_values) -> int:
+    low = min(int(t_values.min(initial=0)), int(q_values.min(initial=0)))
+    return max(int(t_values.max(initial=0)), int(q_values.max(initial=0))) - low
 
 
 def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
@@ -168,9 +236,14 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
 
     Parameters
     ----------
-    a, b : 2-D array (one series per row) or list of 1-D arrays
-        Pairs ``a[i]`` against ``b[i]``; without ``b`` every pair ``i < j`` of ``a``; or ``pairs`` indices.
-        Integer signals give exact int64 distances, float signals float64.
+    a, b : 2-D array (one series per row), 1-D array (one series) or list of 1-D arrays
+        Pairs ``a[i]`` against ``b[i]``; one series against every series of the other side
+        (``dtw(query, database)``: a search, the query sent to the GPU once); without ``b`` every pair
+        ``i < j`` of ``a``; or ``pairs`` indices. A 2-D array in int16, int32, int64, float32 or float64 is
+        read in place, in its own dtype (on the GPU, too: no widening on the host).
+        Integer signals give exact int64 distances. float32 signals give float32 distances, each cell one
+        float32 rounding of ``min + |x - y|``, bit-equal on the CPU and the GPU (as cuDTW++ computes); float64
+        signals float64. A float32 side met with a float64 one (or with int32 or int64) is computed in float64.
     mode : {"full", "open-end", "subsequence"}
         ``full``: M[n][m]; ``open-end``: minimum over the last row, so the target may end early;
         ``subsequence``: the query may match any stretch of the target (free start and end).
@@ -184,7 +257,8 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
     threads : int, optional
         CPU threads (default: all cores).
     device : {"cpu", "cuda", "auto"}
-        The GPU runs integer (32-bit range) and float64 signals, without a window.
+        The GPU runs every mode without a window, on integer signals whose distances stay below 2**29 (checked
+        on the device; ``"auto"`` then runs wider ones on the CPU) and on float signals.
     progress : bool or callable
         Report progress over the pairs (see :mod:`seqcompare.progress`).
     client : dask.distributed.Client, optional
@@ -193,7 +267,7 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
     Returns
     -------
     PairScores
-        ``scores``: int64 for integer signals (exact), float64 otherwise.
+        ``scores``: int64 for integer signals (exact), float32 or float64 as the signals otherwise.
     """
     validation.choice(mode, "mode", tuple(DTW_MODES))
     window = validation.optional_integer(window, "window", minimum=0)
@@ -204,23 +278,40 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         q_values, q_off = t_values, t_off
     else:
         q_values, q_off = _as_signals(b, "query signals")
-        if q_values.dtype != t_values.dtype:
-            t_values, q_values = t_values.astype(np.float64), q_values.astype(np.float64)
+        common = _common_signal_dtype(t_values.dtype, q_values.dtype)
+        t_values, q_values = t_values.astype(common, copy=False), q_values.astype(common, copy=False)
     plan = pair_plan(len(t_off) - 1, None if b is None else len(q_off) - 1, pairs)
     t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
-    integer = t_values.dtype == np.int64
-    if integer and len(plan):
-        spread = int(max(t_values.max(initial=0), q_values.max(initial=0))) - int(
-            min(t_values.min(initial=0), q_values.min(initial=0)))
-        if int((t_len + q_len).max()) * spread >= _LIMIT:
-            raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
+    integer = t_values.dtype.kind == "i"
     mode_code, band = DTW_MODES[mode], -1 if window is None else window
-    narrow = bool(integer and len(plan) and int((t_len + q_len).max()) * spread < (1 << 29))
+    gpu = _use_gpu(device, window is None, "DTW needs no window", client)
+    if gpu and client is None:
+        # The GPU checks the values where it reads them (range, or finiteness), and refuses what its 32-bit
+        # integer DP cannot hold exactly.
+        narrow = None
+    else:
+        narrow = False
+        if integer and len(plan):
+            reach = int((t_len + q_len).max()) * _spread(t_values, q_values)
+            if reach >= _LIMIT:
+                raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
+            narrow = reach < (1 << 29)
+            if gpu and not narrow:
+                raise InputError("on the GPU, DTW needs integer signals whose distances stay below 2**29; use "
+                                 "device='cpu' (exact in 64 bits) or give floats")  # fmt: skip
+        elif not integer and not (np.isfinite(t_values).all() and np.isfinite(q_values).all()):
+            raise InputError("signals contain NaN or infinity")
     scorer = DTWScorer(t_values, t_off, q_values, q_off, mode_code, band, narrow)
-    gpu = _use_gpu(device, (narrow or not integer or not len(plan)) and window is None,
-                   "DTW needs no window, and integer signals whose distances stay below 2**29", client)  # fmt: skip
-    raw = run(PairWork(scorer, plan), Concatenation(), _executor(client, device, gpu, threads), progress, "dtw")
-    raw = np.asarray(raw, dtype=t_values.dtype)
+    executor = _executor(client, device, gpu, threads)
+    try:
+        raw = run(PairWork(scorer, plan), Concatenation(), executor, progress, "dtw")
+    except InputError:
+        if device != "auto" or narrow is not None:
+            raise
+        # "auto": what the GPU's 32-bit DP refused runs exactly on the CPU.
+        return dtw(a, b, mode=mode, window=window, pairs=pairs, threads=threads, device="cpu", progress=progress)
+    result_dtype = np.int64 if integer else t_values.dtype
+    raw = np.asarray(raw, dtype=result_dtype)
     if integer:
         undefined = raw >= BIG
         if undefined.any():

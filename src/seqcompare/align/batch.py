@@ -158,6 +158,7 @@ class NWScorer:
     q_off: np.ndarray
     costs: Costs
     cigar: bool = False
+    checked: bool = True  # False: codes straight from the caller's array, checked where they are read (GPU)
 
     def cpu(self, plan: np.ndarray, threads: int | None, report=SILENT):
         """``(raw costs, CIGARs)`` of the pairs of ``plan`` (target index, query index)."""
@@ -202,14 +203,17 @@ class NWScorer:
         match, mismatch = simple if simple is not None else (0, 0)
         raw = dp_on_gpu(kind, self.t_codes, self.t_off, self.q_codes, self.q_off, plan, match=match, mismatch=mismatch,
                         ins=costs.insert_extend, dele=costs.delete_extend, ins_open=costs.insert_open,
-                        del_open=costs.delete_open, substitution=sub)  # fmt: skip
+                        del_open=costs.delete_open, substitution=sub, check=not self.checked)  # fmt: skip
         return raw, self._cigars(plan, raw, None)
 
 
 @dataclass
 class DTWScorer:
     """DTW distances (|a - b|) of pairs of signals: ``mode`` a :data:`DTW_MODES` code, ``band`` the window (-1:
-    none), ``integer`` signals as int64 (exact) or float64."""
+    none). Integer signals (int16, int32 or int64) give exact int64 distances; ``narrow`` says whether every
+    distance provably fits 32 bits (None: not yet known, checked on the GPU where the values are read).
+    float32 signals give float32 distances (each cell one float32 rounding, as cuDTW++ and most time-series
+    code compute them), float64 signals float64."""
 
     t_values: np.ndarray
     t_off: np.ndarray
@@ -217,19 +221,23 @@ class DTWScorer:
     q_off: np.ndarray
     mode: int
     band: int
-    narrow: bool
+    narrow: bool | None
 
     @property
     def integer(self) -> bool:
-        return self.t_values.dtype == np.int64
+        return self.t_values.dtype.kind in "iu"
 
     def cpu(self, plan: np.ndarray, threads: int | None, report=SILENT):
         integer = self.integer
         t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
         mode, band = np.int64(self.mode), np.int64(self.band)
         if not integer or self.narrow:
-            # Many pairs per SIMD lane group (float64, or int32 while every distance provably fits).
-            lane_dtype, widest, unreachable = (np.int32, 128, 1 << 30) if integer else (np.float64, 64, np.inf)
+            # Many pairs per SIMD lane group (floats, or int32 while every distance provably fits).
+            if integer:
+                lane_dtype, widest, unreachable = np.int32, 128, 1 << 30
+            else:
+                lane_dtype, unreachable = self.t_values.dtype.type, np.inf
+                widest = 128 if lane_dtype == np.float32 else 64
             lanes = lanes_for(len(plan), threads, widest)
             raw = run_lanes(dtw_lanes, lane_groups(t_len, q_len, lanes), threads, self.t_values, self.t_off,
                             self.q_values, self.q_off, plan, lane_dtype, lane_dtype, mode, band,
@@ -238,14 +246,16 @@ class DTWScorer:
             if integer:
                 raw[raw >= unreachable] = BIG
             return raw
-        return run_pairs(dtw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, self.t_values, self.t_off,
-                         self.q_values, self.q_off, mode, band, self.t_values.dtype.type(BIG if integer else np.inf),
-                         self.t_values.dtype.type, report=report)  # fmt: skip
+        # Integers too wide for 32-bit lanes: the exact 64-bit scalar kernel.
+        t_values, q_values = self.t_values.astype(np.int64), self.q_values.astype(np.int64)
+        return run_pairs(dtw_pairs, plan, threads, t_len * np.maximum(q_len, 1) + 1, t_values, self.t_off,
+                         q_values, self.q_off, mode, band, np.int64(BIG), np.int64, report=report)  # fmt: skip
 
     def gpu(self, plan: np.ndarray):
         from .gpu import UNREACHABLE, dp_on_gpu
 
-        raw = dp_on_gpu(1, self.t_values, self.t_off, self.q_values, self.q_off, plan, mode=int(self.mode))
+        raw = dp_on_gpu(1, self.t_values, self.t_off, self.q_values, self.q_off, plan, mode=int(self.mode),
+                        check=self.narrow is None)  # fmt: skip
         if self.integer:
             raw[raw >= UNREACHABLE] = BIG
         return raw

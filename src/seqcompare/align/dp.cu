@@ -7,15 +7,26 @@
 // the minimum-plus-add steps are Hopper's DPX instructions (__viaddmin_s32: min(a + b, c); __vimin3_s32).
 
 #define FULL_MASK 0xffffffffu
+// Blocks of 128 threads each multiprocessor must be able to hold (a cap on registers per thread): the DP is a
+// chain of dependent cells down each lane's strip, so latency is hidden by warps, not by ILP. 4 (128 registers)
+// measured best on an H200 for 40,000 pairs of 1,000 (bench/dp_occupancy.py): float32 DTW 3,054 GCUPS against
+// 2,773 with no cap (136 registers), int32 3,631 against 3,521; 5 and 6 spill and lose.
+#ifndef DP_MIN_BLOCKS
+#define DP_MIN_BLOCKS 4
+#endif
 #define BIG 0x3fffffff
 
-// DTW on integer or double signals: the same steps through these overloads.
+// DTW on integer, float or double signals: the same steps through these overloads. A float cell is one
+// rounding of min + |q - t| (the CPU's lanes kernel makes the same two roundings, so results are bit-equal).
 __device__ __forceinline__ int unreachable(int) { return BIG; }
 __device__ __forceinline__ double unreachable(double) { return __longlong_as_double(0x7ff0000000000000LL); }
+__device__ __forceinline__ float unreachable(float) { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ int min3(int a, int b, int c) { return __vimin3_s32(a, b, c); }
 __device__ __forceinline__ double min3(double a, double b, double c) { return fmin(fmin(a, b), c); }
+__device__ __forceinline__ float min3(float a, float b, float c) { return fminf(fminf(a, b), c); }
 __device__ __forceinline__ int distance(int a, int b) { return abs(a - b); }
 __device__ __forceinline__ double distance(double a, double b) { return fabs(a - b); }
+__device__ __forceinline__ float distance(float a, float b) { return fabsf(a - b); }
 
 // The value of register h[k] (k known only at run time) without local memory.
 template <int R, typename V>
@@ -36,10 +47,11 @@ __device__ __forceinline__ V pick(const V (&h)[R], int k) {
 // kind 1: DTW, cost |t_j - q_i|: M[i][j] = cost + min(M[i-1][j-1], M[i-1][j], M[i][j-1]); M[0][0] = 0, the
 //   rest of row 0 and column 0 unreachable, row 0 free (0) in subsequence mode (mode 2). Mode 0: M[n][m];
 //   modes 1 and 2: the minimum over row n.
-// V: the DP's values (int, or double for float DTW); S: the stored inputs (unsigned char base codes for NW, so
-// only bytes cross PCIe; the signal values themselves for DTW).
+// V: the DP's values (int; float or double for float DTW); S: the stored inputs (unsigned char base codes for
+// NW, so only bytes cross PCIe; for DTW the signals as the caller holds them: short, int or long long read as
+// int (the host checks the range on the device before it trusts the scores), float or double).
 template <int R, int KIND, typename V, typename S>
-__global__ void __launch_bounds__(128) dp_warp(const S* __restrict__ t_values, const long long* __restrict__ t_off,
+__global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restrict__ t_values, const long long* __restrict__ t_off,
                                                const S* __restrict__ q_values, const long long* __restrict__ q_off,
                                                const long long* __restrict__ pair_t, const long long* __restrict__ pair_q,
                                                int n_pairs, int match, int mismatch, int ins, int del, int mode,

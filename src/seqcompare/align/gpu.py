@@ -1,7 +1,22 @@
-"""Batched NW (linear gaps, match/mismatch costs) and integer DTW on an NVIDIA GPU (kernels in dp.cu).
+"""Batched NW (linear or affine gaps, match/mismatch or a 5 x 5 table) and DTW on an NVIDIA GPU (kernels in dp.cu).
 
-One warp per pair; each lane keeps a strip of R query rows in registers, R chosen per batch from the query
-lengths (4 to 32: strips of 128 to 1,024 rows; longer queries run in chunks of 1,024 rows).
+One warp per pair; each lane keeps a strip of R query rows in registers, R chosen per pair from the query
+length (4 to 32: strips of 128 to 1,024 rows; longer queries run in chunks of 1,024 rows).
+
+The host path is built so that a call costs about what its kernels cost:
+
+- the values go to the GPU in the dtype the caller holds (uint8 base codes; int16, int32 or int64, float32 or
+  float64 signals), with no widening or copy on the host: the kernels read that type;
+- a side whose series are paired in order (``a[i]`` with ``b[i]``, or a whole database against one query) goes
+  up in pieces of about 16 MB, on alternating streams, so that the copy of one piece runs under the kernels of
+  the last. Each piece is copied by several host threads into a page-locked buffer and goes up from there by
+  DMA: copies from ordinary (pageable) memory ran at 5-6 GB/s on the H200's host, a fifth of the link, and
+  bounded every call (40,000 int32 pairs of 1,000: 0.058 s, against 0.012 s of kernels);
+  a side that every piece reads (all-vs-all, the query of a search) goes up once;
+- the checks the result depends on (base codes at most 4; integer signals within the 32-bit DP's range;
+  floats finite) are reductions on the device over the pieces as they arrive, read once at the end: a failed
+  check raises, and no score is returned;
+- pairs are grouped by strip and paired for the 16-bit kernel with array operations, with no per-pair Python.
 """
 
 from __future__ import annotations
@@ -11,30 +26,44 @@ import time
 
 import numpy as np
 
-from ..cuda.runtime import module, require_cupy
+from concurrent.futures import ThreadPoolExecutor
+
+from ..cuda.runtime import module, pinned_empty, require_cupy
+from ..errors import InputError
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dp.cu")
 STRIPS = (4, 8, 16, 32)
 UNREACHABLE = 0x3FFFFFFF
 _WARPS_PER_BLOCK = 4
+_STREAMS = 4
+_MIN_PIECE_PAIRS = 8192  # fewer pairs than a wave of warps leave the GPU idle (4,096 lost 20% on int16 DTW)
+_PIECE_BYTES = 16 << 20  # small pieces: the first copy, which nothing hides, is short; staging is 4 x 16 MB
+_COPY_THREADS = min(8, os.cpu_count() or 1)
+_COPIERS = None
+
+# The stored type of each signal dtype the kernels read, and the type of the DP's values for it.
+_STORED = {np.dtype(np.uint8): "unsigned char", np.dtype(np.int16): "short", np.dtype(np.int32): "int",
+           np.dtype(np.int64): "long long", np.dtype(np.float32): "float", np.dtype(np.float64): "double"}  # fmt: skip
+_VALUE = {"short": "int", "int": "int", "long long": "int", "float": "float", "double": "double"}
 
 
-def _names() -> tuple:
-    return (tuple(f"dp_warp<{r},{kind},int,unsigned char>" for r in STRIPS for kind in (0, 2, 3))
-            + tuple(f"dp_warp<{r},1,{v},{v}>" for r in STRIPS for v in ("int", "double"))
-            + tuple(f"nw16_warp<{r}>" for r in STRIPS))  # fmt: skip
+def _kernel_names(kind: int, value: str, stored: str) -> tuple:
+    """The kernels one call needs (one per strip size): compiled together, and only when first needed."""
+    if kind == 0:
+        return tuple(f"dp_warp<{r},0,int,unsigned char>" for r in STRIPS) + tuple(f"nw16_warp<{r}>" for r in STRIPS)
+    return tuple(f"dp_warp<{r},{kind},{value},{stored}>" for r in STRIPS)
 
 
-def _strip(query_length: int) -> int:
-    for rows in STRIPS:
-        if query_length <= 32 * rows:
-            return rows
-    return STRIPS[-1]
+def strips_for(q_len: np.ndarray) -> np.ndarray:
+    """The strip size R of each pair: the smallest whose 32 R rows hold the query, else the largest."""
+    sizes = np.asarray(STRIPS)
+    return sizes[np.minimum(np.searchsorted(32 * sizes, q_len), len(sizes) - 1)]
 
 
-def _units(plan: np.ndarray, t_len: np.ndarray, q_len: np.ndarray, chosen: np.ndarray) -> np.ndarray:
-    """Pairs of ``chosen`` pairs with the same shape (an odd one out is paired with itself): ``(units, 2)``."""
-    order = chosen[np.lexsort((q_len[chosen], t_len[chosen]))]
+def _units(pair_index: np.ndarray, t_len: np.ndarray, q_len: np.ndarray) -> np.ndarray:
+    """The pairs ``pair_index`` grouped two by two with the same shape (an odd one out is paired with itself),
+    for the kernel that runs two pairs per lane: ``(units, 2)`` pair indices."""
+    order = pair_index[np.lexsort((q_len[pair_index], t_len[pair_index]))]
     key = t_len[order] * (int(q_len.max(initial=0)) + 1) + q_len[order]
     starts = np.r_[True, key[1:] != key[:-1]] if order.size else np.zeros(0, bool)
     run = np.cumsum(starts) - 1
@@ -46,78 +75,252 @@ def _units(plan: np.ndarray, t_len: np.ndarray, q_len: np.ndarray, chosen: np.nd
     return np.stack([order[first], order[partner]], axis=1).astype(np.int64)
 
 
+def _in_order(column: np.ndarray, n_series: int) -> bool:
+    """Whether pair ``k`` uses series ``k`` of this side, for every pair and series (pieces of pairs then need
+    contiguous pieces of the values)."""
+    return len(column) == n_series and bool(np.array_equal(column, np.arange(n_series)))
+
+
+def _pieces(n_pairs: int, streamed_bytes: int) -> np.ndarray:
+    """Piece boundaries over the pairs: pieces of about :data:`_PIECE_BYTES` of streamed values, each of at
+    least :data:`_MIN_PIECE_PAIRS` pairs (and at least two pieces where there are pairs enough, so that a copy
+    can overlap a kernel)."""
+    count = max(-(-streamed_bytes // _PIECE_BYTES), 2 if streamed_bytes else 1)
+    count = int(max(1, min(count, n_pairs // _MIN_PIECE_PAIRS)))
+    return np.linspace(0, n_pairs, count + 1).astype(np.int64)
+
+
+def _copy_in_parallel(destination: np.ndarray, source: np.ndarray) -> None:
+    """``destination[...] = source`` by several threads (NumPy releases the GIL while it copies)."""
+    global _COPIERS
+    if source.nbytes < (4 << 20) or _COPY_THREADS == 1:
+        np.copyto(destination, source)
+        return
+    if _COPIERS is None:
+        _COPIERS = ThreadPoolExecutor(_COPY_THREADS, thread_name_prefix="seqcompare-staging")
+    cuts = np.linspace(0, source.size, _COPY_THREADS + 1).astype(np.int64).tolist()
+    list(_COPIERS.map(lambda ab: np.copyto(destination[ab[0] : ab[1]], source[ab[0] : ab[1]]), zip(cuts[:-1], cuts[1:])))
+
+
+class _Staging:
+    """Page-locked buffers, one per stream, through which the pieces of one side go up: a buffer is refilled
+    only once its last copy to the device has finished (an event per buffer)."""
+
+    def __init__(self, cupy, dtype, slots: int, largest: int):
+        self.cupy = cupy
+        self.buffers = [pinned_empty((max(1, largest),), dtype) for _ in range(slots)]
+        self.copied = [None] * slots
+
+    def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
+        if self.copied[slot] is not None:
+            self.copied[slot].synchronize()
+        staged = self.buffers[slot][: source.size]
+        _copy_in_parallel(staged, source)
+        target.set(staged, stream=stream)
+        event = self.cupy.cuda.Event()
+        event.record(stream)
+        self.copied[slot] = event
+
+
+class _Checks:
+    """Reductions on the device over every piece of values that arrives, read back once (:meth:`verify`)."""
+
+    def __init__(self, cupy, floating: bool):
+        self.cupy = cupy
+        self.floating = floating
+        self.found = []
+
+    def add(self, values) -> None:
+        if values.size == 0:
+            return
+        cupy = self.cupy
+        if self.floating:
+            self.found.append(cupy.stack([(~cupy.isfinite(values)).any().astype(cupy.float64)]))
+        else:
+            self.found.append(cupy.stack([values.min().astype(cupy.float64), values.max().astype(cupy.float64)]))
+
+    def verify(self, kind: int, longest: int) -> None:
+        if not self.found:
+            return
+        found = self.cupy.stack(self.found).get()
+        if self.floating:
+            if found.any():
+                raise InputError("signals contain NaN or infinity")
+            return
+        low, high = float(found[:, 0].min()), float(found[:, 1].max())
+        if kind != 1:
+            if low < 0 or high > 4:
+                raise InputError("base codes must be 0..4 (A, C, G, T, N); give letters as str or bytes")
+            return
+        low, high = min(low, 0.0), max(high, 0.0)
+        if low < -(1 << 31) or high >= (1 << 31) or longest * (high - low) >= (1 << 29):
+            raise InputError("on the GPU, DTW needs integer signals whose distances stay below 2**29 (these could "
+                             "pass it); use device='cpu' (exact in 64 bits) or give floats")  # fmt: skip
+
+
 def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mismatch=0, ins=0, dele=0, mode=0,
-              ins_open=0, del_open=0, substitution=None, timings: dict | None = None) -> np.ndarray:  # fmt: skip
-    """Scores of ``plan``'s pairs: ``kind`` 0 is NW with the given costs (linear gaps), 2 the same with gap
-    opens (affine), 3 the same with a 5 x 5 ``substitution`` table (target code, query code), 1 is DTW with
-    ``mode`` 0 full, 1 open end, 2 subsequence. Integer values give int64 scores
-    (:data:`UNREACHABLE` where DTW has no path); float64 signals (DTW only) give float64 (inf). Values are int32-range integers
-    (NW codes or DTW signals); the caller has checked that every score fits in 31 bits."""
+              ins_open=0, del_open=0, substitution=None, check: bool = False, timings: dict | None = None,
+              kernels_only: bool = False) -> np.ndarray:  # fmt: skip
+    """Scores of ``plan``'s pairs on the current GPU.
+
+    Parameters
+    ----------
+    kind : int
+        0: NW with match/mismatch costs and linear gaps; 2: the same with gap opens (affine); 3: affine with the
+        5 x 5 ``substitution`` table (target code, query code); 1: DTW with ``mode`` 0 full, 1 open end,
+        2 subsequence.
+    t_values, t_off, q_values, q_off : ndarray
+        Flat values and their series' offsets (``len + 1``). NW takes uint8 base codes; DTW takes int16, int32,
+        int64, float32 or float64 signals, read by the kernels in that type.
+    plan : ndarray
+        ``(k, 2)`` (target index, query index).
+    check : bool
+        Check the values on the device (codes at most 4; integers within the 32-bit DP's range; floats finite)
+        and raise :class:`~seqcompare.errors.InputError` where they fail. Without it, the caller has checked.
+    timings : dict, optional
+        Filled with ``kernel_s`` (first upload to last kernel, by CUDA events) and ``total_s``.
+    kernels_only : bool
+        For benchmarks: every value goes up before the first kernel, on one stream, so that ``kernel_s`` is the
+        kernels' time alone.
+
+    Returns
+    -------
+    ndarray
+        int64 scores for codes and integer signals (:data:`UNREACHABLE` where DTW has no path), float32 or
+        float64 distances for float signals (inf where there is no path).
+    """
     cupy = require_cupy()
     start = time.perf_counter()
     plan = np.asarray(plan, dtype=np.int64).reshape(-1, 2)
-    floating = np.asarray(t_values).dtype.kind == "f"
-    value_type, value_name = (np.float64, "double") if floating else (np.int32, "int")
-    # NW reads base codes as bytes (a quarter of the upload); DTW reads its signal values.
-    stored_type, stored_name = (np.uint8, "unsigned char") if kind != 1 else (value_type, value_name)
-    out = np.empty(len(plan), dtype=np.float64 if floating else np.int64)
+    t_values, q_values = np.asarray(t_values), np.asarray(q_values)
+    stored = "unsigned char" if kind != 1 else _STORED.get(t_values.dtype)
+    if stored is None or (kind == 1 and q_values.dtype != t_values.dtype) or (kind != 1 and t_values.dtype != np.uint8):
+        raise TypeError(f"dp_on_gpu: values of {t_values.dtype} and {q_values.dtype} are not read by the kernels")
+    value = "int" if kind != 1 else _VALUE[stored]
+    value_type = {"int": np.int32, "float": np.float32, "double": np.float64}[value]
+    floating = value != "int"
+    out_type = value_type if floating else np.int64
     if len(plan) == 0:
-        return out
-    q_len = np.diff(q_off)[plan[:, 1]]
-    t_len = np.diff(t_off)[plan[:, 0]]
-    kernels = module(_SOURCE, _names())
-    with cupy.cuda.Device(0):
-        t_dev = cupy.asarray(np.ascontiguousarray(t_values, dtype=stored_type))
-        q_dev = t_dev if q_values is t_values else cupy.asarray(np.ascontiguousarray(q_values, dtype=stored_type))
-        t_off_dev, q_off_dev = cupy.asarray(t_off.astype(np.int64)), cupy.asarray(q_off.astype(np.int64))
-        table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
-        sub_dev = cupy.asarray(table)
-        strips = np.array([_strip(int(x)) for x in q_len])
-        results, selections = [], []
-        events = [cupy.cuda.Event(), cupy.cuda.Event()]
-        events[0].record()
-        for rows in STRIPS:
-            chosen = np.flatnonzero(strips == rows)
-            if chosen.size == 0:
-                continue
-            stride = (int(t_len[chosen].max()) + 2) * (2 if kind >= 2 else 1)
-            bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
-            reach = (int(t_len[chosen].max()) + int(q_len[chosen].max()) + 32 * rows) * bound
-            if kind == 0 and not floating and reach < (1 << 14) and rows >= 16:
-                # Two pairs of one shape per lane, in 16-bit halves (for short strips the extra loads of the
-                # second pair cost more than the halved arithmetic saves: 615 against 1,270 GCUPS at 250).
-                units = _units(plan, t_len, q_len, chosen)
-                blocks = int(min(-(-len(units) // _WARPS_PER_BLOCK), 132 * 16))
-                border = cupy.empty(blocks * _WARPS_PER_BLOCK * stride, dtype=cupy.uint32)
-                scores = cupy.empty(2 * len(units), dtype=cupy.int64)
-                kernels.get_function(f"nw16_warp<{rows}>")(
-                    (blocks,), (32 * _WARPS_PER_BLOCK,),
-                    (t_dev, t_off_dev, q_dev, q_off_dev, cupy.asarray(plan[units.ravel(), 0]),
-                     cupy.asarray(plan[units.ravel(), 1]), np.int32(len(units)), np.int32(match), np.int32(mismatch),
-                     np.int32(ins), np.int32(dele), border, np.int64(stride), scores),
-                )  # fmt: skip
-                results.append(scores)
-                selections.append(units.ravel())
-                continue
-            pair_t = cupy.asarray(plan[chosen, 0])
-            pair_q = cupy.asarray(plan[chosen, 1])
-            blocks = int(min(-(-chosen.size // _WARPS_PER_BLOCK), 132 * 16))
-            warps = blocks * _WARPS_PER_BLOCK
-            border = cupy.empty(warps * stride, dtype=value_type)
-            scores = cupy.empty(chosen.size, dtype=value_type)
-            kernels.get_function(f"dp_warp<{rows},{kind},{value_name},{stored_name}>")(
-                (blocks,), (32 * _WARPS_PER_BLOCK,),
-                (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, np.int32(chosen.size), np.int32(match),
-                 np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode), np.int32(ins_open),
-                 np.int32(del_open), sub_dev, border, np.int64(stride), scores),
-            )  # fmt: skip
-            results.append(scores)
-            selections.append(chosen)
-        events[1].record()
-        events[1].synchronize()
-        for chosen, scores in zip(selections, results):
-            out[chosen] = scores.get()
+        return np.empty(0, dtype=out_type)
+    t_off, q_off = np.asarray(t_off, dtype=np.int64), np.asarray(q_off, dtype=np.int64)
+    t_len, q_len = np.diff(t_off), np.diff(q_off)
+    pair_t_len, pair_q_len = t_len[plan[:, 0]], q_len[plan[:, 1]]
+    strips = strips_for(pair_q_len)
+    kernels = module(_SOURCE, _kernel_names(kind, value, stored))
+    table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
+    bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
+    shared = q_values is t_values and q_off is t_off
+    sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
+    streamed = [not shared and not kernels_only and _in_order(column, len(off) - 1) for values, off, column in sides]
+    checks = _Checks(cupy, floating)
+    with cupy.cuda.Device():
+        streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(1 if kernels_only else _STREAMS)]
+        device_values = [cupy.empty(values.size, dtype=values.dtype) for values, _, _ in sides]
+        first_event = cupy.cuda.Event()
+        if not kernels_only:
+            first_event.record(streams[0])
+        with streams[0]:
+            t_off_dev, q_off_dev = cupy.asarray(t_off), cupy.asarray(q_off)
+            pair_t_dev, pair_q_dev = cupy.asarray(plan[:, 0]), cupy.asarray(plan[:, 1])
+            sub_dev = cupy.asarray(table)
+            out_dev = cupy.empty(len(plan), dtype=out_type)
+            for (values, _, _), on_device, in_pieces in zip(sides, device_values, streamed):
+                if not in_pieces:
+                    on_device.set(np.ascontiguousarray(values))
+                    if check:
+                        checks.add(on_device)
+            ready = cupy.cuda.Event()
+            ready.record()
+        if kernels_only:
+            streams[0].synchronize()
+            first_event.record(streams[0])
+        for stream in streams[1:]:
+            stream.wait_event(ready)
+        streamed_bytes = sum(values.nbytes for (values, _, _), in_pieces in zip(sides, streamed) if in_pieces)
+        bounds = _pieces(len(plan), streamed_bytes)
+        staging = [_Staging(cupy, values.dtype, len(streams), int(np.diff(off[bounds]).max())) if in_pieces else None
+                   for (values, off, _), in_pieces in zip(sides, streamed)]  # fmt: skip
+        for piece, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+            slot = piece % len(streams)
+            stream = streams[slot]
+            with stream:
+                for (values, off, _), on_device, stage in zip(sides, device_values, staging):
+                    if stage is not None:
+                        lo, hi = int(off[a]), int(off[b])
+                        stage.upload(slot, stream, values[lo:hi], on_device[lo:hi])
+                        if check:
+                            checks.add(on_device[lo:hi])
+                t_dev = device_values[0]
+                q_dev = t_dev if shared else device_values[1]
+                _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan,
+                        t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
+                        mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
+        last_event = cupy.cuda.Event()
+        for stream in streams:
+            stream.synchronize()
+        last_event.record(streams[0])
+        last_event.synchronize()
+        if check:
+            checks.verify(kind, int((pair_t_len + pair_q_len).max()))
+        out = out_dev.get()
     if timings is not None:
-        timings["kernel_s"] = cupy.cuda.get_elapsed_time(events[0], events[1]) / 1e3
+        timings["kernel_s"] = cupy.cuda.get_elapsed_time(first_event, last_event) / 1e3
         timings["total_s"] = time.perf_counter() - start
     return out
+
+
+def _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
+            q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open,
+            del_open, bound, cupy):  # fmt: skip
+    """The kernels for pairs ``a:b`` on the current stream, one launch per strip size present."""
+    piece_strips = strips[a:b]
+    for rows in STRIPS:
+        if piece_strips[0] == rows and piece_strips[-1] == rows and (piece_strips == rows).all():
+            chosen = None  # the whole piece: slices, no gather
+            count = b - a
+        else:
+            chosen = a + np.flatnonzero(piece_strips == rows)
+            count = chosen.size
+            if count == 0:
+                continue
+        index = slice(a, b) if chosen is None else chosen
+        longest_t = int(pair_t_len[index].max())
+        reach = (longest_t + int(pair_q_len[index].max()) + 32 * rows) * bound
+        # The boundary row between chunks of 32 R rows, per warp: only for queries longer than one chunk.
+        chunked = int(pair_q_len[index].max()) > 32 * rows
+        stride = (longest_t + 2) * (2 if kind >= 2 else 1) if chunked else 0
+        if kind == 0 and reach < (1 << 14) and rows >= 16:
+            # Two pairs of one shape per lane, in 16-bit halves (for short strips the extra loads of the second
+            # pair cost more than the halved arithmetic saves: 615 against 1,270 GCUPS at 250).
+            pair_index = np.arange(a, b) if chosen is None else chosen
+            units = _units(pair_index, pair_t_len, pair_q_len).ravel()
+            blocks = int(min(-(-(units.size // 2) // _WARPS_PER_BLOCK), 132 * 16))
+            border = cupy.empty(max(1, blocks * _WARPS_PER_BLOCK * stride), dtype=cupy.uint32)
+            scores = cupy.empty(units.size, dtype=cupy.int64)
+            kernels.get_function(f"nw16_warp<{rows}>")(
+                (blocks,), (32 * _WARPS_PER_BLOCK,),
+                (t_dev, t_off_dev, q_dev, q_off_dev, cupy.asarray(plan[units, 0]), cupy.asarray(plan[units, 1]),
+                 np.int32(units.size // 2), np.int32(match), np.int32(mismatch), np.int32(ins), np.int32(dele),
+                 border, np.int64(stride), scores),
+            )  # fmt: skip
+            out_dev[cupy.asarray(units)] = scores
+            continue
+        if chosen is None:
+            pair_t, pair_q = pair_t_dev[a:b], pair_q_dev[a:b]
+        else:
+            pair_t, pair_q = cupy.asarray(plan[chosen, 0]), cupy.asarray(plan[chosen, 1])
+        blocks = int(min(-(-count // _WARPS_PER_BLOCK), 132 * 16))
+        border = cupy.empty(max(1, blocks * _WARPS_PER_BLOCK * stride), dtype=value_type)
+        direct = chosen is None and out_dev.dtype == value_type
+        scores = out_dev[a:b] if direct else cupy.empty(count, value_type)
+        kernels.get_function(f"dp_warp<{rows},{kind},{value},{stored}>")(
+            (blocks,), (32 * _WARPS_PER_BLOCK,),
+            (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, np.int32(count), np.int32(match),
+             np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode), np.int32(ins_open),
+             np.int32(del_open), sub_dev, border, np.int64(stride), scores),
+        )  # fmt: skip
+        if chosen is None:
+            if not direct:
+                out_dev[a:b] = scores
+        else:
+            out_dev[cupy.asarray(chosen)] = scores

@@ -94,18 +94,24 @@ def cigar_cost(target, query, cigar: str, costs: Costs):
     return total
 
 
-def dtw_reference(target, query, *, mode: str = "full", window: int | None = None):
+def dtw_reference(target, query, *, mode: str = "full", window: int | None = None, float32: bool = False):
     """DTW with |a - b| cost (spec/dp.md): ``full`` M[n][m]; ``open-end`` min over the last row;
     ``subsequence`` free start and end in the target. ``window``: only cells with
     ``-(window + max(0, n - m)) <= j - i <= window + max(0, m - n)`` are allowed (a Sakoe-Chiba band widened
-    on the longer side, as dtaidistance's ``window=window + 1``)."""
-    t, q = list(target), list(query)
+    on the longer side, as dtaidistance's ``window=window + 1``). With ``float32`` every value is a NumPy
+    float32 scalar, so each cell is rounded to float32 where it is made (|a - b|, then the sum)."""
+    if float32:
+        t, q = [np.float32(x) for x in target], [np.float32(x) for x in query]
+        infinite, zero = np.float32(INF), np.float32(0)
+    else:
+        t, q = list(target), list(query)
+        infinite, zero = INF, 0
     m, n = len(t), len(q)
-    M = [[INF] * (m + 1) for _ in range(n + 1)]
-    M[0][0] = 0
+    M = [[infinite] * (m + 1) for _ in range(n + 1)]
+    M[0][0] = zero
     if mode == "subsequence":
         for j in range(m + 1):
-            M[0][j] = 0
+            M[0][j] = zero
     for i in range(1, n + 1):
         for j in range(1, m + 1):
             if window is not None and (i - j > window + max(0, n - m) or j - i > window + max(0, m - n)):
@@ -115,8 +121,8 @@ def dtw_reference(target, query, *, mode: str = "full", window: int | None = Non
     if mode == "full":
         return M[n][m]
     if n == 0:
-        return 0 if mode == "subsequence" or m == 0 else INF
-    return min(M[n][1:]) if m else INF
+        return zero if mode == "subsequence" or m == 0 else infinite
+    return min(M[n][1:]) if m else infinite
 
 
 def is_integer_valued(values) -> bool:

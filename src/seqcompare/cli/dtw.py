@@ -13,7 +13,12 @@ def add_parser(subparsers) -> None:
         formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("signals", help=".npy or text/CSV file of signals ('-': text on standard input)")
-    parser.add_argument("queries", nargs="?", help="a second file: pairs by order")
+    parser.add_argument("queries", nargs="?", help="a second file: pairs by order (one series in either file: "
+                        "that series against every one of the other)")
+    parser.add_argument("--query", metavar="FILE",
+                        help="search: every series of FILE against every series of SIGNALS (pairs: i the signal, "
+                             "j the query), each query sent to the GPU once. Text queries take float32 when the "
+                             "signals are a float32 .npy")  # fmt: skip
     parser.add_argument("--mode", choices=("full", "open-end", "subsequence"), default="full",
                         help="full: the whole of both series; open-end: the signal may end early (the minimum over "
                              "the last row); subsequence: the query may match any stretch of the signal")  # fmt: skip
@@ -29,7 +34,11 @@ def add_parser(subparsers) -> None:
 
 def run_command(args) -> int:
     check_cluster_options(args)
-    prepare(args, [args.signals, args.queries], start_cuda=args.cluster == "none" and not args.scheduler)
+    if args.query and args.queries:
+        from ..errors import InputError
+
+        raise InputError("give queries either as a second file (pairs by order) or with --query (a search), not both")
+    prepare(args, [args.signals, args.queries, args.query], start_cuda=args.cluster == "none" and not args.scheduler)
     log = Log(args.quiet)
 
     import time
@@ -39,15 +48,31 @@ def run_command(args) -> int:
     from ..io.signals import read_signals
     from .align import log_rate
 
+    import numpy as np
+
     signals = read_signals(args.signals, args.skip_columns)
-    queries = read_signals(args.queries, args.skip_columns) if args.queries else None
+    queries = read_signals(args.queries or args.query, args.skip_columns) if (args.queries or args.query) else None
+    pairs = None
+    if args.query:
+        n_signals, n_queries = len(signals), len(queries)
+        if n_queries > 1:
+            pairs = np.stack([np.tile(np.arange(n_signals), n_queries), np.repeat(np.arange(n_queries), n_signals)], 1)
+        elif n_signals == 1:
+            pairs = np.zeros((1, 2), dtype=np.int64)
+    if isinstance(signals, np.ndarray) and signals.dtype == np.float32 and isinstance(queries, list):
+        # Text has no width of its own: a text query of float32 signals is read as float32.
+        queries = [q.astype(np.float32) for q in queries]
     with dask_client(args, log) as client:
         started = time.perf_counter()
-        result = dtw(signals, queries, mode=args.mode, window=args.window, threads=args.threads,
+        result = dtw(signals, queries, mode=args.mode, window=args.window, pairs=pairs, threads=args.threads,
                      device=args.device, progress=log.progress, client=client)  # fmt: skip
     log_rate(log, "DTW distances", result, time.perf_counter() - started)
+    scores = result.scores.tolist()
+    if result.scores.dtype == np.float32:  # the shortest text that reads back as the same float32
+        scores = [np.format_float_positional(v, unique=True, trim="0") if np.isfinite(v) else repr(float(v))
+                  for v in result.scores]  # fmt: skip
     lines = ["i\tj\tdistance"] + [f"{i}\t{j}\t{value!r}" if isinstance(value, float) else f"{i}\t{j}\t{value}"
-                                   for (i, j), value in zip(result.pairs.tolist(), result.scores.tolist())]  # fmt: skip
+                                   for (i, j), value in zip(result.pairs.tolist(), scores)]  # fmt: skip
     with open_output(args.output) as out:
         out.write(("\n".join(lines) + "\n").encode())
     return 0

@@ -2,6 +2,7 @@
 
 Text lines hold numbers separated by commas and/or whitespace (UCR ``.csv`` files, plain columns); lines may
 differ in length. Integers stay integers (exact DTW); any decimal point or exponent makes every series float64.
+A ``.npy`` array keeps its dtype (float32 signals give float32 DTW).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 from ..errors import InputError
 
 
-def _read_npy(path: str) -> list:
+def _read_npy(path: str) -> np.ndarray:
     try:
         array = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -34,7 +35,7 @@ def _read_npy(path: str) -> list:
     if array.dtype.kind == "f" and not np.isfinite(array).all():
         row = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
         raise InputError(f"{path}: series {row + 1} holds NaN or infinity")
-    return list(array)
+    return array  # 2-D, in its own dtype: DTW reads it in place (float32 stays float32)
 
 
 def _parse_text(path: str, text: str, skip: int) -> list:
@@ -78,7 +79,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def read_signals(path: str | os.PathLike, skip_columns: int = 0) -> list:
+def read_signals(path: str | os.PathLike, skip_columns: int = 0):
     """Read signals for :func:`seqcompare.dtw`.
 
     Parameters
@@ -90,8 +91,9 @@ def read_signals(path: str | os.PathLike, skip_columns: int = 0) -> list:
 
     Returns
     -------
-    list of ndarray
-        One int64 or float64 array per series (all float64 when any text value is a decimal).
+    ndarray or list of ndarray
+        A ``.npy`` file's 2-D array as stored (int or float, any width); from text, one int64 or float64 array
+        per series (all float64 when any text value is a decimal).
 
     Raises
     ------
