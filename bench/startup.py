@@ -1,0 +1,85 @@
+"""Start-up of every subcommand on a tiny input, as a user runs it (issue 17, goal 7): the wall time of the whole
+``seqcompare`` process, warm (Numba's cache filled by an earlier run) and cold (an empty cache: every kernel the
+command needs compiled in that run).
+
+Usage::
+
+    python bench/startup.py --out DIR [--repeats 7] [--cold]
+
+Tiny inputs: 3 FASTA genomes of 60 bases (hamming, align), 2 reads against 2 signatures (scan), 3 series of 8
+(dtw), a 4-sample VCF of 6 SNPs (ccc). Writes ``results_startup.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def write_inputs(folder: str) -> dict:
+    def path(name, text):
+        full = os.path.join(folder, name)
+        with open(full, "w") as handle:
+            handle.write(text)
+        return full
+
+    genomes = path("g.fa", ">a\n" + "ACGT" * 15 + "\n>b\n" + "ACGA" * 15 + "\n>c\n" + "ACCT" * 15 + "\n")
+    reads = path("r.fq", "@r1\n" + "ACGTTGCA" * 8 + "\n+\n" + "I" * 64 + "\n@r2\n" + "TTTTACGT" * 8 + "\n+\n" + "I" * 64 + "\n")
+    signatures = path("s.fa", ">s1\nACGTTGCAAC\n>s2\nGGGGCCCCAA\n")
+    series = path("x.csv", "1,2,3,4,5,6,7,8\n2,3,4,5,6,7,8,9\n0,0,1,1,2,2,3,3\n")
+    header = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\ts1\ts2\ts3\ts4\n"
+    rows = "".join(f"1\t{100 + k}\tv{k}\tA\tG\t.\tPASS\t.\tGT\t0|1\t1|1\t0|0\t{k % 2}|0\n" for k in range(6))
+    vcf = path("v.vcf", header + rows)
+    return {"hamming": ["hamming", genomes], "align": ["align", genomes, "--all-vs-all"],
+            "scan": ["scan", reads, signatures], "dtw": ["dtw", series], "ccc": ["ccc", vcf]}  # fmt: skip
+
+
+def wall(command: list, environment: dict) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, env=environment)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr.decode()}")
+    return elapsed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--cold", action="store_true", help="also time each command once on an empty Numba cache")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    report = {"command": " ".join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]),
+              "date": time.strftime("%Y-%m-%d %H:%M:%S"), "cpus": os.cpu_count(), "rows": {}}  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        commands = write_inputs(folder)
+        for name, arguments in commands.items():
+            command = [sys.executable, "-m", "seqcompare", *arguments, "-o", os.path.join(folder, f"{name}.out")]
+            entry = {}
+            if args.cold:
+                cache = os.path.join(folder, f"cache-{name}")
+                environment = dict(os.environ, NUMBA_CACHE_DIR=cache)
+                entry["cold_s"] = wall(command, environment)
+                shutil.rmtree(cache, ignore_errors=True)
+            environment = dict(os.environ)
+            wall(command, environment)  # fill the cache
+            runs = [wall(command, environment) for _ in range(args.repeats)]
+            entry.update(warm_median_s=statistics.median(runs), warm_runs_s=runs)
+            report["rows"][name] = entry
+            cold = f"  cold {entry['cold_s']:.2f} s" if args.cold else ""
+            print(f"{name:8s} warm {entry['warm_median_s']:.3f} s{cold}", flush=True)
+    with open(os.path.join(args.out, "results_startup.json"), "w") as handle:
+        json.dump(report, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
