@@ -230,6 +230,24 @@ def _spread(t_values, q_values) -> int:
     return max(int(t_values.max(initial=0)), int(q_values.max(initial=0))) - low
 
 
+def _checked_on_host(t_values, q_values, t_len, q_len, gpu: bool) -> bool:
+    """Whether every DTW distance of these pairs provably fits 32 bits (the narrow kernels), after refusing
+    integers that could pass the exact 64-bit range (or, for the GPU, 2**29) and floats that are not finite."""
+    if t_values.dtype.kind != "i":
+        if not (np.isfinite(t_values).all() and np.isfinite(q_values).all()):
+            raise InputError("signals contain NaN or infinity")
+        return False
+    if not len(t_len):
+        return False
+    reach = int((t_len + q_len).max()) * _spread(t_values, q_values)
+    if reach >= _LIMIT:
+        raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
+    if gpu and reach >= (1 << 29):
+        raise InputError("on the GPU, DTW needs integer signals whose distances stay below 2**29; use "
+                         "device='cpu' (exact in 64 bits) or give floats")  # fmt: skip
+    return reach < (1 << 29)
+
+
 def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         threads: int | None = None, device: str = "cpu", progress=False, client=None) -> PairScores:  # fmt: skip
     """Dynamic time warping with |x - y| cost of many pairs of signals in one call.
@@ -285,31 +303,18 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
     integer = t_values.dtype.kind == "i"
     mode_code, band = DTW_MODES[mode], -1 if window is None else window
     gpu = _use_gpu(device, window is None, "DTW needs no window", client)
-    if gpu and client is None:
-        # The GPU checks the values where it reads them (range, or finiteness), and refuses what its 32-bit
-        # integer DP cannot hold exactly.
-        narrow = None
-    else:
-        narrow = False
-        if integer and len(plan):
-            reach = int((t_len + q_len).max()) * _spread(t_values, q_values)
-            if reach >= _LIMIT:
-                raise InputError("DTW distances of these integer signals could pass the exact 64-bit range; give floats")
-            narrow = reach < (1 << 29)
-            if gpu and not narrow:
-                raise InputError("on the GPU, DTW needs integer signals whose distances stay below 2**29; use "
-                                 "device='cpu' (exact in 64 bits) or give floats")  # fmt: skip
-        elif not integer and not (np.isfinite(t_values).all() and np.isfinite(q_values).all()):
-            raise InputError("signals contain NaN or infinity")
+    # In one process the GPU checks the values where it reads them (range, or finiteness), and refuses what its
+    # 32-bit integer DP cannot hold exactly; elsewhere they are checked here first.
+    narrow = None if gpu and client is None else _checked_on_host(t_values, q_values, t_len, q_len, gpu)
     scorer = DTWScorer(t_values, t_off, q_values, q_off, mode_code, band, narrow)
-    executor = _executor(client, device, gpu, threads)
     try:
-        raw = run(PairWork(scorer, plan), Concatenation(), executor, progress, "dtw")
+        raw = run(PairWork(scorer, plan), Concatenation(), _executor(client, device, gpu, threads), progress, "dtw")
     except InputError:
         if device != "auto" or narrow is not None:
             raise
-        # "auto": what the GPU's 32-bit DP refused runs exactly on the CPU.
-        return dtw(a, b, mode=mode, window=window, pairs=pairs, threads=threads, device="cpu", progress=progress)
+        # "auto": what the GPU's 32-bit DP refused runs exactly on the CPU (after the CPU's own checks).
+        scorer.narrow = _checked_on_host(t_values, q_values, t_len, q_len, False)
+        raw = run(PairWork(scorer, plan), Concatenation(), SerialExecutor(threads), progress, "dtw")
     result_dtype = np.int64 if integer else t_values.dtype
     raw = np.asarray(raw, dtype=result_dtype)
     if integer:

@@ -135,7 +135,7 @@ class _Checks:
             return
         cupy = self.cupy
         if self.floating:
-            self.found.append(cupy.stack([(~cupy.isfinite(values)).any().astype(cupy.float64)]))
+            self.found.append(cupy.stack([cupy.isfinite(values).all().astype(cupy.float64)]))
         else:
             self.found.append(cupy.stack([values.min().astype(cupy.float64), values.max().astype(cupy.float64)]))
 
@@ -144,7 +144,7 @@ class _Checks:
             return
         found = self.cupy.stack(self.found).get()
         if self.floating:
-            if found.any():
+            if not found.all():  # one "all finite" flag per piece
                 raise InputError("signals contain NaN or infinity")
             return
         low, high = float(found[:, 0].min()), float(found[:, 1].max())

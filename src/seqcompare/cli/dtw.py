@@ -68,9 +68,8 @@ def run_command(args) -> int:
                      device=args.device, progress=log.progress, client=client)  # fmt: skip
     log_rate(log, "DTW distances", result, time.perf_counter() - started)
     scores = result.scores.tolist()
-    if result.scores.dtype == np.float32:  # the shortest text that reads back as the same float32
-        scores = [np.format_float_positional(v, unique=True, trim="0") if np.isfinite(v) else repr(float(v))
-                  for v in result.scores]  # fmt: skip
+    if result.scores.dtype == np.float32:  # NumPy's shortest text that reads back as the same float32, in C
+        scores = result.scores.astype(str).tolist()
     lines = ["i\tj\tdistance"] + [f"{i}\t{j}\t{value!r}" if isinstance(value, float) else f"{i}\t{j}\t{value}"
                                    for (i, j), value in zip(result.pairs.tolist(), scores)]  # fmt: skip
     with open_output(args.output) as out:
