@@ -25,6 +25,19 @@ COSTS = {
 }  # fmt: skip
 
 
+@pytest.fixture(params=["cpu", "numpy", pytest.param("cuda", marks=pytest.mark.gpu)])
+def device(request, monkeypatch):
+    """Where the API scores the pairs: the compiled CPU kernels ("cpu", small batches too), the NumPy sweep that
+    small batches take by default (seqcompare.align.diagonals, made to take every batch), or the GPU."""
+    from seqcompare.align import diagonals
+
+    every = request.param == "numpy"
+    monkeypatch.setattr(diagonals, "SMALL_DIAGONALS", 1 << 62 if every else -1)
+    monkeypatch.setattr(diagonals, "SMALL_CELLS", 1 << 62 if every else -1)
+    monkeypatch.setattr(diagonals, "SWEEP_BUDGET_S", np.inf)
+    return "cpu" if every else request.param
+
+
 def random_sequences(rng, count, low, high):
     return ["".join(rng.choice(list("ACGTN" if low else "ACGT"), rng.integers(low, high + 1))) for _ in range(count)]
 
@@ -33,20 +46,19 @@ def codes(text):
     return SequenceSet.from_strings([text]).codes
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", COSTS)
 def test_nw_scores_and_cigars_equal_the_oracle(rng, device, name):
     costs = COSTS[name]
     targets = random_sequences(rng, 40, 0, 30) + ["", "A", "", "ACGT"]
     queries = random_sequences(rng, 40, 0, 30) + ["", "", "C", "A"]
     result = align(targets, queries, costs=costs, cigar=True, device=device)
+    plain = align(targets, queries, costs=costs, device=device)
     for k, (t, q) in enumerate(zip(targets, queries)):
         expected = costs.sign * nw_reference(codes(t), codes(q), costs)
-        assert result.scores[k] == expected
+        assert result.scores[k] == expected and plain.scores[k] == expected
         assert costs.sign * cigar_cost(codes(t), codes(q), result.cigars[k], costs) == expected
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("length", [100, 250, 1000])
 def test_nw_long_pairs(rng, device, length):
     targets, queries = random_sequences(rng, 2, length, length), random_sequences(rng, 2, length, length)
@@ -101,6 +113,24 @@ def test_narrower_simd_widths_give_the_same_scores(width):
         assert line == str(expected)
 
 
+def test_small_batches_skip_the_compiler_until_the_sweep_has_cost_as_much(monkeypatch):
+    from seqcompare.align import diagonals
+
+    # A few short pairs are scored by NumPy alone: the process never imports Numba.
+    script = ("import sys, numpy as np\n"
+              "from seqcompare.align.api import align, dtw\n"
+              "print(align(['ACGTAC', 'ACGAAC', 'TTT']).scores.tolist(), dtw(np.array([[1, 2, 3], [2, 3, 5]])).scores.tolist(),"
+              " 'numba' in sys.modules)\n")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[1,", "5,", "6]", "[3]", "False"]
+    short, long = np.array([60, 60, 60]), np.array([300, 300])
+    monkeypatch.setattr(diagonals, "_spent_s", [0.0])
+    assert diagonals.is_small(short, short) and not diagonals.is_small(long, long)
+    # once the sweep has cost as much as loading the kernels, the compiled kernels take every batch
+    monkeypatch.setattr(diagonals, "_spent_s", [diagonals.SWEEP_BUDGET_S])
+    assert not diagonals.is_small(short, short)
+
+
 def test_all_vs_all_and_explicit_pairs(rng):
     seqs = random_sequences(rng, 6, 5, 20)
     everything = align(seqs)
@@ -124,7 +154,6 @@ def test_real_nanopore_reads():
         assert result.scores[k] == nw_reference(pieces[k], pieces[3 + k], Costs.seed(0, 1, 1, 2))
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
 @pytest.mark.parametrize("window", [None, 0, 3])
 @pytest.mark.parametrize("kind", ["int", "float"])
@@ -145,7 +174,6 @@ def test_dtw_equals_the_oracle(rng, device, mode, window, kind):
         assert result.scores[k] == pytest.approx(expected, rel=1e-9, abs=0) if kind == "float" else result.scores[k] == expected
 
 
-@pytest.mark.parametrize("device", DEVICES)
 def test_dtw_edge_cases(device):
     assert dtw([[]], [[]], device=device).scores.tolist() == [0]
     assert dtw([np.array([3.0])], [np.array([])], device=device).scores.tolist() == [np.inf]
@@ -316,7 +344,6 @@ def test_gpu_length_10000_and_real_data(rng):
     assert np.array_equal(dtw(quantised).scores, dtw(quantised, device="cuda").scores)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
 def test_float32_dtw_is_bit_equal_to_a_float32_oracle(rng, device, mode):
     a = [rng.normal(scale=100, size=rng.integers(1, 40)).astype(np.float32) for _ in range(25)]
@@ -330,7 +357,6 @@ def test_float32_dtw_is_bit_equal_to_a_float32_oracle(rng, device, mode):
     assert wide.scores.dtype == np.float64 and not np.array_equal(wide.scores.astype(np.float32), result.scores)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
                                    np.float32, np.float64])  # fmt: skip
 def test_dtw_of_2d_arrays_in_their_own_dtype(rng, device, dtype):
@@ -353,7 +379,6 @@ def test_dtw_of_2d_arrays_in_their_own_dtype(rng, device, dtype):
     assert np.array_equal(dtw(np.asfortranarray(a), np.asfortranarray(b), device=device).scores, result.scores)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", ["full", "subsequence"])
 def test_one_query_against_a_database(rng, device, mode):
     database = rng.integers(-100, 100, (40, 50)).astype(np.int32)
@@ -370,7 +395,6 @@ def test_one_query_against_a_database(rng, device, mode):
         dtw(database[:3], database[:2], device=device)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 def test_align_reads_2d_uint8_codes_in_place(rng, device):
     targets = rng.integers(0, 5, (30, 60)).astype(np.uint8)
     queries = rng.integers(0, 5, (30, 60)).astype(np.uint8)

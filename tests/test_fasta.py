@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from seqcompare.errors import InputError
-from seqcompare.io.fasta import duplicated_names, read_alignment
+from seqcompare.io.fasta import duplicated_names, read_alignment, read_sequences
 
 
 def write(tmp_path, name, content: bytes):
@@ -161,26 +161,39 @@ def test_small_inputs_parse_exactly_as_the_compiled_scan_does(tmp_path, rng, mon
     import seqcompare.io.fasta as fasta
 
     agreed = {"parsed": 0, "failed": 0}
+    small = fasta.SMALL_BYTES  # before the loop below patches it
     for case in range(300):
         path = write(tmp_path, f"{case}.fa", random_fasta(rng))
         outcomes = []
-        for small_bytes in (fasta.SMALL_BYTES, -1):  # NumPy where it can, then the compiled scan alone
+        for small_bytes in (small, -1):  # NumPy where it can, then the compiled scan alone
             monkeypatch.setattr(fasta, "SMALL_BYTES", small_bytes)
             try:
                 alignment = read_alignment(path)
                 outcomes.append(("ok", alignment.names, alignment.sequences.tobytes(), alignment.sequences.shape))
             except InputError as exc:
                 outcomes.append(("error", str(exc)))
+            for iupac_as_n in (False, True):  # unaligned sequences (any lengths) as base codes
+                try:
+                    found = read_sequences(path, iupac_as_n=iupac_as_n)
+                    outcomes[-1] += ("ok", found.names, found.codes.tobytes(), found.offsets.tolist())
+                except InputError as exc:
+                    outcomes[-1] += ("error", str(exc))
         assert outcomes[0] == outcomes[1], path
         agreed["parsed" if outcomes[0][0] == "ok" else "failed"] += 1
     assert agreed["parsed"] > 150 and agreed["failed"] > 20
 
 
 def test_well_formed_small_inputs_take_numpy_and_the_rest_the_compiled_scan():
-    from seqcompare.io.fasta import _parse_well_formed
+    from seqcompare.io.fasta import _parse_sequences_well_formed, _parse_well_formed
+    from seqcompare.io.sequences import code_table
 
     image = np.frombuffer(b">a x\r\nAC\r\nGT\r\n\r\n>b\nACGT", np.uint8)
     names, sequences = _parse_well_formed(image)
     assert names == ["a", "b"] and sequences.tobytes() == b"ACGTACGT"
     for irregular in (b">a\nAC GT\n", b">a\nACGT\n>b\nACG\n", b"x\n>a\nAC\n", b"", b">a\nA!\n"):
         assert _parse_well_formed(np.frombuffer(irregular, np.uint8)) is None, irregular
+    # unaligned sequences: unequal lengths and empty records are well formed; IUPAC codes only when read as N
+    names, codes, offsets = _parse_sequences_well_formed(np.frombuffer(b">a\nAC\nGU\n>b\n>c\nNY", np.uint8),
+                                                         code_table(iupac_as_n=True))  # fmt: skip
+    assert names == ["a", "b", "c"] and codes.tolist() == [0, 1, 2, 3, 4, 4] and offsets.tolist() == [0, 4, 4, 6]
+    assert _parse_sequences_well_formed(np.frombuffer(b">c\nNY", np.uint8), code_table()) is None

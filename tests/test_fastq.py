@@ -6,7 +6,7 @@ import pytest
 from seqcompare.errors import InputError
 from seqcompare.io.fasta import read_sequences
 from seqcompare.io.fastq import read_fastq
-from seqcompare.io.sequences import SequenceSet, record_sums, reverse_complement
+from seqcompare.io.sequences import SequenceSet, code_table, record_sums, reverse_complement
 
 
 def write(tmp_path, name, content: bytes):
@@ -126,3 +126,59 @@ def test_gpu_packing_layout_round_trips_on_the_cpu(rng):
     quality = np.arange(20, dtype=np.uint8)
     sums = window_sums(quality, np.array([0, 5, 20]), np.array([1, 0]), np.array([2, 0]), np.array([3, 5]))
     assert sums.tolist() == [7 + 8 + 9, 0 + 1 + 2 + 3 + 4]
+
+
+def random_fastq(rng) -> bytes:
+    """Small FASTQ texts, mostly plain four-line records, some wrapped, with CRLF, blank lines, bad bytes or
+    lengths, or truncated."""
+    out = []
+    for k in range(int(rng.integers(0, 12))):
+        length = int(rng.integers(0, 40))
+        sequence = bytes(rng.choice(list(b"ACGTNacgtnU"), length).tolist())
+        quality = bytes((33 + rng.integers(0, 45, length)).tolist())
+        if rng.random() < 0.05 and length:
+            sequence = sequence[:-1] + bytes([int(rng.choice([ord("X"), ord("R"), 32, ord("@")]))])
+        if rng.random() < 0.05 and length:
+            quality = quality[:-1] + bytes([int(rng.choice([32, 127, 10]))])
+        if rng.random() < 0.05:
+            quality = quality[: max(0, length - 1)] + (b"I" if rng.random() < 0.5 else b"")
+        end = b"\r\n" if rng.random() < 0.2 else b"\n"
+        lines = [f"@read{k}{' comment' if rng.random() < 0.3 else ''}".encode(), sequence, b"+", quality]
+        if rng.random() < 0.1 and length > 3:  # wrapped
+            lines = [lines[0], sequence[:3], sequence[3:], b"+", quality[:3], quality[3:]]
+        out.append(end.join(lines) + end + (end if rng.random() < 0.05 else b""))
+    text = b"".join(out)
+    return text[:-1] if rng.random() < 0.2 else text
+
+
+def test_small_plain_fastq_parses_exactly_as_the_compiled_passes(tmp_path, rng, monkeypatch):
+    import seqcompare.io.fastq as fastq
+
+    small = fastq.SMALL_BYTES  # before the loop below patches it
+    outcomes_seen = set()
+    for case in range(300):
+        path = write(tmp_path, f"{case}.fq", random_fastq(rng))
+        outcomes = []
+        for small_bytes in (small, -1):  # NumPy where it can, then the compiled passes alone
+            monkeypatch.setattr(fastq, "SMALL_BYTES", small_bytes)
+            for iupac_as_n in (False, True):
+                try:
+                    found = read_fastq(path, iupac_as_n=iupac_as_n, threads=2)
+                    outcomes.append(("ok", found.names, found.codes.tolist(), found.quality.tolist(),
+                                     found.offsets.tolist()))  # fmt: skip
+                except InputError as exc:
+                    outcomes.append(("error", str(exc)))
+        assert outcomes[:2] == outcomes[2:], path
+        outcomes_seen.add(outcomes[0][0])
+    assert outcomes_seen == {"ok", "error"}
+    assert fastq._parse_four_line_records(np.frombuffer(b"@a x\r\nAC\r\n+\r\nI#", np.uint8), code_table()) is not None
+
+
+@pytest.mark.parametrize("small_bytes", [None, -1])
+def test_a_last_line_without_a_newline(tmp_path, monkeypatch, small_bytes):
+    import seqcompare.io.fastq as fastq
+
+    if small_bytes is not None:  # the compiled passes (they once read a phantom record after such a line)
+        monkeypatch.setattr(fastq, "SMALL_BYTES", small_bytes)
+    reads = read_fastq(write(tmp_path, "a.fq", b"@a\nACGT\n+\nIIII\n@b\nAC\n+\nII"))
+    assert reads.names == ["a", "b"] and reads.offsets.tolist() == [0, 4, 6]

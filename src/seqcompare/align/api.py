@@ -15,8 +15,7 @@ from .. import validation
 from ..allpairs import Concatenation, GpuExecutor, SerialExecutor, executor_for_client, run
 from ..errors import InputError
 from .batch import DTW_MODES, DTWScorer, NWScorer
-from .costs import Costs
-from .kernels import BIG
+from .costs import BIG, Costs
 from .work import PairWork
 
 _LIMIT = 1 << 59  # no score may come near int64's range: refuse, never wrap

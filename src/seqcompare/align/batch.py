@@ -14,11 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._simd import lanes_of
 from ..progress import SILENT
-from .costs import Costs
-from .kernels import BIG, dtw_lanes, dtw_pairs, nw_pairs, nw_traceback
-from .strips import nw_groups_affine, nw_groups_linear
+from .costs import BIG, Costs
+from .diagonals import dtw_small, is_small, nw_small
 
 DTW_MODES = {"full": 0, "open-end": 1, "subsequence": 2}
 
@@ -131,6 +129,8 @@ def cigar_string(ops: np.ndarray) -> str:
 def cigars(t_codes, t_off, q_codes, q_off, plan, costs: Costs, scores, threads) -> list:
     """CIGARs by compiled traceback (threads over pairs); each alignment's cost is checked against the
     batch's score for that pair."""
+    from .kernels import nw_traceback
+
     cost_by_query = np.ascontiguousarray(np.asarray(costs.substitution, dtype=np.int64).T)
     steps = [np.int64(x) for x in (costs.insert_open, costs.insert_extend, costs.delete_open, costs.delete_extend)]
 
@@ -166,6 +166,15 @@ class NWScorer:
         t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
         longest = int((t_len + q_len).max()) if len(plan) else 0
         sub = np.ascontiguousarray(costs.substitution, dtype=np.int64)
+        if not self.cigar and is_small(t_len, q_len):  # a few short pairs: NumPy alone, no compiler to load
+            raw = nw_small(self.t_codes, self.t_off, self.q_codes, self.q_off, plan, sub, costs.insert_open,
+                           costs.insert_extend, costs.delete_open, costs.delete_extend)  # fmt: skip
+            report.update(len(plan))
+            return raw, self._cigars(plan, raw, threads)
+        from .._simd import lanes_of
+        from .kernels import nw_pairs
+        from .strips import nw_groups_affine, nw_groups_linear
+
         simple = match_mismatch(sub)
         reach = longest * costs.bound
         linear = costs.insert_open == 0 and costs.delete_open == 0
@@ -230,6 +239,12 @@ class DTWScorer:
     def cpu(self, plan: np.ndarray, threads: int | None, report=SILENT):
         integer = self.integer
         t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
+        if is_small(t_len, q_len):  # a few short pairs: NumPy alone, no compiler to load
+            raw = dtw_small(self.t_values, self.t_off, self.q_values, self.q_off, plan, self.mode, self.band)
+            report.update(len(plan))
+            return raw
+        from .kernels import dtw_lanes, dtw_pairs
+
         mode, band = np.int64(self.mode), np.int64(self.band)
         if not integer or self.narrow:
             # Many pairs per SIMD lane group (floats, or int32 while every distance provably fits).

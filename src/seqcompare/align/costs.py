@@ -9,6 +9,7 @@ import numpy as np
 from .. import validation
 
 BASES = "ACGTN"  # codes 0..4 of seqcompare.io.sequences; substitution tables are indexed by them
+BIG = np.int64(1) << np.int64(60)  # "unreachable" for integer DP; far from overflow when costs are added
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,7 @@ import numpy as np
 
 from .._intrinsics import add_narrow, min_narrow, sub_narrow
 from .._jit import jit
-
-BIG = np.int64(1) << np.int64(60)  # "unreachable" for integer DP; far from overflow when costs are added
+from .costs import BIG
 
 
 @jit

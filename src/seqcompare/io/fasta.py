@@ -264,10 +264,10 @@ def _decode_name(header: bytes) -> str:
 SMALL_BYTES = 16 << 20
 
 
-def _parse_well_formed(image: np.ndarray):
-    """``(names, sequences)`` of a well-formed FASTA image by NumPy alone, or None for the compiled scan (any
-    irregularity: text before the first record, whitespace or an illegal byte inside a sequence line, records of
-    unequal length, no record)."""
+def _well_formed_lines(image: np.ndarray):
+    """The lines of a FASTA image by NumPy alone: ``(starts, stops, headers, lines, sequence)``, line bounds
+    without line ends or CRs, the indices of the header and sequence lines (empty lines dropped), and every
+    sequence byte in order. None where the image does not open with a record."""
     size = image.size
     if size == 0 or image[0] != 62:
         return None
@@ -290,16 +290,50 @@ def _parse_well_formed(image: np.ndarray):
     lines = np.flatnonzero(~header)
     for h in headers:
         sequence_byte[starts[h] : stops[h]] = False
-    sequence = image[sequence_byte]
-    if not _ALLOWED[sequence].all():
-        return None  # whitespace inside a line, or an illegal byte: the compiled scan words the error
+    return starts, stops, headers, lines, image[sequence_byte]
+
+
+def _record_lengths(starts, stops, headers, lines) -> np.ndarray:
     record_of_line = np.searchsorted(headers, lines) - 1
     lengths = np.bincount(record_of_line, weights=stops[lines] - starts[lines], minlength=headers.size)
+    return lengths.astype(np.int64)
+
+
+def _header_names(image, starts, stops, headers) -> list[str]:
+    return [_decode_name(image[starts[h] + 1 : stops[h]].tobytes()) for h in headers]
+
+
+def _parse_well_formed(image: np.ndarray):
+    """``(names, sequences)`` of a well-formed FASTA image by NumPy alone, or None for the compiled scan (any
+    irregularity: text before the first record, whitespace or an illegal byte inside a sequence line, records of
+    unequal length, no record)."""
+    found = _well_formed_lines(image)
+    if found is None:
+        return None
+    starts, stops, headers, lines, sequence = found
+    if not _ALLOWED[sequence].all():
+        return None  # whitespace inside a line, or an illegal byte: the compiled scan words the error
+    lengths = _record_lengths(starts, stops, headers, lines)
     length = int(lengths[0]) if lengths.size else 0
     if not np.all(lengths == length):
         return None
-    names = [_decode_name(image[starts[h] + 1 : stops[h]].tobytes()) for h in headers]
-    return names, sequence.reshape(headers.size, length)
+    return _header_names(image, starts, stops, headers), sequence.reshape(headers.size, length)
+
+
+def _parse_sequences_well_formed(image: np.ndarray, translate: np.ndarray):
+    """``(names, codes, offsets)`` of a well-formed FASTA image of unaligned sequences by NumPy alone, or None
+    for the compiled scan (text before the first record, whitespace inside a line, a byte ``translate`` refuses,
+    no record): that scan words every error."""
+    found = _well_formed_lines(image)
+    if found is None:
+        return None
+    starts, stops, headers, lines, sequence = found
+    codes = translate[sequence]
+    if headers.size == 0 or (codes == 255).any():
+        return None
+    offsets = np.zeros(headers.size + 1, dtype=np.int64)
+    np.cumsum(_record_lengths(starts, stops, headers, lines), out=offsets[1:])
+    return _header_names(image, starts, stops, headers), codes, offsets
 
 
 def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Alignment:
@@ -440,11 +474,16 @@ def read_sequences(path: str | os.PathLike, *, iupac_as_n: bool = False):
 
     source = os.fspath(path)
     image = np.frombuffer(read_bytes(source), dtype=np.uint8)
+    translate = code_table(iupac_as_n)
+    if image.size <= SMALL_BYTES:
+        parsed = _parse_sequences_well_formed(image, translate)
+        if parsed is not None:
+            return SequenceSet(parsed[0], parsed[1], parsed[2], None, source)
     line_ends = _line_ends(image)
     starts, ends = _record_headers(image, line_ends)
     codes = np.empty(image.size, dtype=np.uint8)
     offsets = np.zeros(starts.size + 1, dtype=np.int64)
-    status, record, offset, byte = _copy_sequences(image, line_ends, code_table(iupac_as_n), codes, offsets)
+    status, record, offset, byte = _copy_sequences(image, line_ends, translate, codes, offsets)
 
     def name_of(index: int) -> str:
         return _decode_name(image[starts[index] : ends[index]].tobytes())

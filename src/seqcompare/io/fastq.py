@@ -14,7 +14,7 @@ import numpy as np
 
 from .._jit import jit
 from ..errors import InputError
-from .fasta import _decode_name, _line_ends, _piece_starts, read_bytes
+from .fasta import SMALL_BYTES, _decode_name, _line_ends, _piece_starts, read_bytes
 from .sequences import ILLEGAL, SequenceSet, code_table, illegal_base_message
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
@@ -108,6 +108,46 @@ def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, code
     return _OK, 0, 0, 0
 
 
+def _parse_four_line_records(image: np.ndarray, translate: np.ndarray):
+    """``(names, codes, offsets, quality)`` of a FASTQ image of plain four-line records, by NumPy alone; None
+    for anything else (wrapped records, blank lines, a bad byte or length, no record), which the compiled passes
+    read or word as an error."""
+    if image.size == 0 or image[0] != 64:
+        return None
+    ends = np.flatnonzero(image == 10)
+    if not ends.size or ends[-1] != image.size - 1:
+        ends = np.append(ends, image.size)
+    if ends.size % 4:
+        return None
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    stops = ends - ((image[np.maximum(ends - 1, 0)] == 13) & (ends > starts))  # CR is not content
+    header, bases, plus, scores = (slice(k, None, 4) for k in range(4))
+    lengths = stops[bases] - starts[bases]
+    if (stops[header] == starts[header]).any() or (stops[plus] == starts[plus]).any():
+        return None
+    if not ((image[starts[header]] == 64).all() and (image[starts[plus]] == 43).all()):
+        return None
+    if not np.array_equal(stops[scores] - starts[scores], lengths):
+        return None
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # Every byte of the sequence lines, in order; likewise the quality lines (the same lengths).
+    def gathered(lines):
+        edges = np.zeros(image.size + 1, dtype=np.int8)  # +1 where a line opens, -1 where it closes
+        edges[starts[lines]] += 1
+        edges[stops[lines]] -= 1
+        return image[np.cumsum(edges[:-1], dtype=np.int8) > 0]
+
+    codes = translate[gathered(bases)]
+    characters = gathered(scores)
+    if (codes == ILLEGAL).any() or ((characters < 33) | (characters > 126)).any():
+        return None
+    names = [_decode_name(image[a + 1 : b].tobytes()) for a, b in zip(starts[header], stops[header])]
+    return names, codes, offsets, characters - 33
+
+
 def _parallel_line_ends(raw, image: np.ndarray, pool, pieces: int) -> np.ndarray:
     bounds = [*_piece_starts(raw, image.size, pieces, b"\n"), image.size]
     parts = list(pool.map(lambda lo_hi: _line_ends(image[lo_hi[0] : lo_hi[1]]) + lo_hi[0], zip(bounds[:-1], bounds[1:])))
@@ -152,11 +192,14 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     image = np.frombuffer(raw, dtype=np.uint8)
     threads = threads or default_threads()
     clock.append(time.perf_counter())
+    if image.size <= SMALL_BYTES:  # a small file of plain records: NumPy alone, no compiled pass to load
+        parsed = _parse_four_line_records(image, code_table(iupac_as_n))
+        if parsed is not None:
+            return SequenceSet(*parsed, source)
     with ThreadPoolExecutor(threads) as pool:
         pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
+        # (a last line without a newline ends at image.size: _line_ends adds that end itself)
         line_ends = _parallel_line_ends(raw, image, pool, pieces) if image.size else np.empty(0, np.int64)
-        if image.size and image[-1] != 10:
-            line_ends = np.append(line_ends, image.size)
         clock.append(time.perf_counter())
         status, record, a, b, table = _fastq_records(image, line_ends)
         clock.append(time.perf_counter())

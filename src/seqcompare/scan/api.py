@@ -9,9 +9,12 @@ import numpy as np
 
 from .. import validation
 from ..errors import InputError
-from ..io.sequences import SequenceSet, record_sums, reverse_complement
+from ..io.sequences import SequenceSet, reverse_complement
 from .common import DEFAULT_K, MAX_K, METHODS, REPORTS
-from .index import SignatureIndex
+
+# Signatures of at most this many bases (strands included) get their CPU index only when a scan needs it: a
+# scan of a few short samples compares them outright (.sweep) and never loads the compiled index kernels.
+DEFERRED_INDEX_BASES = 1 << 14
 
 INTEGRITY_MODULUS = 97
 
@@ -150,9 +153,7 @@ def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = F
     signatures = _as_signatures(signatures, iupac_as_n)
     codes, offsets = signatures.codes, signatures.offsets
     if both_strands:
-        reverse = np.empty_like(codes)
-        reverse_complement(codes, offsets, reverse)
-        codes = np.concatenate([codes, reverse])
+        codes = np.concatenate([codes, _reverse_complements(codes, offsets)])
         offsets = np.concatenate([offsets, offsets[1:] + offsets[-1]])
     index = None
     if device is not None:
@@ -163,9 +164,23 @@ def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = F
             from .gpu import device_index
 
             index = device_index(codes, offsets, k)
-        else:
+        elif codes.size > DEFERRED_INDEX_BASES:
+            from .index import SignatureIndex
+
             index = SignatureIndex(codes, offsets, k)
     return PreparedSignatures(signatures, codes, offsets, k, both_strands, device, index)
+
+
+def _reverse_complements(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Every record's reverse complement, laid out as ``codes`` (by NumPy for a few short records)."""
+    reverse = np.empty_like(codes)
+    if codes.size > DEFERRED_INDEX_BASES:
+        reverse_complement(codes, offsets, reverse)
+        return reverse
+    complement = np.where(codes < 4, 3 - codes, codes).astype(codes.dtype)
+    for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+        reverse[lo:hi] = complement[lo:hi][::-1]
+    return reverse
 
 
 def scan(samples, signatures, *, report: str = "first", min_score: float | None = None,
@@ -271,7 +286,9 @@ def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
     gathered_offsets = np.zeros(matched.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=gathered_offsets[1:])
     gathered = np.concatenate([samples.quality[a:b] for a, b in zip(starts, stops)]) if matched.size else np.empty(0, np.uint8)
-    sums = record_sums(gathered, gathered_offsets) % INTEGRITY_MODULUS
+    prefix = np.zeros(gathered.size + 1, dtype=np.int64)
+    np.cumsum(gathered, out=prefix[1:])
+    sums = (prefix[gathered_offsets[1:]] - prefix[gathered_offsets[:-1]]) % INTEGRITY_MODULUS
     return sums[inverse.reshape(-1)] if rows.size else np.empty(0, dtype=np.int64)
 
 

@@ -57,10 +57,28 @@ class ScanWork(Work):
 
     def cpu_kernel(self, threads: int, report=None):
         from ..progress import SILENT
+
+        report = report or SILENT
+        prepared = self.prepared
+        if prepared.index is None:  # small signatures: no index yet, and none if the sweep will do
+            from .sweep import is_small, sweep_rows
+
+            if is_small(self.samples.codes.size, prepared.codes.size, prepared.offsets.size - 1):
+
+                def sweep(part):
+                    rows = sweep_rows(self.samples, prepared.codes, prepared.offsets, self.report_all,
+                                      self.threshold)  # fmt: skip
+                    report.update(self.size(part))
+                    return self._shifted(rows)
+
+                return sweep
+            from .index import SignatureIndex
+
+            prepared.index = SignatureIndex(prepared.codes, prepared.offsets, prepared.k)
         from .index import index_rows
 
-        return lambda part: self._shifted(index_rows(self.samples, self.prepared.index, self.report_all,
-                                                     self.threshold, threads, report or SILENT))  # fmt: skip
+        return lambda part: self._shifted(index_rows(self.samples, prepared.index, self.report_all,
+                                                     self.threshold, threads, report))  # fmt: skip
 
     def run_native(self, backend: str, reduction, resources):
         from ..allpairs import default_threads
