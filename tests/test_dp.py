@@ -113,6 +113,38 @@ def test_narrower_simd_widths_give_the_same_scores(width):
         assert line == str(expected)
 
 
+def test_edit_distance_by_bit_vectors_equals_the_oracle(rng, device):
+    # Lengths around the 64-bit word boundaries, mixed in one vector of lanes; empty sides; several vectors.
+    lengths = [0, 1, 63, 64, 65, 127, 128, 129, 190] + rng.integers(0, 200, 31).tolist()
+    targets = ["".join(rng.choice(list("ACGTN"), n)) for n in lengths]
+    queries = ["".join(rng.choice(list("ACGTN"), n)) for n in rng.permutation(lengths)]
+    queries[5] = targets[5][:40] + targets[5][50:]  # a related pair
+    # A carry through a whole word: the target's first base occurs in the query's first word, nowhere in its
+    # second, and again in its third (so (Eq & Pv) + Pv is all ones there, plus the carry).
+    targets[6], queries[6] = "AACAAAAAAAACCACAAAAACACCACCAC", "A" * 51 + "C" * 117 + "AACCCACACCCCAACACCACACAAAACACACCAAAA"
+    expected = [nw_reference(codes(t), codes(q), Costs.edit()) for t, q in zip(targets, queries)]
+    assert align(targets, queries, device=device).scores.tolist() == expected
+    # any unit: c times the edit distance, as costs or as scores
+    assert align(targets, queries, costs=Costs.seed(0, 3, 3, 3), device=device).scores.tolist() == [3 * e for e in expected]
+    assert align(targets, queries, costs=Costs.scores(0, -2, 0, -2), device=device).scores.tolist() == [
+        -2 * e for e in expected]  # fmt: skip
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_edit_distances_equal_edlib_on_real_nanopore_reads(device):
+    # Golden distances written by edlib 1.3.9 (global "NW" mode), see tests/data/golden/edlib/make.py.
+    from seqcompare.io.fastq import read_fastq
+
+    reads = read_fastq(os.path.join(DATA, "scan_example", "reads.fastq"))
+    golden = os.path.join(os.path.dirname(__file__), "data", "golden", "edlib", "nanopore_pairs.tsv")
+    with open(golden) as handle:
+        rows = [[int(x) for x in line.split("\t")] for line in list(handle)[1:]]
+    targets = [reads.text(a)[start:stop] for a, start, stop, *_ in rows]
+    queries = [reads.text(b)[start:stop] for _, _, _, b, start, stop, _ in rows]
+    assert len(rows) == 60
+    assert align(targets, queries, device=device).scores.tolist() == [row[-1] for row in rows]
+
+
 def test_small_batches_skip_the_compiler_until_the_sweep_has_cost_as_much(monkeypatch):
     from seqcompare.align import diagonals
 

@@ -117,6 +117,16 @@ def match_mismatch(table: np.ndarray):
     return None
 
 
+def unit_cost(costs: Costs) -> int | None:
+    """The unit ``c`` when the costs are ``c`` times edit distance (match 0, mismatch, insertion and deletion
+    ``c`` each, no gap opening), else None."""
+    table = np.asarray(costs.substitution)
+    c = costs.insert_extend
+    if c <= 0 or costs.delete_extend != c or costs.insert_open or costs.delete_open:
+        return None
+    return c if match_mismatch(table) == (0, c) else None
+
+
 def cigar_string(ops: np.ndarray) -> str:
     """A CIGAR from operation codes (0 = M, 1 = I, 2 = D): one ``<count><letter>`` per run."""
     if ops.size == 0:
@@ -178,7 +188,14 @@ class NWScorer:
         simple = match_mismatch(sub)
         reach = longest * costs.bound
         linear = costs.insert_open == 0 and costs.delete_open == 0
-        if simple is not None and reach < (1 << 29):
+        unit = unit_cost(costs)
+        if unit is not None:
+            # Edit distance (times one unit): Myers' bit-vectors, 64 query rows a word, one pair per lane.
+            from .bitparallel import edit_distance_groups
+
+            raw = unit * run_groups(edit_distance_groups, plan, t_len, q_len, 32, threads, self.t_codes,
+                                    self.t_off, self.q_codes, self.q_off, report=report)  # fmt: skip
+        elif simple is not None and reach < (1 << 29):
             # One pair per SIMD lane: 16-bit lanes while every score (and length) provably fits, else 32-bit.
             narrow = reach < 0x3FFF - costs.bound and longest < 0x3FFF
             lane_dtype, big = (np.int16, 0x3FFF) if narrow else (np.int32, 0x3FFFFFFF)
