@@ -69,6 +69,19 @@ def test_the_worked_example_of_the_spec():
     assert lines(result, tsv=True)[:2] == ["sample\tsignature\toffset\tscore", "s1\tATC\t1\t20.000"]
 
 
+def test_method_index_takes_the_index_even_for_a_small_scan(monkeypatch):
+    from seqcompare.scan import sweep
+
+    samples = SequenceSet.from_strings(["NATCGGTT", "GGGGATNGGGG"], qualities=[[0, 10, 20, 30, 10, 20, 30, 5], [30] * 11])
+    assert len(scan(samples, ["ATC"], k=2)) == 2  # "auto": the sweep
+
+    def refuse(*args):
+        raise AssertionError("the sweep ran for method='index'")
+
+    monkeypatch.setattr(sweep, "sweep_rows", refuse)
+    assert lines(scan(samples, ["ATC"], k=2, method="index")) == ["seq1: seq1 (20.000)", "seq2: seq1 (30.000)"]
+
+
 @pytest.mark.parametrize("n_ratio", [0.0, 0.01, 0.1, 0.3, 0.6])
 @pytest.mark.parametrize("report", ["first", "best", "all"])
 def test_generated_data_equals_the_oracle(device, n_ratio, report):

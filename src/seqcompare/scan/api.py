@@ -209,8 +209,9 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     k : int
         Index window length (1..13); the result does not depend on it, the speed does.
     method : {"auto", "index", "reference"}
-        ``index``: k-mer index with the exact fallback (``auto``); ``reference``: brute force over every
-        (sample, signature, offset), the oracle.
+        ``index``: k-mer index with the exact fallback; ``auto``: the index, or for a few short samples and
+        signatures every window compared outright (no compiled code to load); ``reference``: brute force over
+        every (sample, signature, offset), the oracle.
     device : {"cpu", "cuda", "auto"}
         Where to run the index method.
     threads : int, optional
@@ -245,6 +246,10 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
                                       device=index_device)  # fmt: skip
     samples = _as_samples(samples, iupac_as_n, threads)
+    if method == "index" and prepared.index is None and prepared.device == "cpu" and client is None:
+        from .index import SignatureIndex  # asked for by name: never the sweep that "auto" takes for small scans
+
+        prepared.index = SignatureIndex(prepared.codes, prepared.offsets, prepared.k)
     report_all = report != "first"
     threshold = -1.0 if min_score is None else float(min_score)
     if method == "reference":
