@@ -117,14 +117,13 @@ def match_mismatch(table: np.ndarray):
     return None
 
 
-def unit_cost(costs: Costs) -> int | None:
+def unit_cost(costs: Costs, simple) -> int | None:
     """The unit ``c`` when the costs are ``c`` times edit distance (match 0, mismatch, insertion and deletion
-    ``c`` each, no gap opening), else None."""
-    table = np.asarray(costs.substitution)
+    ``c`` each, no gap opening), else None; ``simple`` is :func:`match_mismatch` of the costs' table."""
     c = costs.insert_extend
     if c <= 0 or costs.delete_extend != c or costs.insert_open or costs.delete_open:
         return None
-    return c if match_mismatch(table) == (0, c) else None
+    return c if simple == (0, c) else None
 
 
 def cigar_string(ops: np.ndarray) -> str:
@@ -188,7 +187,7 @@ class NWScorer:
         simple = match_mismatch(sub)
         reach = longest * costs.bound
         linear = costs.insert_open == 0 and costs.delete_open == 0
-        unit = unit_cost(costs)
+        unit = unit_cost(costs, simple)
         if unit is not None:
             # Edit distance (times one unit): Myers' bit-vectors, 64 query rows a word, one pair per lane.
             from .bitparallel import edit_distance_groups

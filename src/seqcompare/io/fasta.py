@@ -264,6 +264,17 @@ def _decode_name(header: bytes) -> str:
 SMALL_BYTES = 16 << 20
 
 
+def _line_spans(image: np.ndarray):
+    """``(ends, starts, stops)`` of every line of a non-empty image: where its newline is (``image.size`` for a
+    last line without one), where it starts, and where its content stops (before a CR)."""
+    ends = _line_ends(image)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    stops = ends - ((image[np.maximum(ends - 1, 0)] == 13) & (ends > starts))  # a CR is not content
+    return ends, starts, stops
+
+
 def _well_formed_lines(image: np.ndarray):
     """The lines of a FASTA image by NumPy alone: ``(starts, stops, headers, lines, sequence)``, line bounds
     without line ends or CRs, the indices of the header and sequence lines (empty lines dropped), and every
@@ -271,14 +282,8 @@ def _well_formed_lines(image: np.ndarray):
     size = image.size
     if size == 0 or image[0] != 62:
         return None
-    ends = np.flatnonzero(image == 10)
-    if not ends.size or ends[-1] != size - 1:
-        ends = np.append(ends, size)
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    carriage_return = (image[np.maximum(ends - 1, 0)] == 13) & (ends > starts)  # not content
-    stops = ends - carriage_return
+    ends, starts, stops = _line_spans(image)
+    carriage_return = stops < ends
     # Every byte but those of header lines, line ends and their CRs is a sequence byte.
     sequence_byte = np.ones(size, dtype=bool)
     sequence_byte[ends[ends < size]] = False

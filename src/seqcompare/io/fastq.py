@@ -14,7 +14,7 @@ import numpy as np
 
 from .._jit import jit
 from ..errors import InputError
-from .fasta import SMALL_BYTES, _decode_name, _line_ends, _piece_starts, read_bytes
+from .fasta import SMALL_BYTES, _decode_name, _line_ends, _line_spans, _piece_starts, read_bytes
 from .sequences import ILLEGAL, SequenceSet, code_table, illegal_base_message
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
@@ -114,15 +114,9 @@ def _parse_four_line_records(image: np.ndarray, translate: np.ndarray):
     read or word as an error."""
     if image.size == 0 or image[0] != 64:
         return None
-    ends = np.flatnonzero(image == 10)
-    if not ends.size or ends[-1] != image.size - 1:
-        ends = np.append(ends, image.size)
+    ends, starts, stops = _line_spans(image)
     if ends.size % 4:
         return None
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    stops = ends - ((image[np.maximum(ends - 1, 0)] == 13) & (ends > starts))  # CR is not content
     header, bases, plus, scores = (slice(k, None, 4) for k in range(4))
     lengths = stops[bases] - starts[bases]
     if (stops[header] == starts[header]).any() or (stops[plus] == starts[plus]).any():

@@ -137,6 +137,14 @@ class PreparedSignatures:
     index: object = None
     timings: dict | None = None  # seconds of preparation steps, where measured
 
+    def cpu_index(self):
+        """The signatures' CPU index, built on first need (small signatures get none until a scan needs it)."""
+        if self.index is None:
+            from .index import SignatureIndex
+
+            self.index = SignatureIndex(self.codes, self.offsets, self.k)
+        return self.index
+
 
 def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = False, iupac_as_n: bool = False,
                        device: str | None = "cpu") -> PreparedSignatures:  # fmt: skip
@@ -246,10 +254,8 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
                                       device=index_device)  # fmt: skip
     samples = _as_samples(samples, iupac_as_n, threads)
-    if method == "index" and prepared.index is None and prepared.device == "cpu" and client is None:
-        from .index import SignatureIndex  # asked for by name: never the sweep that "auto" takes for small scans
-
-        prepared.index = SignatureIndex(prepared.codes, prepared.offsets, prepared.k)
+    if method == "index" and prepared.device == "cpu" and client is None:
+        prepared.cpu_index()  # asked for by name: never the sweep that "auto" takes for small scans
     report_all = report != "first"
     threshold = -1.0 if min_score is None else float(min_score)
     if method == "reference":

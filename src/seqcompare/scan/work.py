@@ -72,9 +72,7 @@ class ScanWork(Work):
                     return self._shifted(rows)
 
                 return sweep
-            from .index import SignatureIndex
-
-            prepared.index = SignatureIndex(prepared.codes, prepared.offsets, prepared.k)
+            prepared.cpu_index()
         from .index import index_rows
 
         return lambda part: self._shifted(index_rows(self.samples, prepared.index, self.report_all,
