@@ -130,6 +130,55 @@ def test_edit_distance_by_bit_vectors_equals_the_oracle(rng, device):
         -2 * e for e in expected]  # fmt: skip
 
 
+def mutated(rng, text, rate):
+    """``text`` with about ``rate`` of its bases deleted, preceded by an insertion, or substituted."""
+    out = []
+    for base in text:
+        draw = rng.random()
+        if draw < rate / 3:
+            continue
+        out.extend([rng.choice(list("ACGTN")), base] if draw < 2 * rate / 3 else [rng.choice(list("ACGTN"))]
+                   if draw < rate else [base])  # fmt: skip
+    return "".join(out)
+
+
+def levenshtein(target: str, query: str) -> int:
+    """Plain edit distance, a row of the DP at a time in NumPy (a faster oracle than nw_reference for long pairs):
+    D[i][j] = min(D[i-1][j] + 1, D[i-1][j-1] + (t[j] != q[i]), D[i][j-1] + 1), the last term as a running
+    minimum of D[i][k] - k."""
+    t = np.frombuffer(target.encode(), np.uint8)
+    previous = np.arange(len(t) + 1)
+    steps = np.arange(len(t) + 1)
+    for i, base in enumerate(query.encode(), start=1):
+        row = np.empty_like(previous)
+        row[0] = i
+        row[1:] = np.minimum(previous[1:] + 1, previous[:-1] + (t != base))
+        previous = np.minimum.accumulate(row - steps) + steps
+    return int(previous[-1])
+
+
+def test_edit_distance_in_a_band_is_proved_or_run_again(rng, monkeypatch):
+    from seqcompare.align import bitparallel
+
+    # Related pairs at every divergence (and unrelated ones, and lengths on both sides of the word boundaries):
+    # with a narrow first band most distances exceed what it proves, so the second pass decides them.
+    targets = random_sequences(rng, 90, 0, 200)
+    queries = [mutated(rng, t, rate) for t, rate in zip(targets, np.tile([0.0, 0.02, 0.1, 0.3, 0.6, 1.0], 15))]
+    queries[::9] = random_sequences(rng, 10, 0, 200)
+    # Pairs whose only cheap path runs far from the corners' diagonals: t = U + C, q = C + V (delete U, insert V).
+    for k, shift in zip(range(1, 90, 9), [5, 10, 20, 30, 40, 50, 60, 70, 80, 90]):
+        common = random_sequences(rng, 1, 160, 160)[0]
+        targets[k] = random_sequences(rng, 1, shift, shift)[0] + common
+        queries[k] = common + random_sequences(rng, 1, shift + k % 3, shift + k % 3)[0]
+    expected = [levenshtein(t, q) for t, q in zip(targets, queries)]
+    assert expected[:12] == [nw_reference(codes(t), codes(q), Costs.edit()) for t, q in zip(targets[:12], queries[:12])]
+    for first_band in (0, 3, 64):
+        monkeypatch.setattr(bitparallel, "FIRST_BAND", first_band)
+        proved_at_once = [e <= abs(len(t) - len(q)) + 2 * first_band for t, q, e in zip(targets, queries, expected)]
+        assert sum(proved_at_once) < 75 if first_band < 64 else sum(proved_at_once) > 45
+        assert align(targets, queries, threads=2).scores.tolist() == expected
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_edit_distances_equal_edlib_on_real_nanopore_reads(device):
     # Golden distances written by edlib 1.3.9 (global "NW" mode), see tests/data/golden/edlib/make.py.

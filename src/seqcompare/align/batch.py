@@ -75,14 +75,16 @@ def run_lanes(kernel, groups, threads, t_values, t_off, q_values, q_off, plan, l
 
 
 def run_groups(groups, plan, t_len, q_len, lanes, threads, t_codes, t_off, q_codes, q_off, *steps,
-                report=SILENT) -> np.ndarray:  # fmt: skip
+                report=SILENT, within=None) -> np.ndarray:  # fmt: skip
     """NW scores by ``groups`` (:func:`seqcompare.align.strips.nw_groups_linear` or ``nw_groups_affine``): pairs
-    sorted by shape (little padding in a vector), threads over runs of whole vectors of about equal work."""
+    sorted by shape (little padding in a vector; by ``within`` too, between target and query length, where
+    given), threads over runs of whole vectors of about equal work."""
     threads = threads or os.cpu_count() or 1
     out = np.empty(len(plan), dtype=np.int64)
     if len(plan) == 0:
         return out
-    order = np.lexsort((q_len, t_len))[::-1].copy()
+    keys = (q_len, t_len) if within is None else (q_len, within, t_len)
+    order = np.lexsort(keys)[::-1].copy()
     n_vectors = -(-len(plan) // lanes)
     # Per vector, the padded work is set by its first (longest) pair.
     first_of_vector = order[::lanes]
@@ -189,11 +191,7 @@ class NWScorer:
         linear = costs.insert_open == 0 and costs.delete_open == 0
         unit = unit_cost(costs, simple)
         if unit is not None:
-            # Edit distance (times one unit): Myers' bit-vectors, 64 query rows a word, one pair per lane.
-            from .bitparallel import edit_distance_groups
-
-            raw = unit * run_groups(edit_distance_groups, plan, t_len, q_len, 32, threads, self.t_codes,
-                                    self.t_off, self.q_codes, self.q_off, report=report)  # fmt: skip
+            raw = unit * self._edit_distances(plan, t_len, q_len, threads, report)
         elif simple is not None and reach < (1 << 29):
             # One pair per SIMD lane: 16-bit lanes while every score (and length) provably fits, else 32-bit.
             narrow = reach < 0x3FFF - costs.bound and longest < 0x3FFF
@@ -209,6 +207,24 @@ class NWScorer:
                             np.int64(costs.insert_extend), np.int64(costs.delete_open),
                             np.int64(costs.delete_extend), np.int64, report=report)  # fmt: skip
         return raw, self._cigars(plan, raw, threads)
+
+    def _edit_distances(self, plan, t_len, q_len, threads, report) -> np.ndarray:
+        """Edit distances by Myers' bit-vectors (64 query rows a word, one pair per lane), in a band that proves
+        most of them; the rest again, sorted by the band each needs, in that band (which always proves)."""
+        from .bitparallel import FIRST_BAND, edit_distance_groups
+
+        def run(pairs, bands, within=None, report=SILENT):
+            return run_groups(edit_distance_groups, plan[pairs], t_len[pairs], q_len[pairs], 32, threads,
+                              self.t_codes, self.t_off, self.q_codes, self.q_off, bands, report=report,
+                              within=within)  # fmt: skip
+
+        distances = run(slice(None), np.full(len(plan), FIRST_BAND), report=report)
+        unproved = np.flatnonzero(distances < 0)
+        if unproved.size:
+            bands = -1 - distances[unproved]
+            distances[unproved] = run(unproved, bands, within=bands)
+            assert distances.min() >= 0, "a band as wide as a pair's bound needs proves its distance"
+        return distances
 
     def _cigars(self, plan, raw, threads) -> np.ndarray:
         """The CIGARs of ``plan``'s pairs (an object array; empty when not asked for)."""
