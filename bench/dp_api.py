@@ -6,7 +6,9 @@ Usage::
 
     python bench/dp_api.py --out DIR [--pairs 40000] [--length 1000] [--repeats 5] [--profile]
 
-Rows: ``align`` from a 2-D uint8 array of base codes and from a list of str; ``dtw`` from 2-D arrays of int16,
+Rows: ``align`` from a 2-D uint8 array of base codes (the default edit distance, by Myers' bit-vectors, with the
+NW kernel's rate on the same unit costs beside it; and NW costs 0/2/3/3) and from a list of str; ``dtw`` from
+2-D arrays of int16,
 int32, int64, float32 and float64. GCUPS = pairs x length^2 / median seconds. ``--profile`` adds where the time
 of the wide and string rows goes (string encoding; bytes over PCIe). Writes ``results_dp_api.json``.
 """
@@ -78,12 +80,23 @@ def main(argv=None) -> int:
 
     targets = rng.integers(0, 4, (pairs, length), dtype=np.uint8)
     queries = rng.integers(0, 4, (pairs, length), dtype=np.uint8)
-    row("align uint8 codes", lambda: seqcompare.align(targets, queries, device="cuda"),
-        lambda: kernel_rate(0, targets, queries, match=0, mismatch=1, ins=1, dele=1))
+    # The default costs (edit distance) take Myers' bit-vector kernel (kind 4); other costs the NW kernels. The
+    # NW kernel on unit costs (what edit distance ran on before) is timed beside it, in the same run (goal 6).
+    row("align uint8 codes, edit (Myers)", lambda: seqcompare.align(targets, queries, device="cuda"),
+        lambda: kernel_rate(4, targets, queries))
+    if not only or "align uint8 codes, edit (Myers)" in only:
+        unit_nw = kernel_rate(0, targets, queries, match=0, mismatch=1, ins=1, dele=1)
+        report["rows"]["align uint8 codes, edit (Myers)"]["nw_kernel_unit_costs_gcups"] = unit_nw
+        myers = report["rows"]["align uint8 codes, edit (Myers)"]["kernel_gcups"]
+        print(f"  the NW kernel on the same unit costs: {unit_nw:.0f} GCUPS; Myers' kernel {myers / unit_nw:.2f}x it",
+              flush=True)  # fmt: skip
+    nw_costs = seqcompare.Costs.seed(0, 2, 3, 3)
+    row("align uint8 codes, NW seed(0,2,3,3)", lambda: seqcompare.align(targets, queries, costs=nw_costs, device="cuda"),
+        lambda: kernel_rate(0, targets, queries, match=0, mismatch=2, ins=3, dele=3))
     letters = np.frombuffer(b"ACGT", np.uint8)
     target_text = [letters[r].tobytes().decode() for r in targets]
     query_text = [letters[r].tobytes().decode() for r in queries]
-    row("align list of str", lambda: seqcompare.align(target_text, query_text, device="cuda"))
+    row("align list of str, edit (Myers)", lambda: seqcompare.align(target_text, query_text, device="cuda"))
     if args.profile:
         from seqcompare.io.sequences import SequenceSet
 

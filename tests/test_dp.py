@@ -179,6 +179,18 @@ def test_edit_distance_in_a_band_is_proved_or_run_again(rng, monkeypatch):
         assert align(targets, queries, threads=2).scores.tolist() == expected
 
 
+def test_edit_distance_of_long_pairs_equals_the_oracle(rng, device):
+    # Queries on both sides of 1,024 rows (the GPU's chunk: longer ones cross chunk borders) and of 64-bit words,
+    # related at several divergences and unrelated, with targets shorter and longer than their queries.
+    targets = random_sequences(rng, 6, 900, 2300)
+    queries = [mutated(rng, t, rate)[:limit] for t, rate, limit in
+               zip(targets, [0.02, 0.1, 0.3, 0.05, 0.6, 0.1], [1023, 1024, 1025, 2100, 1500, 640])]  # fmt: skip
+    targets.append(random_sequences(rng, 1, 1200, 1200)[0])
+    queries.append(random_sequences(rng, 1, 2049, 2049)[0])
+    expected = [levenshtein(t, q) for t, q in zip(targets, queries)]
+    assert align(targets, queries, costs=Costs.seed(0, 2, 2, 2), device=device).scores.tolist() == [2 * e for e in expected]
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_edit_distances_equal_edlib_on_real_nanopore_reads(device):
     # Golden distances written by edlib 1.3.9 (global "NW" mode), see tests/data/golden/edlib/make.py.

@@ -239,6 +239,11 @@ class NWScorer:
         costs = self.costs
         sub = np.ascontiguousarray(costs.substitution, dtype=np.int64)
         simple = match_mismatch(sub)
+        unit = unit_cost(costs, simple)
+        if unit is not None:  # edit distance (times one unit): Myers' bit-vectors, a word of 32 rows per lane
+            raw = unit * dp_on_gpu(4, self.t_codes, self.t_off, self.q_codes, self.q_off, plan,
+                                   check=not self.checked)  # fmt: skip
+            return raw, self._cigars(plan, raw, None)
         linear = costs.insert_open == 0 and costs.delete_open == 0
         kind = 3 if simple is None else (0 if linear else 2)
         match, mismatch = simple if simple is not None else (0, 0)

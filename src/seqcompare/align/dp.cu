@@ -280,3 +280,107 @@ __global__ void __launch_bounds__(128) nw16_warp(const unsigned char* __restrict
         __syncwarp();
     }
 }
+
+// kind 4: edit distance (unit costs: match 0, mismatch, insertion and deletion 1; the host multiplies by the
+// unit) by Myers' bit-vectors, Hyyrö's global form, as the CPU's lanes kernel (bitparallel.py) computes it.
+// A pair owns a segment of SEG lanes, each lane 32 query rows as one 32-bit word of each vector (Pv, Mv, and
+// the query's codes bit-sliced into three planes), so a warp holds 32 / SEG pairs of up to 32 SEG rows; longer
+// queries (SEG 32 only) go chunk by chunk of 1,024 rows through one border of horizontal differences.
+// A column is one addition across the segment's words: each lane adds its own word, and the carries between
+// lanes come from two ballots (generate: the word overflowed; propagate: it is all ones) by one more addition,
+// ((G | P) + G) ^ P, the carry into every lane at once. The horizontal differences shift into the next lane
+// by a shuffle; the top lane takes the chunk's boundary (+1 in the first chunk: D[0][j] = j; the border's
+// value below; a -1 also sets the lowest Eq bit, Hyyrö's block rule).
+template <int SEG>
+__global__ void __launch_bounds__(128) myers_warp(const unsigned char* __restrict__ t_values,
+                                                  const long long* __restrict__ t_off,
+                                                  const unsigned char* __restrict__ q_values,
+                                                  const long long* __restrict__ q_off,
+                                                  const long long* __restrict__ pair_t,
+                                                  const long long* __restrict__ pair_q, int n_pairs,
+                                                  signed char* __restrict__ border, long long border_stride,
+                                                  long long* __restrict__ out) {
+    constexpr int PER = 32 / SEG;  // pairs per warp
+    constexpr int ROWS = 32 * SEG;  // query rows per chunk
+    const int lane = threadIdx.x & 31;
+    const int sub = lane % SEG;  // this lane's place in its pair's segment
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int warps = (gridDim.x * blockDim.x) >> 5;
+    unsigned segment_ends = 0;  // no carry leaves one pair's segment for the next
+#pragma unroll
+    for (int k = SEG - 1; k < 32; k += SEG) segment_ends |= 1u << k;
+    signed char* hrow = border + (long long)warp * border_stride;
+    for (int first_pair = warp * PER; first_pair < n_pairs; first_pair += warps * PER) {
+        const int p = first_pair + lane / SEG;
+        int m = 0, n = 0;
+        const unsigned char *t = t_values, *q = q_values;
+        if (p < n_pairs) {
+            t = t_values + t_off[pair_t[p]];
+            m = (int)(t_off[pair_t[p] + 1] - t_off[pair_t[p]]);
+            q = q_values + q_off[pair_q[p]];
+            n = (int)(q_off[pair_q[p] + 1] - q_off[pair_q[p]]);
+        }
+        // Every lane runs every column of the warp's longest pair (the ballots and shuffles need the whole warp);
+        // a pair's lanes past its own columns compute what is never read.
+        const int columns = __reduce_max_sync(FULL_MASK, (n > 0) ? m : 0);
+        const int row_count = __reduce_max_sync(FULL_MASK, (m > 0) ? n : 0);
+        int score = n;  // D[n][0]
+        for (int row0 = 0; row0 < row_count; row0 += ROWS) {
+            unsigned plane0 = 0, plane1 = 0, plane2 = 0;
+            const int top = row0 + sub * 32;  // this lane's rows: top + 1 .. top + 32
+#pragma unroll 4
+            for (int b = 0; b < 32; ++b) {
+                const unsigned code = top + b < n ? q[top + b] : 0u;  // rows past the query: code A, harmless
+                plane0 |= (code & 1u) << b;
+                plane1 |= ((code >> 1) & 1u) << b;
+                plane2 |= ((code >> 2) & 1u) << b;
+            }
+            unsigned pv = 0xffffffffu, mv = 0;  // column 0: D[i][0] = i
+            const bool last_chunk = row0 + ROWS >= n;
+            const int owner = (n - 1 - row0) >> 5;  // the lane (in the segment) and bit holding row n
+            const int bit = (n - 1 - row0) & 31;
+            for (int j0 = 0; j0 < columns; j0 += SEG) {
+                const unsigned loaded = j0 + sub < m ? t[j0 + sub] : 0u;
+#pragma unroll 4
+                for (int step = 0; step < SEG; ++step) {
+                    const int j = j0 + step + 1;
+                    if (j > columns) break;  // warp-uniform
+                    const unsigned code = __shfl_sync(FULL_MASK, loaded, step, SEG);
+                    int hin = 1;
+                    if (row0 > 0 && sub == 0) hin = hrow[j];
+                    unsigned eq = ~((plane0 ^ (0u - (code & 1u))) | (plane1 ^ (0u - ((code >> 1) & 1u))) |
+                                    (plane2 ^ (0u - ((code >> 2) & 1u))));
+                    if (sub == 0 && hin < 0) eq |= 1u;
+                    const unsigned xv = eq | mv;
+                    const unsigned sum = (eq & pv) + pv;
+                    const unsigned generate = __ballot_sync(FULL_MASK, sum < pv) & ~segment_ends;
+                    const unsigned propagate = __ballot_sync(FULL_MASK, sum == 0xffffffffu) & ~segment_ends;
+                    const unsigned carries = ((generate | propagate) + generate) ^ propagate;
+                    const unsigned total = sum + ((carries >> lane) & 1u);
+                    const unsigned xh = (total ^ pv) | eq;
+                    const unsigned ph = mv | ~(xh | pv);
+                    const unsigned mh = pv & xh;
+                    unsigned ph_in = __shfl_up_sync(FULL_MASK, ph, 1, SEG) >> 31;
+                    unsigned mh_in = __shfl_up_sync(FULL_MASK, mh, 1, SEG) >> 31;
+                    if (sub == 0) {
+                        ph_in = hin > 0;
+                        mh_in = hin < 0;
+                    }
+                    const unsigned shifted_ph = (ph << 1) | ph_in;
+                    const unsigned shifted_mh = (mh << 1) | mh_in;
+                    pv = shifted_mh | ~(xv | shifted_ph);
+                    mv = shifted_ph & xv;
+                    if (j <= m) {
+                        if (last_chunk && sub == owner) score += (int)((ph >> bit) & 1u) - (int)((mh >> bit) & 1u);
+                        if (!last_chunk && sub == SEG - 1) hrow[j] = (signed char)((int)(ph >> 31) - (int)(mh >> 31));
+                    }
+                }
+            }
+            __syncwarp();  // the border written by the bottom lane is read by the top one in the next chunk
+        }
+        const int holder = (lane / SEG) * SEG + (n > 0 ? ((n - 1) % ROWS) >> 5 : 0);
+        score = __shfl_sync(FULL_MASK, score, holder);
+        if (sub == 0 && p < n_pairs) out[p] = n == 0 ? m : (m == 0 ? n : score);
+        __syncwarp();
+    }
+}

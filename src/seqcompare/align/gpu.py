@@ -51,6 +51,8 @@ def _kernel_names(kind: int, value: str, stored: str) -> tuple:
     """The kernels one call needs (one per strip size): compiled together, and only when first needed."""
     if kind == 0:
         return tuple(f"dp_warp<{r},0,int,unsigned char>" for r in STRIPS) + tuple(f"nw16_warp<{r}>" for r in STRIPS)
+    if kind == 4:
+        return tuple(f"myers_warp<{r}>" for r in STRIPS)
     return tuple(f"dp_warp<{r},{kind},{value},{stored}>" for r in STRIPS)
 
 
@@ -168,7 +170,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
     kind : int
         0: NW with match/mismatch costs and linear gaps; 2: the same with gap opens (affine); 3: affine with the
         5 x 5 ``substitution`` table (target code, query code); 1: DTW with ``mode`` 0 full, 1 open end,
-        2 subsequence.
+        2 subsequence; 4: edit distance (Myers' bit-vectors; the caller scales it to its unit cost).
     t_values, t_off, q_values, q_off : ndarray
         Flat values and their series' offsets (``len + 1``). NW takes uint8 base codes; DTW takes int16, int32,
         int64, float32 or float64 signals, read by the kernels in that type.
@@ -275,6 +277,26 @@ def _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, 
     """The kernels for pairs ``a:b`` on the current stream, one launch per strip size present."""
     piece_strips = strips[a:b]
     for rows in STRIPS:
+        if kind == 4:  # edit distance: a segment of ``rows`` lanes per pair, 32 ``rows`` query rows a chunk
+            chosen = a + np.flatnonzero(piece_strips == rows)
+            if chosen.size == 0:
+                continue
+            per_warp = 32 // rows
+            stride = int(pair_t_len[chosen].max()) + 1 if int(pair_q_len[chosen].max()) > 32 * rows else 0
+            blocks = int(min(-(-chosen.size // (per_warp * _WARPS_PER_BLOCK)), 132 * 16))
+            border = cupy.empty(max(1, blocks * _WARPS_PER_BLOCK * stride), dtype=cupy.int8)
+            whole = chosen.size == b - a
+            pair_t = pair_t_dev[a:b] if whole else cupy.asarray(plan[chosen, 0])
+            pair_q = pair_q_dev[a:b] if whole else cupy.asarray(plan[chosen, 1])
+            scores = out_dev[a:b] if whole else cupy.empty(chosen.size, dtype=cupy.int64)
+            kernels.get_function(f"myers_warp<{rows}>")(
+                (blocks,), (32 * _WARPS_PER_BLOCK,),
+                (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, np.int32(chosen.size), border, np.int64(stride),
+                 scores),
+            )  # fmt: skip
+            if not whole:
+                out_dev[cupy.asarray(chosen)] = scores
+            continue
         if piece_strips[0] == rows and piece_strips[-1] == rows and (piece_strips == rows).all():
             chosen = None  # the whole piece: slices, no gather
             count = b - a
