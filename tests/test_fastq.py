@@ -182,3 +182,33 @@ def test_a_last_line_without_a_newline(tmp_path, monkeypatch, small_bytes):
         monkeypatch.setattr(fastq, "SMALL_BYTES", small_bytes)
     reads = read_fastq(write(tmp_path, "a.fq", b"@a\nACGT\n+\nIIII\n@b\nAC\n+\nII"))
     assert reads.names == ["a", "b"] and reads.offsets.tolist() == [0, 4, 6]
+
+
+@pytest.mark.parametrize("iupac_as_n", [False, True])
+def test_strings_translate_alike_by_threads_and_by_bytes_translate(rng, monkeypatch, iupac_as_n):
+    from seqcompare.io import sequences
+    from seqcompare.io.sequences import NumberedNames, SequenceSet
+
+    texts = ["".join(rng.choice(list("ACGTNacgtnUuRy"), rng.integers(0, 400))) for _ in range(300)]
+
+    def outcome(threaded_from):
+        monkeypatch.setattr(sequences, "THREADED_TRANSLATE_BYTES", threaded_from)
+        try:
+            made = SequenceSet.from_strings(texts, NumberedNames("read", len(texts)), iupac_as_n=iupac_as_n)
+        except InputError as error:
+            return str(error)
+        return made.codes.tolist(), made.offsets.tolist()
+
+    # Illegal letters (R, y without iupac_as_n; '*' always) in one piece, in several, or in none.
+    for bad_at in ([], [299], [5, 150], [150, 5]):
+        for k in bad_at:
+            texts[k] = texts[k] + "*"
+        threaded, plain = outcome(0), outcome(1 << 40)
+        assert threaded == plain
+        assert isinstance(plain, str) == (bool(bad_at) or not iupac_as_n)
+        for k in bad_at:
+            texts[k] = texts[k][:-1]
+    texts[:] = ["".join(rng.choice(list("ACGTNacgtnUu"), rng.integers(0, 400))) for _ in range(300)]
+    threaded, plain = outcome(0), outcome(1 << 40)
+    assert threaded == plain and not isinstance(plain, str)
+    assert plain[0][:12] == [{"A": 0, "C": 1, "G": 2, "T": 3, "N": 4, "U": 3}[c.upper()] for c in "".join(texts)[:12]]

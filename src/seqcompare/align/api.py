@@ -44,25 +44,23 @@ def _as_sequences(items, what: str):
     """Base codes (A C G T N = 0..4) and offsets of strings, a SequenceSet, a FASTA path, or a 2-D uint8 array
     of codes (one sequence per row, used in place); and whether the codes are known to be valid (an array's
     are checked where they are read)."""
-    from ..io.sequences import SequenceSet
+    from ..io.sequences import NumberedNames, SequenceSet
 
     if isinstance(items, np.ndarray) and items.ndim == 2:
         if items.dtype != np.uint8:
             raise InputError(f"{what}s: a 2-D array of sequences must hold uint8 base codes (0..4 for A, C, G, T, "
                              f"N), not {items.dtype}")  # fmt: skip
         rows, width = items.shape
-        return (np.ascontiguousarray(items).reshape(-1), np.arange(rows + 1, dtype=np.int64) * width,
-                [f"{what}{i + 1}" for i in range(rows)], False)  # fmt: skip
+        return np.ascontiguousarray(items).reshape(-1), np.arange(rows + 1, dtype=np.int64) * width, False
     if isinstance(items, (str, os.PathLike)):
         from ..io.fasta import read_sequences
 
         items = read_sequences(items, iupac_as_n=True)
     if isinstance(items, SequenceSet):
-        return items.codes, items.offsets, items.names, True
+        return items.codes, items.offsets, True
     items = list(items)
-    names = [f"{what}{i + 1}" for i in range(len(items))]
-    sequences = SequenceSet.from_strings(items, names, iupac_as_n=True, source=what)
-    return sequences.codes, sequences.offsets, names, True
+    sequences = SequenceSet.from_strings(items, NumberedNames(what, len(items)), iupac_as_n=True, source=what)
+    return sequences.codes, sequences.offsets, True
 
 
 def _check_codes(codes: np.ndarray, what: str) -> None:
@@ -145,11 +143,11 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
         raise TypeError(f"costs must be a Costs (Costs.edit(), Costs.seed(...), Costs.scores(...)), not {costs!r}")
     threads = validation.threads(threads)
     validation.choice(device, "device", ("cpu", "cuda", "auto"))
-    t_codes, t_off, _, t_checked = _as_sequences(targets, "target")
+    t_codes, t_off, t_checked = _as_sequences(targets, "target")
     if queries is None:
         q_codes, q_off, q_checked = t_codes, t_off, t_checked
     else:
-        q_codes, q_off, _, q_checked = _as_sequences(queries, "query")
+        q_codes, q_off, q_checked = _as_sequences(queries, "query")
     plan = pair_plan(len(t_off) - 1, None if queries is None else len(q_off) - 1, pairs)
     t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
     longest = int((t_len + q_len).max()) if len(plan) else 0

@@ -6,6 +6,9 @@ compare. Other IUPAC ambiguity codes are an input error unless ``iupac_as_n`` as
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +33,59 @@ def code_table(iupac_as_n: bool = False) -> np.ndarray:
         for base in _OTHER_IUPAC:
             table[base] = table[base + 32] = N_CODE
     return table
+
+
+class NumberedNames(Sequence):
+    """The names ``prefix1, prefix2, ...`` of ``count`` unnamed records, made only when one is read (a list of
+    a million f-strings costs more than encoding the sequences)."""
+
+    def __init__(self, prefix: str, count: int):
+        self.prefix = prefix
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [f"{self.prefix}{i + 1}" for i in range(*index.indices(self.count))]
+        if not -self.count <= index < self.count:
+            raise IndexError(index)
+        return f"{self.prefix}{index % self.count + 1}"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+
+# Inputs from this size up are translated to codes by threads, a piece each (bytes.translate runs at 1-2 GB/s).
+THREADED_TRANSLATE_BYTES = 16 << 20
+
+
+@jit
+def translate_bytes(text, table, out, first, last) -> int:
+    """``out[k] = table[text[k]]`` for ``first <= k < last``; the first ``k`` whose code is ``ILLEGAL``, or -1."""
+    bad = -1
+    for k in range(first, last):
+        code = table[text[k]]
+        out[k] = code
+        if code == ILLEGAL and bad < 0:
+            bad = k
+    return bad
+
+
+def _translate(joined: bytes, table: np.ndarray):
+    """``(codes, index of the first illegal byte or -1)``: a large input by threads, a piece each."""
+    if len(joined) < THREADED_TRANSLATE_BYTES:
+        translated = joined.translate(table.tobytes())  # a C loop over the bytes: no compiler to load
+        return np.frombuffer(translated, dtype=np.uint8), translated.find(ILLEGAL)
+    text = np.frombuffer(joined, dtype=np.uint8)
+    codes = np.empty(text.size, dtype=np.uint8)
+    pieces = min(16, os.cpu_count() or 1)
+    cuts = np.linspace(0, text.size, pieces + 1).astype(np.int64).tolist()
+    with ThreadPoolExecutor(pieces) as pool:
+        found = list(pool.map(lambda a, b: translate_bytes(text, table, codes, a, b), cuts[:-1], cuts[1:]))
+    bad = [k for k in found if k >= 0]
+    return codes, (bad[0] if bad else -1)
 
 
 @dataclass(frozen=True)
@@ -76,21 +132,21 @@ class SequenceSet:
         from ..errors import InputError
 
         sequences = list(sequences)
-        names = [f"seq{i + 1}" for i in range(len(sequences))] if names is None else list(names)
+        if names is None:
+            names = [f"seq{i + 1}" for i in range(len(sequences))]
+        elif not isinstance(names, NumberedNames):  # a NumberedNames is kept as it is: names made when read
+            names = list(names)
         offsets = np.zeros(len(sequences) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences)), out=offsets[1:])
         try:  # one join and one encode for the whole batch (millions of short reads)
             joined = "".join(sequences).encode("ascii")
         except (TypeError, UnicodeEncodeError):  # bytes, or a non-ASCII letter: slower, same error path below
             joined = b"".join(s.encode("ascii", "replace") if isinstance(s, str) else bytes(s) for s in sequences)
-        # bytes.translate and bytes.find are C loops over the bytes (a third of NumPy's table lookup and scan)
-        translated = joined.translate(code_table(iupac_as_n).tobytes())
-        first_bad = translated.find(ILLEGAL)
+        codes, first_bad = _translate(joined, code_table(iupac_as_n))
         if first_bad >= 0:
             record = int(np.searchsorted(offsets, first_bad, side="right") - 1)
             position = int(first_bad - offsets[record])
             raise InputError(illegal_base_message(source, record, names[record], chr(joined[first_bad]), position))
-        codes = np.frombuffer(translated, dtype=np.uint8)
         quality = None
         if qualities is not None:
             quality = np.concatenate([np.asarray(q, dtype=np.int64) for q in qualities]) if sequences else np.empty(0)
