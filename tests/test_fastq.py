@@ -191,6 +191,8 @@ def test_strings_translate_alike_by_threads_and_by_bytes_translate(rng, monkeypa
 
     texts = ["".join(rng.choice(list("ACGTNacgtnUuRy"), rng.integers(0, 400))) for _ in range(300)]
 
+    monkeypatch.setattr(sequences, "ENCODE_PIECE_BYTES", 3000)  # about 15 records a piece
+
     def outcome(threaded_from):
         monkeypatch.setattr(sequences, "THREADED_TRANSLATE_BYTES", threaded_from)
         try:
@@ -199,8 +201,12 @@ def test_strings_translate_alike_by_threads_and_by_bytes_translate(rng, monkeypa
             return str(error)
         return made.codes.tolist(), made.offsets.tolist()
 
-    # Illegal letters (R, y without iupac_as_n; '*' always) in one piece, in several, or in none.
-    for bad_at in ([], [299], [5, 150], [150, 5]):
+    # Illegal letters (R, y without iupac_as_n; '*' and a non-ASCII letter always) in one piece, in several, or
+    # in none; bytes among the str.
+    texts[40] = texts[40].encode()
+    for bad_at in ([], [299], [5, 150], [150, 5], [77]):
+        if bad_at == [77]:
+            texts[77] = texts[77][:3] + "é" + texts[77][4:]
         for k in bad_at:
             texts[k] = texts[k] + "*"
         threaded, plain = outcome(0), outcome(1 << 40)
