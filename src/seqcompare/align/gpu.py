@@ -86,20 +86,10 @@ def _in_order(column: np.ndarray, n_series: int) -> bool:
 def _pieces(n_pairs: int, streamed_bytes: int) -> np.ndarray:
     """Piece boundaries over the pairs: pieces of about :data:`_PIECE_BYTES` of streamed values, each of at
     least :data:`_MIN_PIECE_PAIRS` pairs (and at least two pieces where there are pairs enough, so that a copy
-    can overlap a kernel), between ramps of pieces an eighth, a quarter and half that size.
-
-    Nothing hides the first piece's copy into page-locked memory and up the link, nor the last piece's kernel,
-    so the ramps keep both short (a small piece's kernel leaves part of the GPU idle, but the kernels of the
-    pieces beside it, on other streams, fill it)."""
+    can overlap a kernel)."""
     count = max(-(-streamed_bytes // _PIECE_BYTES), 2 if streamed_bytes else 1)
     count = int(max(1, min(count, n_pairs // _MIN_PIECE_PAIRS)))
-    if count == 1:
-        return np.array([0, n_pairs], dtype=np.int64)
-    steady = n_pairs // count
-    ramp = [steady // 8, steady // 4, steady // 2]
-    middle = n_pairs - 2 * sum(ramp)
-    sizes = [*ramp, *np.diff(np.linspace(0, middle, max(1, -(-middle // steady)) + 1).astype(np.int64)), *ramp[::-1]]
-    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return np.linspace(0, n_pairs, count + 1).astype(np.int64)
 
 
 def _copy_in_parallel(destination: np.ndarray, source: np.ndarray) -> None:
