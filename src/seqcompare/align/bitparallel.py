@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._intrinsics import popcount64
 from .._jit import jit
 
 CODE_BITS = 3  # base codes 0..4 (A, C, G, T, N) in three bits: equal codes match, as Costs.edit()'s table says
@@ -51,15 +52,6 @@ def edit_distance_groups(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, 
         for p in members:
             band = max(band, bands[p])
         _edit_distance_vector(t_codes, t_off, q_codes, q_off, pair_t, pair_q, members, lanes, band, out)
-
-
-@jit
-def _popcount(word):
-    """Set bits of a 64-bit word (SWAR)."""
-    word = word - ((word >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    word = (word & np.uint64(0x3333333333333333)) + ((word >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    word = (word + (word >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((word * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @jit
@@ -183,7 +175,7 @@ def _edit_distance_vector(t_codes, t_off, q_codes, q_off, pair_t, pair_q, member
             row = q_len[lane]  # row n + 1 is bit n % 64 of word n // 64
             for w in range(row // 64, last_word + 1):
                 above = all_ones << np.uint64(row % 64) if w == row // 64 else all_ones
-                value -= _popcount(pv[w, lane] & above) - _popcount(mv[w, lane] & above)
+                value -= popcount64(pv[w, lane] & above) - popcount64(mv[w, lane] & above)
             distance[lane] = value
     for lane in range(members.size):
         spread = abs(q_len[lane] - t_len[lane])

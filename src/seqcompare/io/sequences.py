@@ -6,7 +6,6 @@ compare. Other IUPAC ambiguity codes are an input error unless ``iupac_as_n`` as
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._jit import jit
+from ..validation import default_threads
 
 N_CODE = 4
 ILLEGAL = 255
@@ -97,7 +97,7 @@ def _codes_of(sequences: list, offsets: np.ndarray, table: np.ndarray):
         piece = _encoded(sequences[first : first + step])
         letters[offsets[first] : offsets[first] + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
     codes = np.empty(total, dtype=np.uint8)
-    pieces = min(16, os.cpu_count() or 1)
+    pieces = min(16, default_threads())
     cuts = np.linspace(0, total, pieces + 1).astype(np.int64).tolist()
     with ThreadPoolExecutor(pieces) as pool:
         found = list(pool.map(lambda a, b: translate_bytes(letters, table, codes, a, b), cuts[:-1], cuts[1:]))
