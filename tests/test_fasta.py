@@ -197,3 +197,85 @@ def test_well_formed_small_inputs_take_numpy_and_the_rest_the_compiled_scan():
                                                          code_table(iupac_as_n=True))  # fmt: skip
     assert names == ["a", "b", "c"] and codes.tolist() == [0, 1, 2, 3, 4, 4] and offsets.tolist() == [0, 4, 4, 6]
     assert _parse_sequences_well_formed(np.frombuffer(b">c\nNY", np.uint8), code_table()) is None
+
+
+# -- large inputs: the regular-layout parse (whole-line copies) must read exactly what the compiled scan reads ---
+
+
+def regular_fasta(rng) -> bytes:
+    """FASTA text whose records share one layout (one wrap width, the same line count), now and then broken the
+    ways real files break it: CRLF, a blank line, a record wrapped differently or of another length, an illegal
+    byte, whitespace or a '>' inside a sequence, text before the first record, no final newline, an empty
+    sequence, one record only."""
+    n = 1 if rng.random() < 0.1 else int(rng.integers(2, 9))
+    m = 0 if rng.random() < 0.03 else int(rng.integers(1, 90))
+    width = int(rng.integers(1, m + 2)) if rng.random() < 0.6 else max(m, 1)
+    letters = np.frombuffer(b"ACGTNacgtn-.*?RY", np.uint8)
+    sequences = [letters[rng.integers(0, letters.size, m)].tobytes() for _ in range(n)]
+    widths = [width] * n
+    flaw = rng.integers(0, 12) if rng.random() < 0.5 else -1
+    victim = int(rng.integers(0, n))
+    if flaw == 0 and m > 1:
+        widths[victim] = max(1, width - 1)
+    elif flaw == 1:
+        sequences[victim] = sequences[victim] + b"A"
+    elif flaw == 2 and m:
+        at = int(rng.integers(0, m))
+        sequences[victim] = sequences[victim][:at] + bytes([int(rng.choice([33, 0, 200, 32, 62, 9]))]) + sequences[
+            victim][at + 1 :]  # fmt: skip
+    records = []
+    for k in range(n):
+        lines = [sequences[k][i : i + widths[k]] for i in range(0, len(sequences[k]), widths[k])] or [b""]
+        header = f">seq{k}{' description' if rng.random() < 0.5 else ''}".encode()
+        records.append(b"\n".join([header, *lines]) + b"\n")
+    if flaw == 3:
+        records[victim] += b"\n"
+    text = b"".join(records)
+    if flaw == 4:
+        text = text.replace(b"\n", b"\r\n")
+    if flaw == 5:
+        text = b"stray\n" + text
+    if flaw == 6 or rng.random() < 0.2:
+        text = text[:-1]
+    return text
+
+
+def test_large_inputs_of_one_layout_parse_exactly_as_the_compiled_scan_does(tmp_path, rng, monkeypatch):
+    import seqcompare.io.fasta as fasta
+
+    taken = {"regular": 0}
+    regular = fasta._regular_layout
+
+    def counted(image, threads):
+        found = regular(image, threads)
+        taken["regular"] += found is not None
+        return found
+
+    monkeypatch.setattr(fasta, "_regular_layout", counted)
+    monkeypatch.setattr(fasta, "SMALL_BYTES", -1)
+    agreed = {"parsed": 0, "failed": 0}
+    for case in range(400):
+        path = write(tmp_path, f"{case}.fa", regular_fasta(rng))
+        outcomes = []
+        for regular_bytes, threads in ((-1, 1), (-1, 3), (1 << 60, 1)):  # regular layout first, compiled scan alone
+            monkeypatch.setattr(fasta, "REGULAR_BYTES", regular_bytes)
+            try:
+                alignment = read_alignment(path, threads=threads)
+                outcomes.append(("ok", alignment.names, alignment.sequences.tobytes(), alignment.sequences.shape))
+            except InputError as exc:
+                outcomes.append(("error", str(exc)))
+        assert outcomes[0] == outcomes[1] == outcomes[2], path
+        agreed["parsed" if outcomes[0][0] == "ok" else "failed"] += 1
+    assert agreed["parsed"] > 200 and agreed["failed"] > 20
+    assert taken["regular"] > 300  # two calls per parsed file of one layout
+
+
+def test_regular_layout_refuses_what_it_cannot_copy_whole():
+    from seqcompare.io.fasta import _regular_layout
+
+    names, sequences = _regular_layout(np.frombuffer(b">a x\nACG\nTA\n>b\nCCG\nT-", np.uint8), 2)
+    assert names == ["a", "b"] and sequences.tobytes() == b"ACGTACCGT-"
+    for irregular in (b">a\nAC\nGT\n>b\nA\nCGT\n", b">a\nACGT\n>b\nACG\n", b">a\r\nAC\r\n", b">a\nA C\n",
+                      b">a\nAC\n\n>b\nAC\n", b"x\n>a\nAC\n", b">a\n>b\n", b">a\nAC\n>AC\n", b">a\nA\nCG\n",
+                      b">a\nAC\n>b\nAC\nTT\nGG\n"):  # fmt: skip
+        assert _regular_layout(np.frombuffer(irregular, np.uint8), 1) is None, irregular
