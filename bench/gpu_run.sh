@@ -12,6 +12,7 @@
 # dp: bench/dp_bench.py --device cuda (NW and DTW GCUPS at the seed's four lengths; DP_ARGS for options).
 # dpapi: bench/dp_api.py (GPU NW and DTW through the API, 40,000 pairs of 1,000, kernel-only rates beside).
 # search: bench/dtw_search.py (one query against 2^20 series, float32; CUDTW_SOURCE=.peers/cuDTW builds cuDTW++).
+# e2e4: bench/hamming_gpu_e2e.py (32,768 x 30,000 FASTA to pairs on disk, against hammingdist's GPU path).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
 # Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
 # docs/DEVELOPING.md); they are installed to /tmp/site first.
@@ -75,6 +76,10 @@ if wants search; then
 fi
 if wants dask; then
     python3 bench/dask_bench.py weak --out "$OUT" --gpus "${DASK_GPUS:-1,2}" ${DASK_ARGS:-} 2>&1 | tee "$OUT/dask_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants e2e4; then
+    python3 bench/hamming_gpu_e2e.py --out "$OUT" --work "${SEQCOMPARE_WORK:-/tmp/seqcompare-work}" ${E2E4_ARGS:-} 2>&1 | tee "$OUT/hamming_gpu_e2e.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants scan; then

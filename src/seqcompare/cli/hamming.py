@@ -110,7 +110,7 @@ def run_command(args) -> int:
     outputs = {"-o": args.output}
     if args.npy is not None:
         outputs = {"--npy": args.npy, "--npy (names)": args.npy + ".names.tsv"}
-    prepare(args, [args.alignment, args.ref], outputs)
+    prepare(args, [args.alignment, args.ref], outputs, start_cuda=args.cluster == "none" and not args.scheduler)
     with dask_client(args, log) as client:
         return _compute_and_write(args, log, client)
 

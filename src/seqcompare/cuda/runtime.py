@@ -32,6 +32,32 @@ def require_cupy():
     return cupy
 
 
+_STARTED: list = []
+
+
+def start_in_background() -> None:
+    """Import CuPy and create the CUDA context of every visible device in a background thread, so that this fixed
+    cost (0.5-1 s: CuPy's import, the driver's start-up, one context per device) overlaps work that needs no GPU,
+    such as reading the input. Calls that need CuPy meanwhile wait for the import; failures are left for
+    :func:`require_cupy` to report where the GPU is first used. Later calls do nothing."""
+    with _LOCK:
+        if _STARTED:
+            return
+        thread = threading.Thread(target=_start_devices, name="seqcompare-cuda-start", daemon=True)
+        _STARTED.append(thread)
+    thread.start()
+
+
+def _start_devices() -> None:
+    try:
+        cupy = require_cupy()
+        for device in range(cupy.cuda.runtime.getDeviceCount()):
+            with cupy.cuda.Device(device):
+                cupy.empty(1, dtype=cupy.uint8)  # creates the device's context and CuPy's memory pool
+    except Exception:  # noqa: BLE001 - reported by require_cupy() where the GPU is first used
+        pass
+
+
 def require_gpu_quickly() -> None:
     """Fail now, without importing CuPy or starting CUDA, where a GPU plainly cannot be used: CuPy is not
     installed, or (Linux) no NVIDIA device node exists. For callers that start CUDA in another process.
