@@ -50,8 +50,10 @@ def start_in_background() -> None:
 
 # GIL switch interval while CUDA starts in the background. CuPy's import is Python that holds the GIL for long
 # stretches; a thread reading the input gives up the GIL for each large NumPy call and must get it back after,
-# which under the default 5 ms interval costs it up to 5 ms a call (measured on an H200 host: a 1 GB FASTA read
-# took 1.1 s beside the start, against 0.3 s after it).
+# which under the default 5 ms interval can cost it up to 5 ms a call. On an H200 host the 1 GB FASTA of
+# bench/hamming_gpu_e2e.py read in 1.07 s beside the start before this and the reader's strided copies, 0.72 s
+# after both (bench/RESULTS.md, issue 17, fourth session); the start itself then ends later, still before the
+# GPU is first needed.
 _SWITCH_INTERVAL_S = 0.0002
 
 
