@@ -279,3 +279,16 @@ def test_regular_layout_refuses_what_it_cannot_copy_whole():
                       b">a\nAC\n\n>b\nAC\n", b"x\n>a\nAC\n", b">a\n>b\n", b">a\nAC\n>AC\n", b">a\nA\nCG\n",
                       b">a\nAC\n>b\nAC\nTT\nGG\n"):  # fmt: skip
         assert _regular_layout(np.frombuffer(irregular, np.uint8), 1) is None, irregular
+
+
+def test_line_ends_across_chunks_with_and_without_threads(rng):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from seqcompare.io.fasta import _line_ends
+
+    image = np.frombuffer(b"AC\n", np.uint8)[rng.integers(0, 3, (1 << 24) + 4099)]  # two chunks, a ragged end
+    image[(1 << 24) - 1 : (1 << 24) + 1] = 10  # newlines either side of the chunk boundary
+    expected = np.flatnonzero(image == 10).tolist() + ([image.size] if image[-1] != 10 else [])
+    with ThreadPoolExecutor(3) as pool:
+        assert _line_ends(image, pool).tolist() == expected
+    assert _line_ends(image).tolist() == expected

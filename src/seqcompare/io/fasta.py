@@ -108,10 +108,15 @@ def _map_file(descriptor: int):
     return mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
 
 
-def _line_ends(image: np.ndarray) -> np.ndarray:
-    """Positions of every newline, plus ``image.size`` when the last line has none."""
+def _line_ends(image: np.ndarray, pool=None) -> np.ndarray:
+    """Positions of every newline, plus ``image.size`` when the last line has none; the 16 MB chunks are searched
+    by the threads of ``pool`` when one is given (NumPy releases the GIL)."""
     chunk = 1 << 24
-    parts = [np.flatnonzero(image[lo : lo + chunk] == 10) + lo for lo in range(0, image.size, chunk)]
+
+    def newlines(lo: int) -> np.ndarray:
+        return np.flatnonzero(image[lo : lo + chunk] == 10) + lo
+
+    parts = list((pool.map if pool is not None else map)(newlines, range(0, image.size, chunk)))
     if image.size and image[-1] != 10:
         parts.append(np.array([image.size]))
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
@@ -375,15 +380,6 @@ def _all_allowed(rows: np.ndarray) -> bool:
     return True
 
 
-def _line_ends_in_threads(image: np.ndarray, pool) -> np.ndarray:
-    """:func:`_line_ends` with its chunks searched by the threads of ``pool`` (NumPy releases the GIL)."""
-    chunk = _PIECE_BYTES
-    parts = list(pool.map(lambda lo: np.flatnonzero(image[lo : lo + chunk] == 10) + lo, range(0, image.size, chunk)))
-    if image.size and image[-1] != 10:
-        parts.append(np.array([image.size]))
-    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
-
-
 def _equal_stride_runs(first_line: np.ndarray, pieces: int) -> list[tuple[int, int]]:
     """Runs of records ``[a, b)`` whose sequences lie an equal number of bytes apart (records whose names have
     the same length), cut into about ``pieces`` parts for threads: each run is copied as one strided view."""
@@ -406,7 +402,7 @@ def _regular_layout(image: np.ndarray, threads: int):
     if image.size == 0 or image[0] != 62:
         return None
     with ThreadPoolExecutor(max(1, threads)) as pool:
-        line_ends = _line_ends_in_threads(image, pool)
+        line_ends = _line_ends(image, pool)
         line_starts = np.empty_like(line_ends)
         line_starts[0] = 0
         line_starts[1:] = line_ends[:-1] + 1
@@ -446,9 +442,8 @@ def _regular_layout(image: np.ndarray, threads: int):
 
         if not all(pool.map(copy, _equal_stride_runs(first_line, 4 * max(1, threads)))):
             return None
-    header_stops = line_ends[::lines_per_record]
-    names = [_decode_name(image[h + 1 : e].tobytes()) for h, e in zip(starts[:, 0].tolist(), header_stops.tolist())]
-    return names, sequences
+    headers = np.arange(0, line_ends.size, lines_per_record)
+    return _header_names(image, line_starts, line_ends, headers), sequences
 
 
 def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Alignment:
