@@ -11,6 +11,7 @@
 # ccc: bench/ccc_gpu.py (CCC 2-way rates; CCC_ARGS="--vectors N --fields M" to change the size).
 # dp: bench/dp_bench.py --device cuda (NW and DTW GCUPS at the seed's four lengths; DP_ARGS for options).
 # dpapi: bench/dp_api.py (GPU NW and DTW through the API, 40,000 pairs of 1,000, kernel-only rates beside).
+# long: bench/dp_long.py (goal 3: 20 pairs of 10,000 and of 100,000 over many warps; LONG_ARGS for options).
 # search: bench/dtw_search.py (one query against 2^20 series, float32; CUDTW_SOURCE=.peers/cuDTW builds cuDTW++).
 # e2e4: bench/hamming_gpu_e2e.py (32,768 x 30,000 FASTA to pairs on disk, against hammingdist's GPU path).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
@@ -67,6 +68,10 @@ if wants dp; then
 fi
 if wants dpapi; then
     python3 bench/dp_api.py --out "$OUT" --profile ${DPAPI_ARGS:-} 2>&1 | tee "$OUT/dp_api.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants long; then
+    python3 bench/dp_long.py --out "$OUT" ${LONG_ARGS:-} 2>&1 | tee "$OUT/dp_long.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants search; then

@@ -437,6 +437,76 @@ def test_gpu_length_10000_and_real_data(rng):
     assert np.array_equal(dtw(quantised).scores, dtw(quantised, device="cuda").scores)
 
 
+@pytest.fixture
+def long_kernel_calls(monkeypatch):
+    """Makes every pair with a query over 100 rows take the long-pair kernel (one warp per chunk of 32 R rows),
+    with launches of a few pairs each; returns the list of the strip sizes it was launched with."""
+    from seqcompare.align import gpu
+
+    calls = []
+    launch = gpu._launch_long
+
+    def spy(*args):
+        calls.append(args[6])  # rows
+        return launch(*args)
+
+    monkeypatch.setattr(gpu, "LONG_QUERY_ROWS", 100)
+    monkeypatch.setattr(gpu, "_LONG_BORDER_BYTES", 200_000)
+    monkeypatch.setattr(gpu, "_launch_long", spy)
+    return calls
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rows", [4, 8, 32])
+def test_gpu_long_pairs_over_many_warps_equal_the_cpu(rng, monkeypatch, long_kernel_calls, rows):
+    from seqcompare.align import gpu
+
+    monkeypatch.setattr(gpu, "LONG_STRIP", rows)
+    chunk = 32 * rows
+    # queries at, around and well past the chunk edges; targets from one base up
+    q_lengths = [101, chunk, chunk + 1, 2 * chunk - 1, 2 * chunk, 3 * chunk + 7, 2500, 2600]
+    t_lengths = [1, 2, 31, 33, 700, 2048, 2600, 1500]
+    targets = ["".join(rng.choice(list("ACGTN"), k)) for k in t_lengths]
+    queries = ["".join(rng.choice(list("ACGTN"), k)) for k in q_lengths]
+    queries[-1] = targets[-1][:1200] + queries[-1][1200:]  # a related pair: a low-cost path through the middle
+    for costs in (Costs.seed(0, 3, 2, 5), Costs.seed(-2, 1, 1, 3), Costs.scores(2, -3, -5, -2), AFFINE,
+                  COSTS["matrix"]):  # fmt: skip
+        cpu = align(targets, queries, costs=costs)
+        assert np.array_equal(cpu.scores, align(targets, queries, costs=costs, device="cuda").scores)
+    a = [rng.integers(-50, 50, k) for k in t_lengths]
+    b = [rng.integers(-50, 50, k) for k in q_lengths]
+    for mode in ("full", "open-end", "subsequence"):
+        for dtype in (np.int16, np.int32, np.int64, np.float32, np.float64):
+            if np.dtype(dtype).kind == "f":
+                x, y = [rng.normal(size=v.size).astype(dtype) for v in a], [rng.normal(size=v.size).astype(dtype) for v in b]
+            else:
+                x, y = [v.astype(dtype) for v in a], [v.astype(dtype) for v in b]
+            expected = dtw(x, y, mode=mode).scores
+            assert np.array_equal(expected, dtw(x, y, mode=mode, device="cuda").scores), (mode, dtype)
+    assert long_kernel_calls == [rows] * (5 + 3 * 5)  # every call took the long-pair kernel
+
+
+@pytest.mark.gpu
+def test_gpu_pairs_of_100000_are_exact(rng):
+    from seqcompare.align import gpu
+
+    target = rng.integers(0, 4, 100_000).astype(np.uint8)
+    query = target.copy()
+    changed = rng.choice(target.size, 400, replace=False)
+    query[changed] = (query[changed] + 1) % 4  # 400 substitutions, cost 2 each: cheaper than a gap of 3 twice
+    query = np.concatenate([query[:30_000], query[30_010:], [0, 1, 2]])  # 10 bases out, 3 in: a length 99,993
+    costs = Costs.seed(0, 2, 3, 3)
+    pairs = [target, query, target[:60_000], query[::-1].copy()]
+    text = ["".join("ACGT"[c] for c in p) for p in pairs]
+    gpu_scores = align(text[0::2], text[1::2], costs=costs, device="cuda").scores
+    assert gpu_scores[0] <= 400 * 2 + 13 * 3  # a path of that cost exists
+    assert np.array_equal(gpu_scores, align(text[0::2], text[1::2], costs=costs).scores)
+    assert gpu.LONG_QUERY_ROWS < 99_993
+    signal = np.cumsum(rng.integers(-3, 4, 100_000)).astype(np.int32)
+    other = np.cumsum(rng.integers(-3, 4, 100_000)).astype(np.int32)
+    assert np.array_equal(dtw([signal], [other]).scores, dtw([signal], [other], device="cuda").scores)
+
+
 @pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
 def test_float32_dtw_is_bit_equal_to_a_float32_oracle(rng, device, mode):
     a = [rng.normal(scale=100, size=rng.integers(1, 40)).astype(np.float32) for _ in range(25)]

@@ -37,6 +37,51 @@ __device__ __forceinline__ V pick(const V (&h)[R], int k) {
     return value;
 }
 
+// One column j of a lane's strip of R rows: h (and e, affine only) hold the strip's cells at column j - 1 and
+// receive those at j; diag is the cell up-left of the strip's first row, up (and up_f) the cell above it, and
+// on return the strip's bottom cell, which the lane below reads next.
+template <int R, int KIND, typename V>
+__device__ __forceinline__ void strip_column(V (&h)[R], const V (&qv)[R], V (&e)[KIND >= 2 ? R : 1], V diag, V& up,
+                                             V& up_f, const V tj, const int* __restrict__ sub, int match,
+                                             int mismatch, int ins, int del, int io, int dop, const V never) {
+    int row_cost[KIND == 3 ? 5 : 1];
+    if constexpr (KIND == 3) {
+#pragma unroll
+        for (int y = 0; y < 5; ++y) row_cost[y] = sub[(int)tj * 5 + y];
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        V left = h[r];
+        V value;
+        if constexpr (KIND == 0) {
+            int cost = qv[r] == tj ? match : mismatch;
+            value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
+        } else if constexpr (KIND >= 2) {
+            int cost;
+            if constexpr (KIND == 3) {
+                int y = (int)qv[r];
+                cost = row_cost[0];
+                cost = y == 1 ? row_cost[1] : cost;
+                cost = y == 2 ? row_cost[2] : cost;
+                cost = y == 3 ? row_cost[3] : cost;
+                cost = y == 4 ? row_cost[4] : cost;
+            } else {
+                cost = qv[r] == tj ? match : mismatch;
+            }
+            int ev = __viaddmin_s32(e[r], ins, left + io + ins);
+            up_f = __viaddmin_s32(up_f, del, up + dop + del);
+            value = __vimin3_s32(diag + cost, ev, up_f);
+            e[r] = ev;
+        } else {
+            value = min3(diag, up, left) + distance(qv[r], tj);
+            value = value < never ? value : never;  // integers: no growth past the sentinel
+        }
+        diag = left;
+        h[r] = value;
+        up = value;
+    }
+}
+
 // kind 0: NW, cost = match/mismatch, gaps ins (along a row: target base against a gap) and del (down a column).
 //   H[0][j] = j ins, H[i][0] = i del, H[i][j] = min(H[i-1][j-1] + s, H[i-1][j] + del, H[i][j-1] + ins).
 // kind 2: NW with affine gaps (Gotoh): a gap of L costs io + L ins along a row, dop + L del down a column; E
@@ -116,44 +161,8 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
                     diag = j == 1 ? (KIND != 1 ? V(dop + first * del) : never) : above_prev;
                 }
                 above_prev = above;
-                const V tj = t[j - 1];
-                int row_cost[KIND == 3 ? 5 : 1];
-                if constexpr (KIND == 3) {
-#pragma unroll
-                    for (int y = 0; y < 5; ++y) row_cost[y] = sub[(int)tj * 5 + y];
-                }
                 V up = above, up_f = above_f;
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    V left = h[r];
-                    V value;
-                    if constexpr (KIND == 0) {
-                        int cost = qv[r] == tj ? match : mismatch;
-                        value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
-                    } else if constexpr (GOTOH) {
-                        int cost;
-                        if constexpr (KIND == 3) {
-                            int y = (int)qv[r];
-                            cost = row_cost[0];
-                            cost = y == 1 ? row_cost[1] : cost;
-                            cost = y == 2 ? row_cost[2] : cost;
-                            cost = y == 3 ? row_cost[3] : cost;
-                            cost = y == 4 ? row_cost[4] : cost;
-                        } else {
-                            cost = qv[r] == tj ? match : mismatch;
-                        }
-                        int ev = __viaddmin_s32(e[r], ins, left + io + ins);
-                        up_f = __viaddmin_s32(up_f, del, up + dop + del);
-                        value = __vimin3_s32(diag + cost, ev, up_f);
-                        e[r] = ev;
-                    } else {
-                        value = min3(diag, up, left) + distance(qv[r], tj);
-                        value = value < never ? value : never;  // integers: no growth past the sentinel
-                    }
-                    diag = left;
-                    h[r] = value;
-                    up = value;
-                }
+                strip_column<R, KIND, V>(h, qv, e, diag, up, up_f, V(t[j - 1]), sub, match, mismatch, ins, del, io, dop, never);
                 bottom = up;
                 bottom_f = up_f;
                 if (!last_chunk && lane == 31) {
@@ -180,6 +189,132 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
             result = never;
         }
         if (lane == 0) out[p] = result;
+        __syncwarp();
+    }
+}
+
+// Long pairs, few of them: one pair over many warps. A unit of work is one chunk of 32 R query rows of one pair,
+// swept across every column exactly as dp_warp sweeps a chunk; chunk c reads the bottom row of chunk c - 1 as
+// that chunk's warp writes it, so the chunks of a pair run at once, a wavefront of strips a few columns apart.
+//
+// Handing out work: a warp takes the next unit from a ticket counter when it is running. Units are numbered
+// chunk by chunk (every pair's chunk 0, then every pair's chunk 1, ...), so the unit a warp waits on always holds
+// a smaller ticket, held by a warp that is already running or finished: no wait can last forever, whatever the
+// order in which blocks are scheduled.
+//
+// Passing rows: each chunk's bottom row (and F row, affine) has its own place in `border`, set beforehand to
+// bytes 0x80 (a value no cell can take: scores stay inside +-2^30, distances are not negative); the writer stores
+// each cell once, and the reader waits until the cell it needs no longer holds that pattern. An aligned 32- or
+// 64-bit store is seen whole or not at all, so no fence or flag is needed. The reader's warp loads the next 32
+// cells of the row above together (lane l the cell lane 0 uses l steps later) and hands them to lane 0 by a
+// shuffle per step.
+//
+// Measured on an H200, 20 pairs of 10,000 at R = 8 (40 chunks a pair, 800 warps; a clock read at each unit's
+// start and first batch): each chunk started 12 us (59 steps) after the one above, about the 62 steps the
+// layout needs (lane 31 ends a column 31 steps after lane 0 starts it, plus a batch of 32). What bounds the
+// kernel is the step itself, 208 ns at 6 warps an SM: dp_warp on 800 independent pairs of that shape (256 x
+// 10,000) ran at 1,058 GCUPS, and this kernel at 600-730 (with no waiting at all, a wrong-answer probe, 881).
+// Loading the next column's target value a step ahead and unrolling the step loop by 2 or 4 changed nothing.
+__device__ __forceinline__ bool unset(int v) { return v == (int)0x80808080; }
+__device__ __forceinline__ bool unset(float v) { return __float_as_int(v) == (int)0x80808080; }
+__device__ __forceinline__ bool unset(double v) { return __double_as_longlong(v) == (long long)0x8080808080808080ULL; }
+
+template <typename V>
+__device__ __forceinline__ V await_cell(const V* cell) {
+    V value = *(const volatile V*)cell;
+    while (unset(value)) {
+        __nanosleep(100);  // (0, 20 and 100 ns measured the same; a pause spares the L2 a stream of loads)
+        value = *(const volatile V*)cell;
+    }
+    return value;
+}
+
+template <int R, int KIND, typename V, typename S>
+__global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restrict__ t_values, const long long* __restrict__ t_off,
+                                               const S* __restrict__ q_values, const long long* __restrict__ q_off,
+                                               const long long* __restrict__ pair_t, const long long* __restrict__ pair_q,
+                                               const int* __restrict__ unit_pair, const int* __restrict__ unit_chunk,
+                                               int n_units, unsigned* __restrict__ ticket,
+                                               int match, int mismatch, int ins, int del, int mode,
+                                               int io, int dop, const int* __restrict__ sub,
+                                               V* border, const long long* __restrict__ border_off,
+                                               V* __restrict__ out) {
+    constexpr bool GOTOH = KIND >= 2;
+    const int lane = threadIdx.x & 31;
+    const V never = unreachable(V(0));
+    while (true) {
+        unsigned u = 0;
+        if (lane == 0) u = atomicAdd(ticket, 1u);
+        u = __shfl_sync(FULL_MASK, u, 0);
+        if (u >= (unsigned)n_units) break;
+        const int p = unit_pair[u];
+        const int c = unit_chunk[u];
+        const S* t = t_values + t_off[pair_t[p]];
+        const int m = (int)(t_off[pair_t[p] + 1] - t_off[pair_t[p]]);  // the host sends pairs with m >= 1
+        const S* q = q_values + q_off[pair_q[p]];
+        const int n = (int)(q_off[pair_q[p] + 1] - q_off[pair_q[p]]);
+        const int row0 = c * 32 * R;
+        const long long row_stride = (long long)(m + 1) * (GOTOH ? 2 : 1);  // H[0..m], then F[0..m]
+        const V* row_above = border + border_off[p] + (long long)(c - 1) * row_stride;  // c >= 1 only
+        V* row_below = border + border_off[p] + (long long)c * row_stride;
+        const bool last_chunk = row0 + 32 * R >= n;
+        const int first = row0 + lane * R;
+        V h[R], qv[R], e[GOTOH ? R : 1];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            int i = first + r + 1;
+            qv[r] = i <= n ? q[i - 1] : V(0);
+            h[r] = KIND != 1 ? V(dop + i * del) : never;  // column 0
+            if (GOTOH) e[r] = BIG;
+        }
+        const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
+        const int k = (n - 1 - row0) % R;
+        V bottom = 0, bottom_f = BIG, above_prev = 0, waiting = 0, waiting_f = BIG, last_min = never;
+        for (int s = 0; s < m + 31; ++s) {
+            if (c > 0 && (s & 31) == 0) {  // warp-uniform: the next cells of the row above
+                const int column = s + 1 + lane;
+                if (column <= m) {
+                    waiting = await_cell(row_above + column);
+                    if (GOTOH) waiting_f = await_cell(row_above + (m + 1) + column);
+                }
+                __syncwarp();
+            }
+            const V from_border = __shfl_sync(FULL_MASK, waiting, s & 31);
+            const V from_border_f = GOTOH ? __shfl_sync(FULL_MASK, waiting_f, s & 31) : V(BIG);
+            const int j = s - lane + 1;
+            V above = __shfl_up_sync(FULL_MASK, bottom, 1);
+            V above_f = GOTOH ? __shfl_up_sync(FULL_MASK, bottom_f, 1) : V(BIG);
+            if (j < 1 || j > m) {
+                above_prev = above;
+                continue;
+            }
+            V diag;
+            if (lane == 0 && c == 0) {
+                above = KIND != 1 ? V(io + j * ins) : (mode == 2 ? V(0) : never);
+                diag = KIND != 1 ? V(j == 1 ? 0 : io + (j - 1) * ins) : ((j == 1 || mode == 2) ? V(0) : never);
+                above_f = BIG;
+            } else {
+                if (lane == 0) {
+                    above = from_border;
+                    above_f = from_border_f;
+                }
+                diag = j == 1 ? (KIND != 1 ? V(dop + first * del) : never) : above_prev;  // H[first][0] at j = 1
+            }
+            above_prev = above;
+            V up = above, up_f = above_f;
+            strip_column<R, KIND, V>(h, qv, e, diag, up, up_f, V(t[j - 1]), sub, match, mismatch, ins, del, io, dop, never);
+            bottom = up;
+            bottom_f = up_f;
+            if (!last_chunk && lane == 31) {
+                *(volatile V*)(row_below + j) = bottom;
+                if (GOTOH) *(volatile V*)(row_below + (m + 1) + j) = bottom_f;
+            }
+            if (KIND == 1 && mode != 0 && last_chunk && lane == owner) {
+                V here = pick<R, V>(h, k);
+                last_min = here < last_min ? here : last_min;
+            }
+        }
+        if (last_chunk && lane == owner) out[p] = (KIND == 1 && mode != 0) ? last_min : pick<R, V>(h, k);
         __syncwarp();
     }
 }

@@ -1,7 +1,10 @@
 """Batched NW (linear or affine gaps, match/mismatch or a 5 x 5 table) and DTW on an NVIDIA GPU (kernels in dp.cu).
 
 One warp per pair; each lane keeps a strip of R query rows in registers, R chosen per pair from the query
-length (4 to 32: strips of 128 to 1,024 rows; longer queries run in chunks of 1,024 rows).
+length (4 to 32: strips of 128 to 1,024 rows; longer queries run in chunks of 1,024 rows). Where a call has
+long queries but too few pairs to give every warp of the GPU one, each of those pairs is spread over many
+warps instead (``dp_long``: one warp per chunk of 32 R rows, the chunks of a pair running together as a
+wavefront, each reading the row above from the warp that is computing it).
 
 The host path is built so that a call costs about what its kernels cost:
 
@@ -40,6 +43,13 @@ _MIN_PIECE_PAIRS = 8192  # fewer pairs than a wave of warps leave the GPU idle (
 _PIECE_BYTES = 16 << 20  # small pieces: the first copy, which nothing hides, is short; staging is 4 x 16 MB
 _COPY_THREADS = min(8, os.cpu_count() or 1)
 _COPIERS = None
+# Pairs whose query has more rows than this go to the long-pair kernel when the call has fewer of them than the
+# GPU has resident warps (one warp each would leave most of it idle: 20 pairs of 10,000 ran at 78 GCUPS).
+LONG_QUERY_ROWS = 32 * STRIPS[-1]
+# The long kernel's strip size; None picks one from the work (see :func:`long_strip`).
+LONG_STRIP = None
+_RESIDENT_WARPS_PER_SM = 16  # 4 blocks of 4 warps (dp.cu's DP_MIN_BLOCKS)
+_LONG_BORDER_BYTES = 1 << 30  # the rows passed between chunks, per launch (more pairs: more launches)
 
 # The stored type of each signal dtype the kernels read, and the type of the DP's values for it.
 _STORED = {np.dtype(np.uint8): "unsigned char", np.dtype(np.int16): "short", np.dtype(np.int32): "int",
@@ -54,6 +64,23 @@ def _kernel_names(kind: int, value: str, stored: str) -> tuple:
     if kind == 4:
         return tuple(f"myers_warp<{r}>" for r in STRIPS)
     return tuple(f"dp_warp<{r},{kind},{value},{stored}>" for r in STRIPS)
+
+
+def _long_kernel_names(kind: int, value: str, stored: str) -> tuple:
+    return tuple(f"dp_long<{r},{kind},{value},{stored}>" for r in STRIPS)
+
+
+def long_strip(q_len: np.ndarray, resident_warps: int) -> int:
+    """The strip size R for the long-pair kernel: the largest whose chunks of 32 R rows give at least a quarter as
+    many units of work as the GPU has resident warps, else the smallest. Fewer, larger chunks leave warps idle;
+    more, smaller ones each add a lag of about 62 columns down the pair's wavefront and do less per step (on an
+    H200, 20 pairs of 10,000: R = 8, 800 units, ran 13-25% faster than R = 4; 20 pairs of 100,000 take R = 32)."""
+    if LONG_STRIP is not None:
+        return int(LONG_STRIP)
+    for rows in reversed(STRIPS):
+        if int((-(-q_len // (32 * rows))).sum()) * 4 >= resident_warps:
+            return rows
+    return STRIPS[0]
 
 
 def strips_for(q_len: np.ndarray) -> np.ndarray:
@@ -208,6 +235,15 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
     t_len, q_len = np.diff(t_off), np.diff(q_off)
     pair_t_len, pair_q_len = t_len[plan[:, 0]], q_len[plan[:, 1]]
     strips = strips_for(pair_q_len)
+    long_pairs = np.zeros(0, np.int64)
+    resident_warps = 0
+    if kind != 4:
+        resident_warps = _RESIDENT_WARPS_PER_SM * int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+        candidates = np.flatnonzero((pair_q_len > LONG_QUERY_ROWS) & (pair_t_len > 0))
+        if 0 < candidates.size < resident_warps:
+            long_pairs = candidates
+            strips = strips.copy()
+            strips[long_pairs] = 0  # no strip size: the one-warp kernels skip them
     kernels = module(_SOURCE, _kernel_names(kind, value, stored))
     table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
     bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
@@ -257,6 +293,17 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
                 _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan,
                         t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
                         mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
+        if long_pairs.size:
+            for stream in streams[1:]:  # every piece of values is on the device
+                uploaded = cupy.cuda.Event()
+                uploaded.record(stream)
+                streams[0].wait_event(uploaded)
+            with streams[0]:
+                t_dev = device_values[0]
+                _launch_long(module(_SOURCE, _long_kernel_names(kind, value, stored)), kind, value, stored,
+                             value_type, long_pairs, long_strip(pair_q_len[long_pairs], resident_warps), pair_t_len,
+                             pair_q_len, plan, t_dev, t_off_dev, t_dev if shared else device_values[1], q_off_dev,
+                             sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open, del_open, cupy)  # fmt: skip
         last_event = cupy.cuda.Event()
         for stream in streams:
             stream.synchronize()
@@ -346,3 +393,42 @@ def _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, 
                 out_dev[a:b] = scores
         else:
             out_dev[cupy.asarray(chosen)] = scores
+
+
+def _launch_long(kernels, kind, value, stored, value_type, pairs, rows, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
+                 q_dev, q_off_dev, sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open, del_open, cupy):  # fmt: skip
+    """The long-pair kernel for the plan rows ``pairs`` on the current stream: each pair in chunks of 32 ``rows``
+    query rows, one warp per chunk, in launches whose rows passed between chunks fit :data:`_LONG_BORDER_BYTES`."""
+    chunks = -(-pair_q_len[pairs] // (32 * rows))
+    row_values = (pair_t_len[pairs] + 1) * (2 if kind >= 2 else 1)  # H (and F) of one row
+    border_values = (chunks - 1) * row_values
+    itemsize = np.dtype(value_type).itemsize
+    name = f"dp_long<{rows},{kind},{value},{stored}>"
+    start = 0
+    while start < pairs.size:
+        # as many pairs as fit the budget, and always at least one
+        fits = np.cumsum(border_values[start:]) * itemsize <= _LONG_BORDER_BYTES
+        stop = start + max(1, int(np.count_nonzero(fits)))
+        group, group_chunks = pairs[start:stop], chunks[start:stop]
+        # units chunk-major: every pair's chunk 0, then chunk 1, ... (dp.cu: why waits then always end)
+        unit_pair = np.repeat(np.arange(group.size), group_chunks)
+        unit_chunk = np.arange(unit_pair.size) - np.repeat(np.cumsum(group_chunks) - group_chunks, group_chunks)
+        order = np.lexsort((unit_pair, unit_chunk))
+        border_off = np.r_[0, np.cumsum(border_values[start:stop])[:-1]].astype(np.int64)
+        border_size = int(border_values[start:stop].sum())
+        border = cupy.empty(max(1, border_size), dtype=value_type)
+        # 0x80 in every byte: a value no cell takes, so a reader knows a cell not yet written (dp.cu)
+        cupy.cuda.runtime.memsetAsync(border.data.ptr, 0x80, border.nbytes, cupy.cuda.get_current_stream().ptr)
+        ticket = cupy.zeros(1, dtype=cupy.uint32)
+        scores = cupy.empty(group.size, dtype=value_type)
+        blocks = int(min(-(-unit_pair.size // _WARPS_PER_BLOCK), 1 << 16))
+        kernels.get_function(name)(
+            (blocks,), (32 * _WARPS_PER_BLOCK,),
+            (t_dev, t_off_dev, q_dev, q_off_dev, cupy.asarray(plan[group, 0]), cupy.asarray(plan[group, 1]),
+             cupy.asarray(unit_pair[order].astype(np.int32)), cupy.asarray(unit_chunk[order].astype(np.int32)),
+             np.int32(unit_pair.size), ticket, np.int32(match), np.int32(mismatch), np.int32(ins), np.int32(dele),
+             np.int32(mode), np.int32(ins_open), np.int32(del_open), sub_dev, border, cupy.asarray(border_off),
+             scores),
+        )  # fmt: skip
+        out_dev[cupy.asarray(group)] = scores
+        start = stop
