@@ -496,11 +496,10 @@ def test_gpu_pairs_of_100000_are_exact(rng):
     query[changed] = (query[changed] + 1) % 4  # 400 substitutions, cost 2 each: cheaper than a gap of 3 twice
     query = np.concatenate([query[:30_000], query[30_010:], [0, 1, 2]])  # 10 bases out, 3 in: a length 99,993
     costs = Costs.seed(0, 2, 3, 3)
-    pairs = [target, query, target[:60_000], query[::-1].copy()]
-    text = ["".join("ACGT"[c] for c in p) for p in pairs]
-    gpu_scores = align(text[0::2], text[1::2], costs=costs, device="cuda").scores
+    text = ["".join("ACGT"[c] for c in p) for p in (target, query)]
+    gpu_scores = align(text[:1], text[1:], costs=costs, device="cuda").scores
     assert gpu_scores[0] <= 400 * 2 + 13 * 3  # a path of that cost exists
-    assert np.array_equal(gpu_scores, align(text[0::2], text[1::2], costs=costs).scores)
+    assert np.array_equal(gpu_scores, align(text[:1], text[1:], costs=costs).scores)  # 10^10 cells on the CPU
     assert gpu.LONG_QUERY_ROWS < 99_993
     signal = np.cumsum(rng.integers(-3, 4, 100_000)).astype(np.int32)
     other = np.cumsum(rng.integers(-3, 4, 100_000)).astype(np.int32)
