@@ -27,6 +27,12 @@ __device__ __forceinline__ float min3(float a, float b, float c) { return fminf(
 __device__ __forceinline__ int distance(int a, int b) { return abs(a - b); }
 __device__ __forceinline__ double distance(double a, double b) { return fabs(a - b); }
 __device__ __forceinline__ float distance(float a, float b) { return fabsf(a - b); }
+// A DTW cell from the best of its three neighbours and its cost. Integers stop at the sentinel (an unreachable
+// cell must not grow), in one DPX instruction, min(best + cost, never); floats need no clamp (never is +inf,
+// costs are finite, so nothing passes it or turns NaN), and leaving it out saves one instruction of five a cell.
+__device__ __forceinline__ int step_cost(int best, int cost, int never) { return __viaddmin_s32(best, cost, never); }
+__device__ __forceinline__ float step_cost(float best, float cost, float) { return best + cost; }
+__device__ __forceinline__ double step_cost(double best, double cost, double) { return best + cost; }
 
 // The value of register h[k] (k known only at run time) without local memory.
 template <int R, typename V>
@@ -37,13 +43,27 @@ __device__ __forceinline__ V pick(const V (&h)[R], int k) {
     return value;
 }
 
-// One column j of a lane's strip of R rows: h (and e, affine only) hold the strip's cells at column j - 1 and
-// receive those at j; diag is the cell up-left of the strip's first row, up (and up_f) the cell above it, and
-// on return the strip's bottom cell, which the lane below reads next.
+__device__ __forceinline__ int min2(int a, int b) { return min(a, b); }
+__device__ __forceinline__ float min2(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ double min2(double a, double b) { return fmin(a, b); }
+
+// The part of a cell that does not depend on the cell above it, from the cells to its left (left) and up-left
+// (diag) in the column before: NW, min(left + ins, diag + cost); DTW, min(left, diag).
+template <int KIND, typename V>
+__device__ __forceinline__ V off_chain(V diag, V left, V qv, V tj, int match, int mismatch, int ins) {
+    if constexpr (KIND == 0) {
+        return __viaddmin_s32(left, ins, diag + (qv == tj ? match : mismatch));
+    } else {
+        return min2(diag, left);
+    }
+}
+
+// Every kind, one cell at a time: the minimum of the three neighbours (and, affine, of the gap states).
 template <int R, int KIND, typename V>
-__device__ __forceinline__ void strip_column(V (&h)[R], const V (&qv)[R], V (&e)[KIND >= 2 ? R : 1], V diag, V& up,
-                                             V& up_f, const V tj, const int* __restrict__ sub, int match,
-                                             int mismatch, int ins, int del, int io, int dop, const V never) {
+__device__ __forceinline__ void strip_column_cells(V (&h)[R], const V (&qv)[R], V (&e)[KIND >= 2 ? R : 1], V diag,
+                                                   V& up, V& up_f, const V tj, const int* __restrict__ sub,
+                                                   int match, int mismatch, int ins, int del, int io, int dop,
+                                                   const V never) {
     int row_cost[KIND == 3 ? 5 : 1];
     if constexpr (KIND == 3) {
 #pragma unroll
@@ -56,7 +76,9 @@ __device__ __forceinline__ void strip_column(V (&h)[R], const V (&qv)[R], V (&e)
         if constexpr (KIND == 0) {
             int cost = qv[r] == tj ? match : mismatch;
             value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
-        } else if constexpr (KIND >= 2) {
+        } else if constexpr (KIND == 1) {
+            value = step_cost(min3(diag, up, left), distance(qv[r], tj), never);
+        } else {
             int cost;
             if constexpr (KIND == 3) {
                 int y = (int)qv[r];
@@ -72,13 +94,45 @@ __device__ __forceinline__ void strip_column(V (&h)[R], const V (&qv)[R], V (&e)
             up_f = __viaddmin_s32(up_f, del, up + dop + del);
             value = __vimin3_s32(diag + cost, ev, up_f);
             e[r] = ev;
-        } else {
-            value = min3(diag, up, left) + distance(qv[r], tj);
-            value = value < never ? value : never;  // integers: no growth past the sentinel
         }
         diag = left;
         h[r] = value;
         up = value;
+    }
+}
+
+// One column j of a lane's strip of R rows: h (and e, affine only) hold the strip's cells at column j - 1 and
+// receive those at j; diag is the cell up-left of the strip's first row, up (and up_f) the cell above it, and
+// on return the strip's bottom cell, which the lane below reads next.
+//
+// NW and DTW split each cell in two: the part from the column before (off_chain, for row r + 1 taken before
+// row r is overwritten) and the minimum with the cell above plus the cost. Only the second part waits on the
+// row above, so the chain down a strip is one DPX instruction a cell for NW (min(up + del, part)) and two for
+// DTW; and each row is overwritten in place, so no register copies close the step. Minima are exact and
+// associative (no NaN reaches a cell), so the scores are the recurrence's, bit for bit. On an H200, 40,000
+// pairs of 1,000 (bench/dp_api.py, kernel only, one run against the cell-at-a-time form): float64 DTW 1,177
+// GCUPS against 688, float32 3,344-3,355 against 2,905, int32 3,714-3,717 against 3,379, int16 3,751 against
+// 3,454, NW 2,843-2,848 against 2,804.
+template <int R, int KIND, typename V, bool SPLIT = true>
+__device__ __forceinline__ void strip_column(V (&h)[R], const V (&qv)[R], V (&e)[KIND >= 2 ? R : 1], V diag, V& up,
+                                             V& up_f, const V tj, const int* __restrict__ sub, int match,
+                                             int mismatch, int ins, int del, int io, int dop, const V never) {
+    if constexpr (SPLIT && (KIND == 0 || KIND == 1)) {
+        V part = off_chain<KIND, V>(diag, h[0], qv[0], tj, match, mismatch, ins);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int below = r + 1 < R ? r + 1 : r;
+            const V next = off_chain<KIND, V>(h[r], h[below], qv[below], tj, match, mismatch, ins);
+            if constexpr (KIND == 0) {
+                h[r] = __viaddmin_s32(up, del, part);
+            } else {
+                h[r] = step_cost(min2(up, part), distance(qv[r], tj), never);
+            }
+            up = h[r];
+            part = next;
+        }
+    } else {
+        strip_column_cells<R, KIND, V>(h, qv, e, diag, up, up_f, tj, sub, match, mismatch, ins, del, io, dop, never);
     }
 }
 
@@ -219,6 +273,13 @@ __device__ __forceinline__ bool unset(int v) { return v == (int)0x80808080; }
 __device__ __forceinline__ bool unset(float v) { return __float_as_int(v) == (int)0x80808080; }
 __device__ __forceinline__ bool unset(double v) { return __double_as_longlong(v) == (long long)0x8080808080808080ULL; }
 
+// The long kernel sweeps its cells one at a time (strip_column's SPLIT off): on an H200, 20 pairs of 10,000,
+// two rounds each in one run, the split form gave int32 DTW 625 and 644 GCUPS (kernel only) against 709 and
+// 685, and NW the same (566-600 against 568-604). At a few warps an SM the split's extra instruction per DTW
+// cell costs more than its shorter chain saves; with the GPU full (dp_warp) the split wins.
+#ifndef DP_LONG_SPLIT
+#define DP_LONG_SPLIT false
+#endif
 template <typename V>
 __device__ __forceinline__ V await_cell(const V* cell) {
     V value = *(const volatile V*)cell;
@@ -302,7 +363,8 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
             }
             above_prev = above;
             V up = above, up_f = above_f;
-            strip_column<R, KIND, V>(h, qv, e, diag, up, up_f, V(t[j - 1]), sub, match, mismatch, ins, del, io, dop, never);
+            strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, V(t[j - 1]), sub, match, mismatch, ins,
+                                                    del, io, dop, never);
             bottom = up;
             bottom_f = up_f;
             if (!last_chunk && lane == 31) {
