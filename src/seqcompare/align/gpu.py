@@ -71,10 +71,25 @@ def _long_kernel_names(kind: int, value: str, stored: str) -> tuple:
 
 
 def long_strip(q_len: np.ndarray, resident_warps: int) -> int:
-    """The strip size R for the long-pair kernel: the largest whose chunks of 32 R rows give at least a quarter as
-    many units of work as the GPU has resident warps, else the smallest. Fewer, larger chunks leave warps idle;
-    more, smaller ones each add a lag of about 62 columns down the pair's wavefront and do less per step (on an
-    H200, 20 pairs of 10,000: R = 8, 800 units, ran 13-25% faster than R = 4; 20 pairs of 100,000 take R = 32)."""
+    """The strip size R for the long-pair kernel.
+
+    The largest R whose chunks of 32 R rows give at least a quarter as many units of work as the GPU has
+    resident warps, else the smallest. Fewer, larger chunks leave warps idle; more, smaller ones each add a lag
+    of about 62 columns down the pair's wavefront and do less per step (on an H200, 20 pairs of 10,000: R = 8,
+    800 units, ran 13-25% faster than R = 4; 20 pairs of 100,000 take R = 32). :data:`LONG_STRIP` overrides it.
+
+    Parameters
+    ----------
+    q_len : ndarray
+        Query lengths (rows) of the pairs the kernel will take.
+    resident_warps : int
+        Warps the GPU holds at once (16 a multiprocessor for these kernels).
+
+    Returns
+    -------
+    int
+        One of :data:`STRIPS`.
+    """
     if LONG_STRIP is not None:
         return int(LONG_STRIP)
     for rows in reversed(STRIPS):
