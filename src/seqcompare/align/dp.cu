@@ -136,6 +136,28 @@ __device__ __forceinline__ void strip_column(V (&h)[R], const V (&qv)[R], V (&e)
     }
 }
 
+// A lane's strip at column 0: its query values and H[i][0] (NW: dop + i del; DTW: unreachable) for rows
+// first + 1 .. first + R (rows past n hold code 0 and are never read).
+template <int R, int KIND, typename V, typename S>
+__device__ __forceinline__ void start_strip(V (&h)[R], V (&qv)[R], V (&e)[KIND >= 2 ? R : 1], const S* __restrict__ q,
+                                            int n, int first, int dop, int del, const V never) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        int i = first + r + 1;
+        qv[r] = i <= n ? q[i - 1] : V(0);
+        h[r] = KIND != 1 ? V(dop + i * del) : never;  // column 0
+        if constexpr (KIND >= 2) e[r] = BIG;
+    }
+}
+
+// Row 0 at column j, for the lane that holds row 1: the cell above (H[0][j]) and up-left (H[0][j - 1]). NW:
+// io + j ins (and H[0][0] = 0); DTW: M[0][0] = 0, the rest unreachable, or 0 in subsequence mode (mode 2).
+template <int KIND, typename V>
+__device__ __forceinline__ void first_row(int j, int io, int ins, int mode, const V never, V& above, V& diag) {
+    above = KIND != 1 ? V(io + j * ins) : (mode == 2 ? V(0) : never);
+    diag = KIND != 1 ? V(j == 1 ? 0 : io + (j - 1) * ins) : ((j == 1 || mode == 2) ? V(0) : never);
+}
+
 // kind 0: NW, cost = match/mismatch, gaps ins (along a row: target base against a gap) and del (down a column).
 //   H[0][j] = j ins, H[i][0] = i del, H[i][j] = min(H[i-1][j-1] + s, H[i-1][j] + del, H[i][j-1] + ins).
 // kind 2: NW with affine gaps (Gotoh): a gap of L costs io + L ins along a row, dop + L del down a column; E
@@ -181,13 +203,7 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
         for (int row0 = 0; row0 < n && m > 0; row0 += 32 * R) {
             const int first = row0 + lane * R;  // rows above this lane's strip
             V h[R], qv[R], e[GOTOH ? R : 1];
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                int i = first + r + 1;
-                qv[r] = i <= n ? q[i - 1] : V(0);
-                h[r] = KIND != 1 ? V(dop + i * del) : never;  // column 0
-                if (GOTOH) e[r] = BIG;
-            }
+            start_strip<R, KIND, V, S>(h, qv, e, q, n, first, dop, del, never);
             const bool last_chunk = row0 + 32 * R >= n;
             const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
             const int k = (n - 1 - row0) % R;
@@ -203,8 +219,7 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
                 V diag;
                 if (lane == 0) {
                     if (row0 == 0) {
-                        above = KIND != 1 ? V(io + j * ins) : (mode == 2 ? V(0) : never);
-                        diag = KIND != 1 ? V(j == 1 ? 0 : io + (j - 1) * ins) : ((j == 1 || mode == 2) ? V(0) : never);
+                        first_row<KIND, V>(j, io, ins, mode, never, above, diag);
                         above_f = BIG;
                     } else {
                         above = row_above[j];
@@ -321,13 +336,7 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         const bool last_chunk = row0 + 32 * R >= n;
         const int first = row0 + lane * R;
         V h[R], qv[R], e[GOTOH ? R : 1];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            int i = first + r + 1;
-            qv[r] = i <= n ? q[i - 1] : V(0);
-            h[r] = KIND != 1 ? V(dop + i * del) : never;  // column 0
-            if (GOTOH) e[r] = BIG;
-        }
+        start_strip<R, KIND, V, S>(h, qv, e, q, n, first, dop, del, never);
         const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
         const int k = (n - 1 - row0) % R;
         V bottom = 0, bottom_f = BIG, above_prev = 0, waiting = 0, waiting_f = BIG, last_min = never;
@@ -351,8 +360,7 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
             }
             V diag;
             if (lane == 0 && c == 0) {
-                above = KIND != 1 ? V(io + j * ins) : (mode == 2 ? V(0) : never);
-                diag = KIND != 1 ? V(j == 1 ? 0 : io + (j - 1) * ins) : ((j == 1 || mode == 2) ? V(0) : never);
+                first_row<KIND, V>(j, io, ins, mode, never, above, diag);
                 above_f = BIG;
             } else {
                 if (lane == 0) {

@@ -48,7 +48,7 @@ _COPIERS = None
 LONG_QUERY_ROWS = 32 * STRIPS[-1]
 # The long kernel's strip size; None picks one from the work (see :func:`long_strip`).
 LONG_STRIP = None
-_RESIDENT_WARPS_PER_SM = 16  # 4 blocks of 4 warps (dp.cu's DP_MIN_BLOCKS)
+_RESIDENT_WARPS_PER_SM = 4 * _WARPS_PER_BLOCK  # dp.cu's DP_MIN_BLOCKS blocks a multiprocessor
 _LONG_BORDER_BYTES = 1 << 30  # the rows passed between chunks, per launch (more pairs: more launches)
 
 # The stored type of each signal dtype the kernels read, and the type of the DP's values for it.
