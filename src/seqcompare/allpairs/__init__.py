@@ -15,8 +15,10 @@ from .engine import run
 from .executors import GpuExecutor, SerialExecutor, ThreadExecutor, executor_for_client, register_client_backend
 from .plan import Tile, default_threads, default_tile_size, plan_tiles
 from .reductions import (
+    ClusterReduction,
     Combined,
     Concatenation,
+    Field,
     KnnReduction,
     LowerTriangleReduction,
     MatrixReduction,
@@ -28,7 +30,7 @@ from .reductions import (
 from .work import DataBlock, Region, Split, Work
 
 __all__ = [
-    "Combined", "Concatenation", "DataBlock", "GpuExecutor", "KnnReduction", "LowerTriangleReduction",
+    "ClusterReduction", "Combined", "Concatenation", "DataBlock", "Field", "GpuExecutor", "KnnReduction", "LowerTriangleReduction",
     "MatrixReduction", "PairsReduction", "Reduction", "Region", "SerialExecutor", "Split", "ThreadExecutor",
     "Tile", "Work", "array_module", "default_threads", "default_tile_size", "executor_for_client", "plan_tiles",
     "register_client_backend", "run", "to_host",

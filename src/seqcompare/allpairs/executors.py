@@ -53,8 +53,10 @@ def _cpu_kernel(work, threads: int, report):
 
 
 def _native(work, reduction, backend: str, resources):
-    """The work's own way of running ``reduction`` on ``backend``, if it declares one (else None)."""
-    if reduction.kind in work.native.get(backend, ()):
+    """The work's own way of running ``reduction`` on ``backend``, if it declares one for a kind of partial the
+    reduction merges (its :attr:`~seqcompare.allpairs.Reduction.accepts`); else None."""
+    declared = work.native.get(backend, ())
+    if any(kind in declared for kind in reduction.accepts):
         return work.run_native(backend, reduction, resources)
     return None
 

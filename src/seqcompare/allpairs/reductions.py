@@ -49,6 +49,12 @@ class Reduction:
     kind = "reduction"
     state: tuple = ()
 
+    @property
+    def accepts(self) -> tuple:
+        """Kinds of reduction whose partials :meth:`merge` takes: its own kind, and for some the kind they build
+        on (clusters merge the partials of ``pairs``), so that a backend's native way of one serves the other."""
+        return (self.kind,)
+
     def reduce(self, tile: Tile, block):
         raise NotImplementedError
 
@@ -205,32 +211,39 @@ class LowerTriangleReduction(Reduction):
 
 
 class PairsReduction(Reduction):
-    """Pairs at distance ``<= max_dist``, as ``(i, j, d)`` int64 arrays sorted by ``(i, j)``.
+    """Pairs at distance ``<= max_dist``, as ``(i, j, d)`` arrays sorted by ``(i, j)`` (``i``, ``j`` int64; ``d``
+    int64 for integer blocks, float64 for float ones, where NaN, a missing distance, is never within reach).
 
     Symmetric problems report each unordered pair once with ``i < j``; rectangular ones report (left index, right
-    index). ``value_cap`` reports ``min(d, value_cap)`` for the pairs chosen by their true distance.
+    index). ``value_cap`` reports ``min(d, value_cap)`` for the pairs chosen by their true distance. A block that
+    is a tuple ``(distances, extra, ...)`` selects on the distances and carries each extra array's values of the
+    same pairs as further columns: ``(i, j, d, extra, ...)``.
     """
 
     kind = "pairs"
     state = ("parts",)
 
-    def __init__(self, max_dist: int, symmetric: bool, value_cap: int | None = None):
-        self.max_dist = int(max_dist)
+    def __init__(self, max_dist, symmetric: bool, value_cap: int | None = None):
+        self.max_dist = max_dist if isinstance(max_dist, float) else int(max_dist)
         self.symmetric = symmetric
         self.value_cap = value_cap
         self.parts: list = []
 
     def reduce(self, tile, block):
+        extras = ()
+        if isinstance(block, tuple):
+            block, *extras = block
         xp = array_module(block)
         hit = block <= self.max_dist
         if tile.diagonal:
             hit &= xp.tri(tile.n_rows, k=-1, dtype=bool)
         rows, cols = xp.nonzero(hit)
-        values = block[rows, cols]
+        columns = [to_host(array[rows, cols]) for array in (block, *extras)]
+        columns = [c.astype(np.float64 if c.dtype.kind == "f" else np.int64) for c in columns]
         rows, cols = to_host(rows).astype(np.int64) + tile.row_start, to_host(cols).astype(np.int64) + tile.col_start
         if self.symmetric:  # lower-triangle tiles: row > col; report (col, row)
             rows, cols = cols, rows
-        return rows, cols, to_host(values).astype(np.int64)
+        return (rows, cols, *columns)
 
     def merge(self, partial) -> None:
         if len(partial[0]):
@@ -239,13 +252,99 @@ class PairsReduction(Reduction):
     def finish(self):
         if not self.parts:
             empty = np.empty(0, dtype=np.int64)
-            return empty, empty.copy(), empty.copy()
-        rows, cols, values = (np.concatenate(part) for part in zip(*self.parts))
+            dtype = np.float64 if isinstance(self.max_dist, float) else np.int64
+            return empty, empty.copy(), np.empty(0, dtype=dtype)
+        rows, cols, *values = (np.concatenate(part) for part in zip(*self.parts))
         order = np.lexsort((cols, rows))
-        values = values[order]
+        values = [v[order] for v in values]
         if self.value_cap is not None:
-            values = np.minimum(values, self.value_cap)
-        return rows[order], cols[order], values
+            values[0] = np.minimum(values[0], self.value_cap)
+        return (rows[order], cols[order], *values)
+
+
+class Field(Reduction):
+    """``reduction`` of one member of tuple blocks (``block[index]``): a matrix of the comparable sites beside a
+    matrix of the distances, for instance, through :class:`Combined`."""
+
+    def __init__(self, reduction: Reduction, index: int):
+        self.reduction = reduction
+        self.index = index
+        self.kind = f"field:{reduction.kind}"
+
+    def reduce(self, tile, block):
+        return self.reduction.reduce(tile, block[self.index])
+
+    def merge(self, partial) -> None:
+        self.reduction.merge(partial)
+
+    def finish(self):
+        return self.reduction.finish()
+
+    def for_workers(self) -> Field:
+        return Field(self.reduction.for_workers(), self.index)
+
+    def abort(self) -> None:
+        abort = getattr(self.reduction, "abort", None)
+        if abort is not None:
+            abort()
+
+
+class ClusterReduction(Reduction):
+    """Single-linkage clusters at distance ``<= max_dist``: the connected components of the graph of pairs within
+    reach, of ``n`` items (a symmetric problem).
+
+    ``reduce`` selects a tile's pairs as :class:`PairsReduction` does, and ``merge`` joins them into a forest at
+    once (each item points to a smaller one of its component; roots are each component's first item), so memory
+    is ``n`` indices however many pairs there are, and a backend that selects pairs its own way (the GPU's
+    epilogue) feeds it directly: it accepts the partials of ``pairs``. ``finish`` returns ``labels``, int64 of
+    length ``n``: clusters numbered 0, 1, ... by their first member in input order, singletons included.
+    """
+
+    kind = "clusters"
+    accepts = ("clusters", "pairs")
+    state = ("parent",)
+
+    def __init__(self, max_dist, n: int):
+        self.pairs = PairsReduction(max_dist, True)
+        self.max_dist = self.pairs.max_dist
+        self.symmetric = True
+        self.n = n
+        self.parent = np.arange(n, dtype=np.int64)
+
+    def reduce(self, tile, block):
+        rows, cols = self.pairs.reduce(tile, block)[:2]
+        return rows, cols
+
+    def _roots(self, items: np.ndarray) -> np.ndarray:
+        parent = self.parent
+        roots = parent[items]
+        while True:
+            up = parent[roots]
+            if np.array_equal(up, roots):
+                return roots
+            roots = up
+
+    def merge(self, partial) -> None:
+        left, right = partial[0], partial[1]
+        while len(left):
+            a, b = self._roots(left), self._roots(right)
+            apart = a != b
+            if not apart.any():
+                break
+            a, b = a[apart], b[apart]
+            # Hook the larger root under the smaller: parent[x] <= x always, so no cycle can form.
+            np.minimum.at(self.parent, np.maximum(a, b), np.minimum(a, b))
+            left, right = left[apart], right[apart]
+        # Point every item at its root, so the next merge starts from short paths.
+        while True:
+            up = self.parent[self.parent]
+            if np.array_equal(up, self.parent):
+                break
+            self.parent = up
+
+    def finish(self) -> np.ndarray:
+        _, labels = np.unique(self._roots(np.arange(self.n)), return_inverse=True)
+        return labels.astype(np.int64)
 
 
 class KnnReduction(Reduction):

@@ -50,6 +50,27 @@ def add_parser(subparsers) -> None:
     semantics.add_argument("-x", "--max-count", type=non_negative_int, metavar="X",
                            help="stop counting at X: report min(distance, X) (snp-dists -x)")  # fmt: skip
 
+    model = parser.add_argument_group("models, comparable sites and clusters")
+    model.add_argument("--model", choices=("snp", "p", "jc69", "k2p", "tn93"),
+                       help="distance model, float64: snp (differences), p (differences / comparable sites), jc69, "
+                            "k2p, or tn93 as veg/tn93 computes it (IUPAC codes, its --ambiguities rules); snp, p, "
+                            "jc69 and k2p read A/C/G/T only")  # fmt: skip
+    model.add_argument("--ambiguities", choices=("resolve", "average", "skip", "gapmm"), default="resolve",
+                       help="tn93: how ambiguity codes count (veg/tn93 -a)")  # fmt: skip
+    model.add_argument("--fraction", type=float, default=1.0, metavar="F",
+                       help="tn93 with resolve: average pairs where at least this fraction of the comparable sites "
+                            "resolved an ambiguity (veg/tn93 -d)")  # fmt: skip
+    model.add_argument("--sites", action="store_true",
+                       help="add each pair's comparable sites (both A/C/G/T; tn93: neither a gap) as a column")  # fmt: skip
+    model.add_argument("--normalise", "--normalize", action="store_true",
+                       help="write differences / comparable sites (the p model)")  # fmt: skip
+    model.add_argument("--min-overlap", type=non_negative_int, default=0, metavar="N",
+                       help="pairs with fewer than N comparable sites are missing (NA; never within --max-dist); "
+                            "veg/tn93's -l L is N = L + 1")  # fmt: skip
+    model.add_argument("--clusters", metavar="D",
+                       help="single-linkage clusters at distance <= D: name and cluster (numbered from 1 by first "
+                            "member), a summary on stderr")  # fmt: skip
+
     layout = parser.add_argument_group("output")
     layout.add_argument("-c", "--csv", action="store_true",
                         help="comma-separated instead of tab-separated (names quoted where needed, RFC 4180)")  # fmt: skip
@@ -63,7 +84,7 @@ def add_parser(subparsers) -> None:
     layout.add_argument("-L", "--lower-triangle", action="store_true",
                         help="each pair once: the lower triangle with the diagonal (streamed); with --molten, the "
                              "pairs (i, j >= i) in snp-dists 1.2's order")  # fmt: skip
-    layout.add_argument("--max-dist", type=non_negative_int, metavar="D",
+    layout.add_argument("--max-dist", metavar="D",
                         help="only pairs within distance D, long form (never builds the matrix); with -x X the pairs "
                              "are chosen by their true distance and reported as min(distance, X)")  # fmt: skip
     layout.add_argument("--knn", type=positive_int, metavar="K",
@@ -85,7 +106,61 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run_command)
 
 
+def _distance_threshold(text: str, option: str, model: str | None) -> int | float:
+    """``--max-dist`` / ``--clusters``: a whole number of SNPs, or any non-negative float with a rate model."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{option} takes a number, got {text!r}") from None
+    if not value >= 0:
+        raise InputError(f"{option} must be at least 0, got {text}")
+    if model in (None, "snp"):
+        if value != int(value):
+            raise InputError(f"{option} counts SNPs: a whole number, got {text} (a fraction needs --model)")
+        return int(value)
+    return value
+
+
+def _check_model_options(args) -> None:
+    if args.normalise:
+        if args.model not in (None, "p"):
+            raise InputError(f"--normalise writes the p distance; it cannot be combined with --model {args.model}")
+        args.model = "p"
+    if args.model is None and (args.sites or args.min_overlap):
+        args.model = "snp"
+    for option, value in (("--max-dist", args.max_dist), ("--clusters", args.clusters)):
+        if value is not None:
+            setattr(args, option[2:].replace("-", "_"), _distance_threshold(value, option, args.model))
+    tn93_only = [name for name, on in (("--ambiguities", args.ambiguities != "resolve"),
+                                       ("--fraction", args.fraction != 1.0)) if on]  # fmt: skip
+    if tn93_only and args.model != "tn93":
+        raise InputError(f"{' and '.join(tn93_only)} apply to --model tn93 only")
+    if not 0.0 <= args.fraction <= 1.0:
+        raise InputError(f"--fraction must lie in [0, 1], got {args.fraction}")
+    if args.model is None:
+        return
+    for name, on in (("--all-chars", args.all_chars), ("--iupac", args.iupac), ("--knn", args.knn is not None),
+                     ("--max-count", args.max_count is not None), ("--lower-triangle", args.lower_triangle)):  # fmt: skip
+        if on:
+            what = f"--model {args.model}" if not args.sites and not args.min_overlap else "--sites and --min-overlap"
+            raise InputError(f"{name} cannot be combined with {what}: models read A/C/G/T (tn93: its IUPAC "
+                             f"alphabet) and write full matrices or pairs")  # fmt: skip
+    if args.model == "tn93" and args.keep_case:
+        raise InputError("--keep-case cannot be combined with --model tn93, which reads both cases as veg/tn93 does")
+    if args.sites and args.clusters is not None:
+        raise InputError("--sites adds a column to pairs or long output; --clusters writes names and clusters")
+    if args.sites and not (args.molten or args.max_dist is not None or args.npy is not None):
+        raise InputError("--sites adds a column to long output: add --molten or --max-dist D (or use --npy, "
+                         "which then writes FILE.sites.npy)")
+
+
 def _check_options(args) -> None:
+    _check_model_options(args)
+    if args.clusters is not None and (args.max_dist is not None or args.knn is not None or args.npy is not None
+                                      or args.molten or args.lower_triangle):  # fmt: skip
+        raise InputError("--clusters writes names and clusters; it cannot be combined with another output layout")
+    if args.clusters is not None and args.ref:
+        raise InputError("--clusters groups the sequences of one alignment; it cannot be combined with --ref")
     layouts = [name for name, on in (("--max-dist", args.max_dist is not None), ("--knn", args.knn is not None),
                ("--npy", args.npy is not None)) if on]  # fmt: skip
     if args.molten and layouts:
@@ -110,6 +185,8 @@ def run_command(args) -> int:
     outputs = {"-o": args.output}
     if args.npy is not None:
         outputs = {"--npy": args.npy, "--npy (names)": args.npy + ".names.tsv"}
+    if args.npy is not None and args.sites:
+        outputs["--npy (sites)"] = args.npy[:-4] + ".sites.npy" if args.npy.endswith(".npy") else args.npy + ".sites.npy"
     prepare(args, [args.alignment, args.ref], outputs, start_cuda=args.cluster == "none" and not args.scheduler)
     with dask_client(args, log) as client:
         return _compute_and_write(args, log, client)
@@ -141,6 +218,8 @@ def _compute_and_write(args, log, client) -> int:
         if alignment is not None:
             log.duplicates(alignment.source, alignment.names)
 
+    if args.clusters is not None or args.model is not None:
+        return _models_and_clusters(args, log, client, query, reference)
     alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
     encoded = encode_inputs(query, reference, alphabet=alphabet, keep_case=args.keep_case,
                             missing=args.missing)  # fmt: skip
@@ -238,3 +317,107 @@ def _write_molten(out, matrix, row_names, col_names, separator: str, upper_only:
             keep = right >= left
             left, right, values = left[keep], right[keep], values[keep]
         write_long(out, left, right, values, row_names, col_names, separator)
+
+
+def _models_and_clusters(args, log, client, query, reference) -> int:
+    """``--model`` / ``--sites`` / ``--min-overlap`` (per-pair counts and model distances) and ``--clusters``."""
+    import numpy as np
+
+    from ..allpairs import ClusterReduction, Combined, Field, MatrixReduction, PairsReduction
+    from ..hamming.api import _site_codes, encode_inputs, run_hamming, run_model
+    from ..io.output import open_output
+    from ..io.tables import NameTable, write_header, write_long, write_rows
+
+    separator = "," if args.csv else "\t"
+    common = dict(threads=args.threads, tile_size=args.tile_size, progress=log.progress, device=args.device,
+                  client=client)  # fmt: skip
+    if args.model is None:  # clusters of SNP counts, under any alphabet, with the Hamming kernels
+        alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
+        encoded = encode_inputs(query, alphabet=alphabet, keep_case=args.keep_case, missing=args.missing)
+        labels = run_hamming(encoded, ClusterReduction(args.clusters, encoded.n_left), cap=args.clusters + 1,
+                             method=args.method, gpu_packer=args.gpu_packer, **common)  # fmt: skip
+        return _write_clusters(args, log, query.names, labels)
+    model_options = dict(model=args.model, ambiguities=args.ambiguities, fraction=args.fraction,
+                         min_overlap=args.min_overlap, **common)  # fmt: skip
+    try:
+        codes = _site_codes(query, reference, "tn93" if args.model == "tn93" else "acgt", args.keep_case, args.missing)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    if args.clusters is not None:
+        labels = run_model(codes, ClusterReduction(float(args.clusters), codes.n_left), **model_options)
+        return _write_clusters(args, log, query.names, labels)
+    symmetric = reference is None
+    row_names = NameTable(query.names, separator)
+    col_names = row_names if symmetric else NameTable(reference.names, separator)
+    shape = (codes.n_left, codes.n_left if symmetric else codes.n_right)
+    if args.max_dist is not None:
+        rows, cols, values, *sites = run_model(codes, PairsReduction(float(args.max_dist), symmetric),
+                                               with_sites=args.sites, **model_options)  # fmt: skip
+        with open_output(args.output) as out:
+            if args.model == "tn93" and args.csv and not args.sites:
+                out.write(b"ID1,ID2,Distance\n")  # veg/tn93's CSV
+            elif args.molten_header or args.sites:
+                out.write(separator.join(["sequence_1", "sequence_2", "distance", *(["sites"] if args.sites else [])])
+                          .encode() + b"\n")  # fmt: skip
+            write_long(out, rows, cols, values, row_names, col_names, separator, extra=sites)
+        log(f"wrote {values.size} pairs within distance {args.max_dist}")
+        return 0
+    matrix = MatrixReduction(shape, symmetric, np.float64, path=args.npy)
+    sites_matrix = None
+    reduction = matrix
+    if args.sites:
+        sites_path = None
+        if args.npy is not None:
+            sites_path = args.npy[:-4] + ".sites.npy" if args.npy.endswith(".npy") else args.npy + ".sites.npy"
+        sites_matrix = MatrixReduction(shape, symmetric, np.int64, path=sites_path)
+        reduction = Combined(Field(matrix, 0), Field(sites_matrix, 1))
+    try:
+        result = run_model(codes, reduction, with_sites=args.sites, **model_options)
+    finally:
+        for pending in (matrix, sites_matrix):
+            if pending is not None:
+                pending.abort()
+    distances, sites = result if args.sites else (result, None)
+    if args.npy is not None:
+        with open_output(args.npy + ".names.tsv", "--npy") as out:
+            lines = [f"row\t{i}\t{name}" for i, name in enumerate(query.names)]
+            if not symmetric:
+                lines += [f"column\t{i}\t{name}" for i, name in enumerate(reference.names)]
+            out.write(("\n".join(["axis\tindex\tname", *lines]) + "\n").encode("utf-8", "surrogateescape"))
+        return 0
+    with open_output(args.output) as out:
+        if args.molten:
+            if args.molten_header or args.sites:
+                out.write(separator.join(["sequence_1", "sequence_2", "distance", *(["sites"] if args.sites else [])])
+                          .encode() + b"\n")  # fmt: skip
+            left = np.repeat(np.arange(shape[0]), shape[1])
+            right = np.tile(np.arange(shape[1]), shape[0])
+            write_long(out, left, right, distances.ravel(), row_names, col_names, separator,
+                       extra=[sites.ravel()] if args.sites else [])  # fmt: skip
+        else:
+            corner = None if args.blank_corner else (args.corner_label or args.model)
+            write_header(out, col_names, separator, corner)
+            write_rows(out, distances, 0, row_names, separator)
+    return 0
+
+
+def _write_clusters(args, log, names, labels) -> int:
+    """Two columns, name and cluster (numbered from 1 by first member), and a one-line summary on stderr."""
+    import sys
+
+    import numpy as np
+
+    from ..io.output import open_output
+    from ..io.tables import csv_field
+
+    separator = "," if args.csv else "\t"
+    sizes = np.bincount(labels) if labels.size else np.zeros(0, dtype=np.int64)
+    lines = [f"{csv_field(name, separator)}{separator}{label + 1}" for name, label in zip(names, labels.tolist())]
+    with open_output(args.output) as out:
+        out.write(("\n".join([f"name{separator}cluster", *lines]) + "\n").encode("utf-8", "surrogateescape"))
+    largest = int(sizes.max()) if sizes.size else 0
+    summary = (f"{sizes.size} clusters at distance <= {args.clusters}: largest {largest}, "
+               f"{int((sizes == 1).sum())} singletons, {labels.size} sequences")  # fmt: skip
+    if not args.quiet:
+        print(summary, file=sys.stderr)
+    return 0

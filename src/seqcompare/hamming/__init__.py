@@ -2,7 +2,10 @@
 
 The package is callable: ``seqcompare.hamming(X, Y=None, ...)`` is :func:`.api.hamming`.
 
-- :mod:`.api`: :func:`hamming`, :func:`hamming_pairs`, :func:`hamming_knn`, :func:`encode_inputs`.
+- :mod:`.api`: :func:`hamming`, :func:`hamming_pairs`, :func:`hamming_knn`, :func:`encode_inputs`; the models
+  (:func:`model_distances`, :func:`model_pairs`) and :func:`clusters`.
+- :mod:`.models`, :mod:`.pairstats`, :mod:`.statskernel`, :mod:`.statsgpu`: per-pair site counts (comparable
+  sites, transitions, TN93's terms) and the p / JC69 / K2P / TN93 distances made from them.
 - :mod:`.work`: the all-pairs work the engine runs (CPU kernels, GPU session, native GPU pairs, Dask split).
 - :mod:`.encoding` (with :mod:`.packing`): alphabets, code spaces, bit planes.
 - :mod:`.reference`: the oracles (character-level snp-dists distance, Algorithm 1 on codes).
@@ -22,6 +25,10 @@ _EXPORTS = {
     "hamming_knn": "seqcompare.hamming.api:hamming_knn",
     "encode_inputs": "seqcompare.hamming.api:encode_inputs",
     "run_hamming": "seqcompare.hamming.api:run_hamming",
+    "model_distances": "seqcompare.hamming.api:model_distances",
+    "model_pairs": "seqcompare.hamming.api:model_pairs",
+    "clusters": "seqcompare.hamming.api:clusters",
+    "run_model": "seqcompare.hamming.api:run_model",
     "Encoded": "seqcompare.hamming.work:Encoded",
     "HammingWork": "seqcompare.hamming.work:HammingWork",
     "distance_dtype": "seqcompare.hamming.work:distance_dtype",

@@ -24,11 +24,13 @@ from ..allpairs import (
 from ..cuda.runtime import resolve_device
 from ..errors import InputError
 from ..io.fasta import Alignment, read_alignment
+from . import models
 from .encoding import ALPHABETS, encode_categorical, sequence_encoding
 from .methods import resolve_method
 from .work import Encoded, HammingWork, distance_dtype
 
-__all__ = ["Encoded", "distance_dtype", "encode_inputs", "hamming", "hamming_knn", "hamming_pairs", "run_hamming"]
+__all__ = ["Encoded", "clusters", "distance_dtype", "encode_inputs", "hamming", "hamming_knn", "hamming_pairs",
+           "model_distances", "model_pairs", "run_hamming", "run_model"]
 
 
 def _as_matrix(data, role: str):
@@ -224,3 +226,179 @@ def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
     return run_hamming(encoded, KnnReduction(k, encoded.n_left, encoded.n_right), method=method, threads=threads,
                        tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+
+
+def _site_codes(X, Y, alphabet: str, keep_case: bool, missing: str):
+    """:class:`~seqcompare.hamming.pairstats.SiteCodes` of sequence inputs, under ``"acgt"`` or ``"tn93"``."""
+    from .pairstats import SiteCodes, site_codes
+
+    sides = []
+    for data, role in ((X, "X"), (Y, "Y")):
+        if data is None:
+            sides.append(None)
+            continue
+        if isinstance(data, (str, os.PathLike)):
+            data = read_alignment(data)
+        names, source = (data.names, data.source) if isinstance(data, Alignment) else (None, role)
+        kind, matrix = _as_matrix(data, role)
+        if kind != "sequences":
+            raise InputError(f"{role}: model distances and comparable sites need sequences, not a value array")
+        sides.append(site_codes(matrix, alphabet, names=names, source=source, keep_case=keep_case,
+                                missing=missing or ""))  # fmt: skip
+    if sides[1] is not None and sides[1].shape[1] != sides[0].shape[1]:
+        raise InputError(f"X has {sides[0].shape[1]} sites but Y has {sides[1].shape[1]}; they must be equally long")
+    return SiteCodes(sides[0], sides[1])
+
+
+def run_model(codes, reduction, *, model="p", ambiguities="resolve", fraction=1.0, min_overlap=0, with_sites=False,
+              threads=None, tile_size=None, progress=False, device="cpu", client=None):  # fmt: skip
+    """All pairs of ``codes`` (:class:`~seqcompare.hamming.pairstats.SiteCodes`) through the engine: per-pair
+    counts, the ``model``'s distances, then ``reduction``. The layer the model functions and the command line
+    share (as :func:`run_hamming` is for counts of differences)."""
+    from .pairstats import PairStatsWork
+
+    threads = validation.threads(threads)
+    tile_size = validation.optional_integer(tile_size, "tile_size", minimum=1)
+    if client is not None:
+        executor = executor_for_client(client, device=device, tile_size=tile_size)
+        device = executor.device
+        tile_size = None
+    else:
+        device = resolve_device(device)
+        executor = GpuExecutor() if device == "cuda" else ThreadExecutor(threads)
+    work = PairStatsWork(codes, model=model, ambiguities=ambiguities, fraction=fraction, min_overlap=min_overlap,
+                         with_sites=with_sites, tile_size=tile_size)  # fmt: skip
+    return run(work, reduction, executor, progress, model)
+
+
+def model_distances(X, Y=None, *, model="p", ambiguities="resolve", fraction=1.0, min_overlap=0, sites=False,
+                    keep_case=False, missing=None, threads=None, tile_size=None, progress=False, device="cpu",
+                    client=None):  # fmt: skip
+    """All-pairs evolutionary distances (p, JC69, K2P, TN93) or SNP counts, with the comparable sites.
+
+    Parameters
+    ----------
+    X, Y : Alignment, path, list of str, or character array
+        Sequences, as for :func:`hamming`.
+    model : {"snp", "p", "jc69", "k2p", "tn93"}
+        ``snp``: differing comparable sites (a count); ``p``: that over the comparable sites; ``jc69``, ``k2p``:
+        Jukes-Cantor and Kimura 2-parameter corrections of it. These read A, C, G and T only (snp-dists'
+        alphabet). ``tn93``: Tamura-Nei 1993 as veg/tn93 computes it (the HIV-TRACE standard), reading IUPAC
+        codes, ``?`` and ``-`` by its ``ambiguities`` rules, with per-pair base frequencies; any other character
+        is an error.
+    ambiguities : {"resolve", "average", "skip", "gapmm"}
+        TN93 only, as veg/tn93's ``-a``.
+    fraction : float
+        TN93 under ``resolve``: pairs where at least this fraction of the comparable sites resolved an
+        ambiguity are averaged instead (veg/tn93's ``-d``; 1 never).
+    min_overlap : int
+        Pairs with fewer comparable sites are missing (NaN). veg/tn93's ``-l L`` keeps pairs with more than L
+        sites: ``min_overlap=L + 1``.
+    sites : bool
+        Also return the comparable sites of every pair.
+    keep_case, missing, threads, tile_size, progress, device, client
+        As for :func:`hamming`.
+
+    Returns
+    -------
+    distances : ndarray of float64, shape (n, n) or (n, p)
+        NaN where a pair is missing; ``inf`` past saturation (JC69, K2P), 1000 for TN93 as veg/tn93 reports it.
+    sites : ndarray of int64, same shape
+        With ``sites=True``: comparable sites (A/C/G/T in both; for TN93, neither a gap).
+
+    Examples
+    --------
+    >>> import seqcompare
+    >>> seqcompare.model_distances(["ACGTACGTAC", "ACGTACGTAT"], model="p")
+    array([[0. , 0.1],
+           [0.1, 0. ]])
+    """
+    from ..allpairs import Combined, Field
+
+    models.check_options(model, ambiguities, fraction, min_overlap)
+    codes = _site_codes(X, Y, "tn93" if model == "tn93" else "acgt", keep_case, missing)
+    shape = (codes.n_left, codes.n_left if codes.symmetric else codes.n_right)
+    reduction = MatrixReduction(shape, codes.symmetric, np.float64)
+    if sites:
+        reduction = Combined(Field(reduction, 0), Field(MatrixReduction(shape, codes.symmetric, np.int64), 1))
+    return run_model(codes, reduction, model=model, ambiguities=ambiguities, fraction=fraction,
+                     min_overlap=min_overlap, with_sites=sites, threads=threads, tile_size=tile_size,
+                     progress=progress, device=device, client=client)  # fmt: skip
+
+
+def model_pairs(X, Y=None, *, max_dist, model="p", ambiguities="resolve", fraction=1.0, min_overlap=0, sites=False,
+                keep_case=False, missing=None, threads=None, tile_size=None, progress=False, device="cpu",
+                client=None):  # fmt: skip
+    """Pairs within a model distance (HIV-TRACE links at TN93 0.015), without the matrix.
+
+    Parameters
+    ----------
+    max_dist : float
+        Report pairs at distance ``<= max_dist`` (missing pairs never are).
+    X, Y, model, ambiguities, fraction, min_overlap, sites, keep_case, missing, threads, tile_size, progress,
+    device, client
+        As for :func:`model_distances`.
+
+    Returns
+    -------
+    i, j : ndarray of int64
+        Sorted by ``(i, j)``; without ``Y`` each unordered pair once, ``i < j``.
+    d : ndarray of float64
+    sites : ndarray of int64
+        With ``sites=True``.
+    """
+    models.check_options(model, ambiguities, fraction, min_overlap)
+    codes = _site_codes(X, Y, "tn93" if model == "tn93" else "acgt", keep_case, missing)
+    return run_model(codes, PairsReduction(float(max_dist), codes.symmetric), model=model, ambiguities=ambiguities,
+                     fraction=fraction, min_overlap=min_overlap, with_sites=sites, threads=threads,
+                     tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+
+
+def clusters(X, *, max_dist, model="snp", alphabet="acgt", ambiguities="resolve", fraction=1.0, min_overlap=0,
+             keep_case=False, missing=None, threads=None, tile_size=None, progress=False, device="cpu",
+             client=None):  # fmt: skip
+    """Single-linkage clusters: the connected components of the pairs at distance ``<= max_dist``.
+
+    The pairs are reduced where they are found (CPU threads, the GPU's epilogue, Dask workers) into a forest of
+    ``n`` indices, so they are never all held or written.
+
+    Parameters
+    ----------
+    X : Alignment, path, list of str, or array_like
+        As for :func:`hamming`.
+    max_dist : int or float
+        SNPs (``model="snp"``, any ``alphabet``) or a model distance.
+    model : {"snp", "p", "jc69", "k2p", "tn93"}
+        ``snp`` counts differences with :func:`hamming`'s kernels (every alphabet); the others are
+        :func:`model_distances`'.
+    alphabet, keep_case, missing, threads, tile_size, progress, device, client
+        As for :func:`hamming`.
+    ambiguities, fraction, min_overlap
+        As for :func:`model_distances` (model distances only).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Each sequence's cluster: 0, 1, ... numbered by each cluster's first member in input order; a
+        singleton is a cluster of its own.
+
+    Examples
+    --------
+    >>> import seqcompare
+    >>> seqcompare.clusters(["AAAA", "TTTT", "AAAT", "TTTG"], max_dist=1)
+    array([0, 1, 0, 1])
+    """
+    from ..allpairs import ClusterReduction
+
+    if max_dist < 0:
+        raise ValueError(f"max_dist must be at least 0, got {max_dist}")
+    if model == "snp" and min_overlap == 0:
+        max_dist = validation.integer(max_dist, "max_dist", minimum=0)
+        encoded = encode_inputs(X, alphabet=alphabet, keep_case=keep_case, missing=missing)
+        return run_hamming(encoded, ClusterReduction(max_dist, encoded.n_left), cap=max_dist + 1, threads=threads,
+                           tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+    models.check_options(model, ambiguities, fraction, min_overlap)
+    codes = _site_codes(X, None, "tn93" if model == "tn93" else "acgt", keep_case, missing)
+    return run_model(codes, ClusterReduction(float(max_dist), codes.n_left), model=model, ambiguities=ambiguities,
+                     fraction=fraction, min_overlap=min_overlap, threads=threads, tile_size=tile_size,
+                     progress=progress, device=device, client=client)  # fmt: skip

@@ -44,3 +44,125 @@ def vector_tile(left: np.ndarray, right: np.ndarray, table: np.ndarray, tile: Ti
         block = np.tril(block, -1)
         block = block + block.T
     return np.minimum(block, cap)
+
+
+_TN93_SETS = {"A": "A", "C": "C", "G": "G", "T": "T", "U": "T", "R": "AG", "Y": "CT", "S": "CG", "W": "AT",
+              "K": "GT", "M": "AC", "B": "CGT", "D": "AGT", "H": "ACT", "V": "ACG", "N": "ACGT", "?": "ACGT"}  # fmt: skip
+
+
+def model_distance_reference(a: str, b: str, model: str, *, ambiguities: str = "resolve", fraction: float = 1.0,
+                             min_overlap: int = 0) -> float:  # fmt: skip
+    """One pair's model distance, site by site with exact fractions (the oracle of the model kernels).
+
+    ``snp``, ``p``, ``jc69`` and ``k2p`` count only sites where both characters are A, C, G or T (case-insensitive),
+    as snp-dists does. ``tn93`` reads veg/tn93's characters and applies its ambiguity rules as its documentation
+    and ``computeTN93`` describe: ``resolve`` counts an ambiguity that can be the other base as that base (and two
+    overlapping ambiguities as their shared bases), ``average`` spreads every ambiguity over its bases, ``skip``
+    drops sites with one, ``gapmm`` averages and reads a gap against a base as N. NaN: fewer than ``min_overlap``
+    (or no) comparable sites.
+    """
+    from fractions import Fraction
+    from math import log
+
+    a, b = a.upper(), b.upper()
+    if model != "tn93":
+        sites = same = transitions = 0
+        for x, y in zip(a, b):
+            if x in "ACGT" and y in "ACGT":
+                sites += 1
+                same += x == y
+                transitions += {x, y} in ({"A", "G"}, {"C", "T"})
+        if sites == 0 or sites < min_overlap:
+            return float("nan")
+        if model == "snp":
+            return float(sites - same)
+        p = (sites - same) / sites
+        if model == "p":
+            return p
+        try:
+            if model == "jc69":
+                value = -0.75 * log(1 - 4 / 3 * p)
+            else:
+                ts, tv = transitions / sites, p - transitions / sites
+                value = -0.5 * log(1 - 2 * ts - tv) - 0.25 * log(1 - 2 * tv)
+        except ValueError:
+            return float("inf")
+        return max(value, 0.0)
+
+    table, resolved = _pair_table(a, b, ambiguities)
+    sites = sum(table.values())
+    if sites == 0 or sites < min_overlap:
+        return float("nan")
+    if ambiguities == "resolve" and fraction < 1 and float(sites) * fraction <= resolved:
+        table, _ = _pair_table(a, b, "average")
+    f = {z: float(sum(table[z, w] + table[w, z] for w in "ACGT")) for z in "ACGT"}
+    total = f["A"] + f["C"] + f["G"] + f["T"]
+    pi = {z: f[z] / total for z in "ACGT"}
+    ag = float(table["A", "G"] + table["G", "A"]) * 2 / total
+    ct = float(table["C", "T"] + table["T", "C"]) * 2 / total
+    tv = 1 - (float(sum(table[z, z] for z in "ACGT")) * 2 / total + ag + ct)
+    try:
+        if min(f.values()) == 0:
+            value = -0.5 * log(1 - 2 * (ag + ct) - tv) - 0.25 * log(1 - 2 * tv)
+        else:
+            pr, py = pi["A"] + pi["G"], pi["C"] + pi["T"]
+            k1 = 2 * pi["A"] * pi["G"] / pr
+            k2 = 2 * pi["C"] * pi["T"] / py
+            k3 = 2 * (pr * py - pi["A"] * pi["G"] * py / pr - pi["C"] * pi["T"] * pr / py)
+            value = (-k1 * log(1 - ag / k1 - tv / (2 * pr)) - k2 * log(1 - ct / k2 - tv / (2 * py))
+                     - k3 * log(1 - tv / (2 * py * pr)))  # fmt: skip
+    except (ValueError, ZeroDivisionError):
+        return 1000.0
+    return max(value, 0.0)
+
+
+def _pair_table(a: str, b: str, rule: str):
+    """The 4 x 4 base-pair table of a pair under a TN93 ambiguity rule (exact fractions), and how many sites
+    resolved an ambiguity."""
+    from fractions import Fraction
+
+    table = {(x, y): Fraction(0) for x in "ACGT" for y in "ACGT"}
+    resolved = 0
+    for x, y in zip(a, b):
+        if rule == "gapmm" and (x == "-") != (y == "-"):
+            x, y = ("N" if x == "-" else x), ("N" if y == "-" else y)
+        if x == "-" or y == "-":
+            continue
+        if x in "ACGT" and y in "ACGT":
+            table[x, y] += 1
+            continue
+        if rule == "skip":
+            continue
+        sx, sy = _TN93_SETS[x], _TN93_SETS[y]
+        if rule == "resolve":
+            if x in "ACGT" and x in sy:
+                table[x, x] += 1
+                resolved += 1
+                continue
+            if y in "ACGT" and y in sx:
+                table[y, y] += 1
+                resolved += 1
+                continue
+            shared = [z for z in "ACGT" if z in sx and z in sy]
+            if x not in "ACGT" and y not in "ACGT" and shared:
+                for z in shared:
+                    table[z, z] += Fraction(1, len(shared))
+                resolved += 1
+                continue
+        for p in sx:
+            for q in sy:
+                table[p, q] += Fraction(1, len(sx) * len(sy))
+    return table, resolved
+
+
+def model_counts_reference(a: str, b: str, ambiguities: str = "skip") -> list[int]:
+    """The per-pair counts of :data:`seqcompare.hamming.models.QUANTITIES` in 144ths (``resolved`` as a count):
+    comparable sites, matches, A<->G, C<->T, and each base's weight over both sequences. ``skip`` with only
+    A/C/G/T read is what the snp-dists-alphabet models count."""
+    table, resolved = _pair_table(a.upper(), b.upper(), ambiguities)
+    scaled = {key: value * 144 for key, value in table.items()}
+    for value in scaled.values():
+        assert value.denominator == 1
+    freqs = [int(sum(scaled[z, w] + scaled[w, z] for w in "ACGT")) for z in "ACGT"]
+    return [int(sum(scaled.values())), int(sum(scaled[z, z] for z in "ACGT")), int(scaled["A", "G"] + scaled["G", "A"]),
+            int(scaled["C", "T"] + scaled["T", "C"]), *freqs, resolved]  # fmt: skip

@@ -115,6 +115,11 @@ def write_header(handle, column_names: NameTable, separator: str, corner: str | 
     handle.write(separator.join(cells).encode("utf-8", "surrogateescape") + b"\n")
 
 
+def float_text(value: float) -> str:
+    """A float as veg/tn93 prints distances (C's ``%g``: 6 significant digits); NA for a missing one."""
+    return "NA" if value != value else "%g" % value
+
+
 def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: str,
                lower_triangle: bool = False, table_values: int | None = None) -> None:  # fmt: skip
     """Write matrix rows (``matrix`` holds rows ``row_start...``), each preceded by its name.
@@ -126,14 +131,15 @@ def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: 
     n_rows, n_cols = matrix.shape
     if n_rows == 0:
         return
-    if (n_rows * n_cols if table_values is None else table_values) <= SMALL_CELLS:
+    as_text = float_text if matrix.dtype.kind == "f" else str
+    if as_text is float_text or (n_rows * n_cols if table_values is None else table_values) <= SMALL_CELLS:
         names = row_names.blob.tobytes()
         lines = []
         for k, row in enumerate(np.asarray(matrix).tolist()):
             i = row_start + k
             name = names[row_names.offsets[i] : row_names.offsets[i + 1]].decode("utf-8", "surrogateescape")
             cells = row[: min(i + 1, n_cols)] if lower_triangle else row
-            lines.append(separator.join([name, *map(str, cells)]))
+            lines.append(separator.join([name, *map(as_text, cells)]))
         handle.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
         return
     sep = ord(separator)
@@ -154,11 +160,23 @@ def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: 
 
 
 def write_long(handle, left, right, values, left_names: NameTable, right_names: NameTable,
-               separator: str) -> None:  # fmt: skip
-    """Write ``left_name<sep>right_name<sep>value`` lines for index arrays ``left``, ``right``."""
+               separator: str, extra=()) -> None:  # fmt: skip
+    """Write ``left_name<sep>right_name<sep>value`` lines for index arrays ``left``, ``right`` (then each array of
+    ``extra`` as a further column). Floats are written as :func:`float_text` writes them."""
     left = np.asarray(left, dtype=np.int64).ravel()
     right = np.asarray(right, dtype=np.int64).ravel()
     values = np.asarray(values).ravel()
+    if values.dtype.kind == "f" or len(extra):
+        texts = [[float_text(v) for v in values.tolist()] if values.dtype.kind == "f" else list(map(str, values.tolist()))]
+        texts += [list(map(str, np.asarray(column).ravel().tolist())) for column in extra]
+        left_text, right_text = _texts(left_names), _texts(right_names)
+        step = 1 << 16
+        for lo in range(0, values.size, step):
+            lines = [separator.join((left_text[i], right_text[j], *cells)) for i, j, *cells in
+                     zip(left[lo : lo + step].tolist(), right[lo : lo + step].tolist(),
+                         *(column[lo : lo + step] for column in texts))]  # fmt: skip
+            handle.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+        return
     if values.size <= SMALL_CELLS:
         if values.size:
             left_text, right_text = _texts(left_names), _texts(right_names)

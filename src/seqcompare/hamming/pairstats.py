@@ -1,0 +1,267 @@
+"""Per-pair site counts and the model distances made from them, as a :class:`~seqcompare.allpairs.Work`.
+
+:class:`SiteCodes` holds the rows as TN93 codes (:data:`~seqcompare.hamming.models.TN93_CHARACTERS`: A, C, G, T
+are 0..3, ambiguity codes follow, the gap is 17; under the snp-dists alphabet every character other than
+A/C/G/T is a gap). :class:`PairStatsWork` counts, for every pair of a tile, the :data:`~.models.QUANTITIES`
+(comparable sites, matches, transitions, base weights, resolved ambiguities) and turns them into the model's
+distance where the block is (:func:`~.models.distances`). Its block is the distances, or ``(distances, sites)``
+with ``with_sites``, so the engine's reductions (matrix, pairs within a distance, clusters) apply unchanged on
+CPU threads, GPUs and Dask workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..allpairs import DataBlock, Region, Split, Tile, Work, default_tile_size, plan_tiles
+from ..errors import InputError
+from . import models
+from .encoding import sequence_code_table
+
+_GPU_TILE = 4096
+
+
+@dataclass
+class SiteCodes:
+    """Rows as TN93 codes: ``left`` (and ``right``, or None for all pairs of ``left``), uint8 ``(n, m)``."""
+
+    left: np.ndarray
+    right: np.ndarray | None
+    _planes: dict = field(default_factory=dict, repr=False, compare=False)
+    _special: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def symmetric(self) -> bool:
+        return self.right is None
+
+    @property
+    def n_left(self) -> int:
+        return self.left.shape[0]
+
+    @property
+    def n_right(self) -> int | None:
+        return None if self.right is None else self.right.shape[0]
+
+    @property
+    def n_sites(self) -> int:
+        return self.left.shape[1]
+
+    def side(self, name: str) -> np.ndarray:
+        return self.left if name == "left" or self.symmetric else self.right
+
+    def planes(self, side: str) -> np.ndarray:
+        """One-hot planes of the resolved bases, rows of ``4 * W`` words (A, C, G, T)."""
+        key = "left" if self.symmetric else side
+        if key not in self._planes:
+            from .packing import pack_rows
+
+            codes = np.ascontiguousarray(self.side(side))
+            n, m = codes.shape
+            out = np.zeros((n, 4, (m + 63) // 64), dtype=np.uint64)
+            patterns = np.zeros(256, dtype=np.uint32)
+            patterns[:4] = 1 << np.arange(4, dtype=np.uint32)
+            if n and m:
+                pack_rows(codes, patterns, 4, 0, n, out)
+            self._planes[key] = out.reshape(n, -1)
+        return self._planes[key]
+
+    def special_sites(self, side: str, ambiguities: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, positions)``: each row's sites holding a code of the per-site path, in CSR form."""
+        key = ("left" if self.symmetric else side, ambiguities)
+        if key not in self._special:
+            codes = self.side(side)
+            special = models.special_codes(ambiguities)
+            rows, cols = np.nonzero(special[codes]) if special.any() else (np.empty(0, int), np.empty(0, int))
+            starts = np.zeros(codes.shape[0] + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=codes.shape[0]), out=starts[1:])
+            self._special[key] = (starts, cols.astype(np.int32))
+        return self._special[key]
+
+
+def site_codes(matrix: np.ndarray, alphabet: str, *, names=None, source: str = "<array>", keep_case: bool = False,
+               missing: str = "") -> np.ndarray:  # fmt: skip
+    """TN93 codes of a byte matrix.
+
+    ``alphabet="tn93"`` reads veg/tn93's characters (case-insensitive) and rejects any other byte, naming the
+    record and column; ``"acgt"`` is the snp-dists alphabet (only A, C, G, T present).
+    """
+    if alphabet == "acgt":
+        table, _ = sequence_code_table("acgt", keep_case=keep_case, missing=missing)
+        to_tn93 = np.full(256, models.GAP, dtype=np.uint8)
+        present = table != 0
+        to_tn93[present] = table[present] - 1
+        return to_tn93[matrix]
+    if alphabet != "tn93":
+        raise ValueError(f"model distances read the 'acgt' or 'tn93' alphabet, not {alphabet!r}")
+    table = models.tn93_byte_table()
+    for character in missing:
+        table[ord(character.upper())] = table[ord(character.lower())] = models.GAP
+    codes = table[matrix]
+    bad = codes == 255
+    if bad.any():
+        row, column = (int(k) for k in np.argwhere(bad)[0])
+        name = names[row] if names is not None else f"#{row + 1}"
+        raise InputError(
+            f"{source}: record {name!r}, column {column + 1}: {chr(matrix[row, column])!r} is not a nucleotide "
+            f"code of TN93 ({models.TN93_CHARACTERS}, any case)"
+        )
+    return codes
+
+
+class PairStatsWork(Work):
+    """All pairs of ``codes`` (or a region of a larger problem): counts, then ``model`` distances.
+
+    Parameters
+    ----------
+    codes : SiteCodes
+    model : str
+        One of :data:`~seqcompare.hamming.models.MODELS`.
+    ambiguities : str
+        One of :data:`~seqcompare.hamming.models.AMBIGUITIES` (TN93's rules; the other models count resolved
+        bases only).
+    fraction : float
+        veg/tn93's ``-d``: under ``resolve``, pairs where at least this fraction of the comparable sites were
+        resolved ambiguities are averaged instead.
+    min_overlap : int
+        Pairs with fewer comparable sites are missing (NaN).
+    with_sites : bool
+        The block is ``(distances, sites)`` instead of the distances.
+    tile_size : int, optional
+    row_offset, col_offset : int
+        Where this region's rows and columns start in the whole problem.
+    """
+
+    unit = "pair"
+
+    def __init__(self, codes: SiteCodes, *, model: str = "snp", ambiguities: str = "resolve", fraction: float = 1.0,
+                 min_overlap: int = 0, with_sites: bool = False, tile_size: int | None = None, row_offset: int = 0,
+                 col_offset: int = 0):  # fmt: skip
+        models.check_options(model, ambiguities, fraction, min_overlap)
+        self.codes = codes
+        self.model = model
+        self.ambiguities = ambiguities if model == "tn93" else "skip"
+        self.fraction = float(fraction)
+        self.min_overlap = int(min_overlap)
+        self.with_sites = with_sites
+        self.tile_size = tile_size
+        self.row_offset = row_offset
+        self.col_offset = row_offset if codes.symmetric else col_offset
+        modes = [self.ambiguities]
+        if self.ambiguities == "resolve" and self.fraction < 1.0:
+            modes.append("average")
+        self.weights = np.stack([models.weight_table(mode) for mode in modes])
+        self.special = models.special_codes(self.ambiguities)
+
+    # -- the plan ------------------------------------------------------------------------------------------
+    def parts(self, backend: str) -> list:
+        codes = self.codes
+        largest = max(codes.n_left, codes.n_right or 0)
+        if backend == "cuda":  # tiles start on the GEMM's block edges
+            size = _GPU_TILE if self.tile_size is None else -(-self.tile_size // 128) * 128
+        elif self.tile_size is not None:
+            size = self.tile_size
+        else:
+            from ..allpairs import default_threads
+
+            size = default_tile_size(largest, default_threads())
+        return plan_tiles(codes.n_left, codes.n_right, size, row_offset=self.row_offset, col_offset=self.col_offset)
+
+    def size(self, part) -> int:
+        return part.n_pairs
+
+    def local(self, tile: Tile) -> Tile:
+        return Tile(tile.row_start - self.row_offset, tile.row_stop - self.row_offset,
+                    tile.col_start - self.col_offset, tile.col_stop - self.col_offset, tile.diagonal)  # fmt: skip
+
+    def finish_block(self, counts):
+        """The block the reductions see, from a tile's counts ``(modes, quantities, rows, cols)`` (NumPy or
+        CuPy): the model's distances, with the comparable sites when asked."""
+        fallback = counts[1] if counts.shape[0] > 1 else None
+        result = models.distances(self.model, counts[0], self.min_overlap, self.fraction, fallback)
+        if self.with_sites:
+            return result, counts[0, 0] // models.SCALE
+        return result
+
+    # -- the CPU -------------------------------------------------------------------------------------------
+    def cpu_kernel(self, threads: int):
+        from .statskernel import stats_tile
+
+        codes = self.codes
+        left_planes = codes.planes("left")
+        right_planes = codes.planes("right")
+        left_starts, left_positions = codes.special_sites("left", self.ambiguities)
+        right_starts, right_positions = codes.special_sites("right", self.ambiguities)
+        left_codes = np.ascontiguousarray(codes.side("left"))
+        right_codes = np.ascontiguousarray(codes.side("right"))
+
+        def kernel(tile):
+            local = self.local(tile)
+            counts = np.zeros((self.weights.shape[0], len(models.QUANTITIES), tile.n_rows, tile.n_cols), np.int64)
+            stats_tile(left_planes, right_planes, local.row_start, local.row_stop, local.col_start, local.col_stop,
+                       tile.diagonal, left_codes, right_codes, left_starts, left_positions, right_starts,
+                       right_positions, self.special, self.weights, counts)  # fmt: skip
+            return self.finish_block(counts)
+
+        return kernel
+
+    # -- the GPU -------------------------------------------------------------------------------------------
+    def gpu_session(self, device: int):
+        from .statsgpu import PairStatsSession
+
+        return PairStatsSession(self, device)
+
+    # -- Dask ----------------------------------------------------------------------------------------------
+    def split(self, regions: int, tile_size: int | None = None) -> Split:
+        codes = self.codes
+        n_left, n_right = codes.n_left, codes.n_right
+        largest = max(n_left, n_right or 0)
+        if tile_size is None:
+            blocks = 1
+            while blocks * (blocks + 1) // 2 < 6 * regions and blocks < largest:
+                blocks += 1
+            tile_size = max(1, -(-largest // blocks))
+        arrays, data_blocks, index_of = {}, [], {}
+        sides = [("left", n_left)] + ([] if codes.symmetric else [("right", n_right)])
+        for side, count in sides:
+            arrays[side] = (codes.side(side).shape, np.dtype(np.uint8))
+            for start in range(0, count, tile_size):
+                stop = min(start + tile_size, count)
+                index_of[(side, start)] = len(data_blocks)
+                data_blocks.append(DataBlock(side, start, stop, _CopyRows(codes.side(side), start, stop)))
+        region_list = []
+        for tile in plan_tiles(n_left, n_right, tile_size):
+            needed = [index_of[("left", tile.row_start)]]
+            if not tile.diagonal:
+                needed.append(index_of[("left" if codes.symmetric else "right", tile.col_start)])
+            region_list.append(Region(needed, tile, tile.n_pairs, 0 if tile.diagonal else 1))
+        template = PairStatsTemplate(self.model, self.ambiguities, self.fraction, self.min_overlap, self.with_sites)
+        return Split(arrays, data_blocks, region_list, template)
+
+
+class _CopyRows:
+    """Fills a placed block with rows ``start:stop`` of a code matrix."""
+
+    def __init__(self, rows: np.ndarray, start: int, stop: int):
+        self.rows, self.start, self.stop = rows, start, stop
+
+    def __call__(self, out) -> None:
+        out[...] = self.rows[self.start : self.stop]
+
+
+@dataclass(frozen=True)
+class PairStatsTemplate:
+    """What a Dask worker needs besides its blocks to make its region's :class:`PairStatsWork`."""
+
+    model: str
+    ambiguities: str
+    fraction: float
+    min_overlap: int
+    with_sites: bool
+
+    def attach(self, tile: Tile, blocks: list, keys: list, device: str) -> PairStatsWork:
+        right = None if tile.diagonal else blocks[-1]
+        return PairStatsWork(SiteCodes(blocks[0], right), model=self.model, ambiguities=self.ambiguities,
+                             fraction=self.fraction, min_overlap=self.min_overlap, with_sites=self.with_sites,
+                             row_offset=tile.row_start, col_offset=tile.col_start)  # fmt: skip

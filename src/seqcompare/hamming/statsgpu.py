@@ -1,0 +1,176 @@
+"""Per-pair site counts on NVIDIA GPUs: the device side of :class:`~seqcompare.hamming.pairstats.PairStatsWork`.
+
+Every count of pairs of resolved bases is a 1-bit tensor-core product of one-hot planes, through the shared GEMM
+(:mod:`seqcompare.cuda.bitgemm`): an operand row is a few planes laid end to end, and the product of a left and a
+right row sums ``popcount(left & right)`` over them. The ten products a tile needs:
+
+========== ============== ==============
+count      left planes    right planes
+========== ============== ==============
+sites      V              V
+matches    A C G T        A C G T
+ag         A G            G A
+ct         C T            T C
+left base  A / C / G      V
+right base V              A / C / G
+========== ============== ==============
+
+(V = A | C | G | T.) Sites where a sequence holds an ambiguity code (or a gap under ``gapmm``) then add their
+weights from each row's list of them, one thread per pair (``stats_corrections``), and the model turns the counts
+into distances on the device (:func:`~seqcompare.hamming.models.distances` through CuPy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cuda import bitgemm
+from ..cuda.runtime import require_cupy
+from . import models
+
+# Operand kinds: the planes (0 A, 1 C, 2 G, 3 T, 4 V) laid end to end in a row.
+_KINDS = {"V": (4,), "ACGT": (0, 1, 2, 3), "AG": (0, 2), "GA": (2, 0), "CT": (1, 3), "TC": (3, 1),
+          "A": (0,), "C": (1,), "G": (2,)}  # fmt: skip
+# (quantity, left kind, right kind); base counts of each side are kept apart until the frequencies are made.
+_PRODUCTS = (("sites", "V", "V"), ("matches", "ACGT", "ACGT"), ("ag", "AG", "GA"), ("ct", "CT", "TC"),
+             ("left_a", "A", "V"), ("left_c", "C", "V"), ("left_g", "G", "V"),
+             ("right_a", "V", "A"), ("right_c", "V", "C"), ("right_g", "V", "G"))  # fmt: skip
+
+_CORRECTIONS = r"""
+extern "C" __global__ void stats_corrections(
+    const unsigned char* codes_left, const unsigned char* codes_right, long long n_sites,
+    const long long* starts_left, const int* positions_left, const long long* starts_right,
+    const int* positions_right, const unsigned char* special, const long long* weights, int n_modes,
+    int row0, int rows, int col0, int cols, long long* out)
+{
+    const int n_codes = 18, n_quantities = 9;
+    long long index = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (index >= (long long)rows * cols) return;
+    int r = (int)(index / cols), c = (int)(index % cols);
+    long long i = row0 + r, j = col0 + c;
+    const unsigned char* x = codes_left + i * n_sites;
+    const unsigned char* y = codes_right + j * n_sites;
+    long long sums[2 * 9];
+    for (int k = 0; k < 2 * 9; ++k) sums[k] = 0;
+    for (long long k = starts_left[i]; k < starts_left[i + 1]; ++k) {
+        int p = positions_left[k];
+        int code1 = x[p], code2 = y[p];
+        for (int mode = 0; mode < n_modes; ++mode)
+            for (int q = 0; q < n_quantities; ++q)
+                sums[mode * n_quantities + q] += weights[((mode * n_codes + code1) * n_codes + code2) * n_quantities + q];
+    }
+    for (long long k = starts_right[j]; k < starts_right[j + 1]; ++k) {
+        int p = positions_right[k];
+        int code1 = x[p];
+        if (special[code1]) continue;
+        int code2 = y[p];
+        for (int mode = 0; mode < n_modes; ++mode)
+            for (int q = 0; q < n_quantities; ++q)
+                sums[mode * n_quantities + q] += weights[((mode * n_codes + code1) * n_codes + code2) * n_quantities + q];
+    }
+    long long plane = (long long)rows * cols;
+    for (int mode = 0; mode < n_modes; ++mode)
+        for (int q = 0; q < n_quantities; ++q)
+            out[(mode * n_quantities + q) * plane + index] += sums[mode * n_quantities + q];
+}
+"""
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+class PairStatsSession:
+    """One GPU's operands of a :class:`~seqcompare.hamming.pairstats.PairStatsWork`, and its tiles' blocks."""
+
+    def __init__(self, work, device: int):
+        cupy = require_cupy()
+        self.cupy = cupy
+        self.work = work
+        self.device = cupy.cuda.Device(device)
+        codes = work.codes
+        sides = ("left",) if codes.symmetric else ("left", "right")
+        with self.device:
+            self.stream = cupy.cuda.Stream(non_blocking=True)
+            self.operands = {side: self._operands(codes, side) for side in sides}
+            self.has_special = bool(work.special.any())
+            if self.has_special:
+                self.codes = {side: cupy.asarray(np.ascontiguousarray(codes.side(side))) for side in sides}
+                self.sites = {}
+                for side in sides:
+                    starts, positions = codes.special_sites(side, work.ambiguities)
+                    self.sites[side] = (cupy.asarray(starts), cupy.asarray(positions))
+                self.special = cupy.asarray(work.special.astype(np.uint8))
+                self.weights = cupy.asarray(np.ascontiguousarray(work.weights))
+                self.corrections = cupy.RawKernel(_CORRECTIONS, "stats_corrections")
+            self.device.synchronize()
+
+    def _operands(self, codes, side: str) -> dict:
+        """Every operand kind of ``side``'s rows, on the device, rows padded to the GEMM's block edge."""
+        cupy = self.cupy
+        host = codes.planes(side)
+        n = host.shape[0]
+        words = host.shape[1] // 4
+        planes = cupy.asarray(host).reshape(n, 4, words)
+        planes = cupy.concatenate([planes, (planes[:, 0] | planes[:, 1] | planes[:, 2] | planes[:, 3])[:, None]], 1)
+        rows = _round_up(max(n, 1), bitgemm.ROW_PAD)
+        out = {}
+        for kind, members in _KINDS.items():
+            width = _round_up(max(1, len(members) * words), bitgemm.ROW_WORDS_MULTIPLE)
+            operand = cupy.zeros((rows, width), dtype=cupy.uint64)
+            for k, plane in enumerate(members):
+                operand[:n, k * words : (k + 1) * words] = planes[:, plane]
+            out[kind] = operand
+        return out
+
+    def _operand(self, side: str, kind: str):
+        return self.operands["left" if self.work.codes.symmetric else side][kind]
+
+    def reduce(self, tile, function):
+        """``function(tile, block)`` with the tile's block made on this device."""
+        cupy, work = self.cupy, self.work
+        local = work.local(tile)
+        codes = work.codes
+        n_left = codes.n_left
+        n_right = codes.n_left if codes.symmetric else codes.n_right
+        size = bitgemm.TILE
+        with self.device, self.stream:
+            row_blocks = range(local.row_start // size, -(-local.row_stop // size))
+            col_blocks = range(local.col_start // size, -(-local.col_stop // size))
+            micro = cupy.asarray(bitgemm.micro_tiles(row_blocks, col_blocks, False))
+            products = {}
+            for name, left_kind, right_kind in _PRODUCTS:
+                out = cupy.empty((tile.n_rows, tile.n_cols), dtype=cupy.int32)
+                output = bitgemm.MatrixOutput(out, tile.n_cols, local.row_start, local.col_start)
+                bitgemm.launch(self._operand("left", left_kind), self._operand("right", right_kind), micro,
+                               n_left=min(n_left, local.row_stop), n_right=min(n_right, local.col_stop),
+                               symmetric=False, output=output)  # fmt: skip
+                products[name] = out.astype(cupy.int64)
+            sites = products["sites"]
+            freqs = [products[f"left_{b}"] + products[f"right_{b}"] for b in "acg"]
+            freqs.append(2 * sites - freqs[0] - freqs[1] - freqs[2])
+            base = cupy.stack([sites, products["matches"], products["ag"], products["ct"], *freqs,
+                               cupy.zeros_like(sites)]) * models.SCALE  # fmt: skip
+            base[8] = 0
+            n_modes = work.weights.shape[0]
+            counts = cupy.ascontiguousarray(cupy.broadcast_to(base, (n_modes, *base.shape)))
+            if self.has_special and tile.n_rows and tile.n_cols:
+                left_side = "left"
+                right_side = "left" if codes.symmetric else "right"
+                starts_left, positions_left = self.sites[left_side]
+                starts_right, positions_right = self.sites[right_side]
+                total = tile.n_rows * tile.n_cols
+                self.corrections(
+                    (-(-total // 256),), (256,),
+                    (self.codes[left_side], self.codes[right_side], np.int64(codes.n_sites), starts_left,
+                     positions_left, starts_right, positions_right, self.special, self.weights, np.int32(n_modes),
+                     np.int32(local.row_start), np.int32(tile.n_rows), np.int32(local.col_start),
+                     np.int32(tile.n_cols), counts),
+                )  # fmt: skip
+            block = work.finish_block(counts)
+            result = function(tile, block)
+            self.stream.synchronize()
+            return result
+
+    def close(self) -> None:
+        self.operands = {}

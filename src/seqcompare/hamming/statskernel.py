@@ -1,0 +1,108 @@
+"""The CPU kernel of per-pair site counts (:mod:`seqcompare.hamming.pairstats`): Numba, one tile per call, GIL
+released so tiles run in threads.
+
+Pairs of resolved bases are counted 64 sites at a time on one-hot planes (A, C, G, T; a site holding anything
+else has no bit in any plane): 10 popcounts a word give the comparable sites, the matches, the A<->G and C<->T
+pairs and each side's base counts. Sites where either sequence holds a code of the per-site path (ambiguity codes;
+gaps under ``gapmm``) are then visited one by one from each row's sorted list of them, and add their row of the
+weight table. Word indices are unsigned so that the word loop vectorises (see :mod:`.bitpack`).
+"""
+
+import numpy as np
+
+from .._intrinsics import popcount64
+from .._jit import jit
+
+
+@jit
+def stats_tile(left, right, row0, row1, col0, col1, diagonal, codes_left, codes_right, starts_left, positions_left,
+               starts_right, positions_right, special, weights, out):  # fmt: skip
+    """Counts of every pair of the tile into ``out[mode, quantity, i - row0, j - col0]`` (int64, 144ths).
+
+    ``left``/``right`` are one-hot planes viewed as rows of ``4 * W`` words; ``weights[mode, c1, c2]`` is what a
+    site of codes ``(c1, c2)`` adds under each mode. A diagonal tile computes ``j <= i`` and mirrors it (every
+    count is symmetric in the pair).
+    """
+    words = left.shape[1] // 4
+    w1 = np.uint64(words)
+    w2 = np.uint64(2 * words)
+    w3 = np.uint64(3 * words)
+    n_modes = weights.shape[0]
+    n_quantities = weights.shape[3]
+    scale = 144
+    for i in range(row0, row1):
+        x = left[i]
+        stop = i + 1 if diagonal else col1
+        for j in range(col0, stop):
+            y = right[j]
+            sites = 0
+            matches = 0
+            ag = 0
+            ct = 0
+            left_a = 0
+            left_c = 0
+            left_g = 0
+            right_a = 0
+            right_c = 0
+            right_g = 0
+            for word in range(words):
+                w = np.uint64(word)
+                a1 = x[w]
+                c1 = x[w1 + w]
+                g1 = x[w2 + w]
+                t1 = x[w3 + w]
+                a2 = y[w]
+                c2 = y[w1 + w]
+                g2 = y[w2 + w]
+                t2 = y[w3 + w]
+                v1 = a1 | c1 | g1 | t1
+                v2 = a2 | c2 | g2 | t2
+                sites += popcount64(v1 & v2)
+                matches += popcount64((a1 & a2) | (c1 & c2) | (g1 & g2) | (t1 & t2))
+                ag += popcount64((a1 & g2) | (g1 & a2))
+                ct += popcount64((c1 & t2) | (t1 & c2))
+                left_a += popcount64(a1 & v2)
+                left_c += popcount64(c1 & v2)
+                left_g += popcount64(g1 & v2)
+                right_a += popcount64(v1 & a2)
+                right_c += popcount64(v1 & c2)
+                right_g += popcount64(v1 & g2)
+            left_t = sites - left_a - left_c - left_g
+            right_t = sites - right_a - right_c - right_g
+            r = i - row0
+            c = j - col0
+            for mode in range(n_modes):
+                out[mode, 0, r, c] = scale * sites
+                out[mode, 1, r, c] = scale * matches
+                out[mode, 2, r, c] = scale * ag
+                out[mode, 3, r, c] = scale * ct
+                out[mode, 4, r, c] = scale * (left_a + right_a)
+                out[mode, 5, r, c] = scale * (left_c + right_c)
+                out[mode, 6, r, c] = scale * (left_g + right_g)
+                out[mode, 7, r, c] = scale * (left_t + right_t)
+                out[mode, 8, r, c] = 0
+            row_left = codes_left[i]
+            row_right = codes_right[j]
+            # Sites where the left code takes the per-site path, then those where only the right one does.
+            for k in range(starts_left[i], starts_left[i + 1]):
+                p = positions_left[k]
+                code1 = row_left[p]
+                code2 = row_right[p]
+                for mode in range(n_modes):
+                    for q in range(n_quantities):
+                        out[mode, q, r, c] += weights[mode, code1, code2, q]
+            for k in range(starts_right[j], starts_right[j + 1]):
+                p = positions_right[k]
+                code1 = row_left[p]
+                if special[code1]:
+                    continue
+                code2 = row_right[p]
+                for mode in range(n_modes):
+                    for q in range(n_quantities):
+                        out[mode, q, r, c] += weights[mode, code1, code2, q]
+    if diagonal:
+        for i in range(row0, row1):
+            for j in range(row0, i):
+                for mode in range(n_modes):
+                    for q in range(n_quantities):
+                        out[mode, q, j - row0, i - row0] = out[mode, q, i - row0, j - row0]
