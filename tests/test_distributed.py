@@ -386,3 +386,20 @@ def test_gpu_workers_keep_blocks_between_tiles(gpu_client, rng, budget):
         assert hits > 0
     elif budget == 1:  # room for none: every tile uploaded its blocks
         assert hits == 0
+
+
+def test_model_distances_sites_and_clusters_are_identical(cluster, rng):
+    from seqcompare.hamming.api import clusters, model_distances, model_pairs
+
+    client, device = cluster
+    rows = random_alignment(rng, 83, 250, alphabet=b"ACGTACGTACGTRYN-")
+    sequences = [row.tobytes().decode() for row in rows]
+    on = {"client": client, "device": device, "tile_size": 30}
+    for model in ("p", "k2p", "tn93"):
+        same(model_distances(sequences, model=model, sites=True, min_overlap=150, **on),
+             model_distances(sequences, model=model, sites=True, min_overlap=150))  # fmt: skip
+    same(model_pairs(sequences, model="tn93", max_dist=0.5, fraction=0.05, **on),
+         model_pairs(sequences, model="tn93", max_dist=0.5, fraction=0.05))  # fmt: skip
+    assert np.array_equal(clusters(sequences, max_dist=40, **on), clusters(sequences, max_dist=40))
+    assert np.array_equal(clusters(sequences, model="tn93", max_dist=0.3, **on),
+                          clusters(sequences, model="tn93", max_dist=0.3))  # fmt: skip

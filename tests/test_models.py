@@ -1,0 +1,242 @@
+"""Per-pair site counts and model distances (issue 18): comparable sites, p, JC69, K2P and TN93, and clusters.
+
+Counts are checked exactly against the site-by-site oracle (``reference.model_counts_reference``, exact
+fractions), distances against the oracle's own formulas, TN93 byte for byte against golden files veg/tn93 wrote
+(tests/data/golden/tn93/make_golden.sh), and every backend (CPU tiles of any size, the GPU) against the CPU.
+"""
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+from conftest import DATA, DEVICES
+
+import seqcompare
+from seqcompare.cli import main
+from seqcompare.errors import InputError
+from seqcompare.hamming import models
+from seqcompare.hamming.api import _site_codes, run_model
+from seqcompare.hamming.reference import model_counts_reference, model_distance_reference
+from seqcompare.simulate import simulate_pol, write_fasta
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "data", "golden", "tn93")
+TN93_ALPHABET = np.frombuffer(b"ACGTACGTACGTACGTURYSWKMBDHVN?-acgtn", dtype=np.uint8)
+
+
+def related(rng, n, m, alphabet=TN93_ALPHABET, noise=0.08):
+    """Related sequences over ``alphabet`` (a root with per-sequence noise), as strings."""
+    root = alphabet[rng.integers(0, alphabet.size, m)]
+    rows = np.repeat(root[None, :], n, axis=0)
+    hit = rng.random((n, m)) < noise
+    rows[hit] = alphabet[rng.integers(0, alphabet.size, int(hit.sum()))]
+    return [row.tobytes().decode() for row in rows]
+
+
+class Counts:
+    """A reduction that keeps the raw count blocks (the work's blocks before the model), for exact checks."""
+
+    kind = "matrix"
+    accepts = ("matrix",)
+
+    def __init__(self, n, p):
+        self.symmetric = n == p
+        self.counts = np.full((len(models.QUANTITIES), n, p), -1, dtype=np.int64)
+
+    def reduce(self, tile, block):
+        return tile, block
+
+    def merge(self, partial):
+        tile, block = partial
+        self.counts[:, tile.row_start : tile.row_stop, tile.col_start : tile.col_stop] = block
+        if self.symmetric and not tile.diagonal:  # the lower triangle's tiles, mirrored
+            self.counts[:, tile.col_start : tile.col_stop, tile.row_start : tile.row_stop] = block.transpose(0, 2, 1)
+
+    def finish(self):
+        return self.counts
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("ambiguities", models.AMBIGUITIES)
+def test_counts_equal_the_site_by_site_oracle(rng, device, ambiguities, monkeypatch):
+    from seqcompare.hamming import pairstats
+
+    left = related(rng, 45, 197)
+    right = related(rng, 19, 197)
+    left[3] = "-" * 197  # no comparable site
+    left[4] = "N" * 197
+    monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", lambda self, counts: seqcompare.allpairs.to_host(counts[0]))
+    codes = _site_codes(left, right, "tn93", False, "")
+    got = run_model(codes, Counts(45, 19), model="tn93", ambiguities=ambiguities, tile_size=16, device=device)
+    expected = np.array([[model_counts_reference(a, b, ambiguities) for b in right] for a in left])
+    assert np.array_equal(got, expected.transpose(2, 0, 1))
+    codes = _site_codes(left, None, "tn93", False, "")
+    got = run_model(codes, Counts(45, 45), model="tn93", ambiguities=ambiguities, tile_size=13, device=device)
+    expected = np.array([[model_counts_reference(a, b, ambiguities) for b in left] for a in left])
+    assert np.array_equal(got, expected.transpose(2, 0, 1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_model_distances_equal_the_oracle(rng, device):
+    sequences = related(rng, 15, 300, noise=0.03)
+    sequences[5] = "-" * 290 + sequences[5][290:]  # 10 sites: missing under min_overlap=20
+    for model in models.MODELS:
+        for ambiguities in (models.AMBIGUITIES if model == "tn93" else ["resolve"]):
+            for fraction in ((1.0, 0.01) if ambiguities == "resolve" else (1.0,)):
+                options = dict(model=model, ambiguities=ambiguities, fraction=fraction, min_overlap=20)
+                got, sites = seqcompare.model_distances(sequences, sites=True, device=device, tile_size=7, **options)
+                expected = np.array([[model_distance_reference(a, b, **options) for b in sequences]
+                                     for a in sequences])  # fmt: skip
+                assert np.array_equal(np.isnan(got), np.isnan(expected))
+                np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+                cpu = seqcompare.model_distances(sequences, **options)
+                assert np.array_equal(got, cpu, equal_nan=True)  # every backend bit for bit
+                counts = [[model_counts_reference(a, b, ambiguities if model == "tn93" else "skip")[0] // 144
+                           for b in sequences] for a in sequences]  # fmt: skip
+                if model != "tn93":  # the snp-dists alphabet: comparable = both A/C/G/T
+                    counts = [[sum(x in "ACGT" and y in "ACGT" for x, y in zip(a.upper(), b.upper())) for b in sequences]
+                              for a in sequences]  # fmt: skip
+                assert np.array_equal(sites, np.array(counts))
+
+
+def test_snp_model_and_sites_agree_with_hamming(sarscov2, sarscov2_oracle):
+    snps, sites = seqcompare.model_distances(sarscov2, model="snp", sites=True)
+    assert np.array_equal(snps, sarscov2_oracle)
+    valid = np.isin(np.char.upper(sarscov2.sequences.view("S1")), [b"A", b"C", b"G", b"T"])
+    assert np.array_equal(sites, valid.astype(np.int64) @ valid.T.astype(np.int64))
+    i, j, d, s = seqcompare.model_pairs(sarscov2, model="p", max_dist=0.0001, sites=True)
+    assert np.all(i < j) and np.array_equal(s, sites[i, j])
+    assert np.array_equal(d, sarscov2_oracle[i, j] / sites[i, j])
+    assert np.array_equal(np.flatnonzero(sarscov2_oracle[i[0]] / sites[i[0]] <= 0.0001), np.sort(np.concatenate(
+        [[i[0]], j[i == i[0]], i[j == i[0]]])))  # fmt: skip
+
+
+def _golden(name: str) -> bytes:
+    with gzip.open(os.path.join(GOLDEN, name + ".csv.gz")) as handle:
+        return handle.read()
+
+
+@pytest.fixture(scope="module")
+def sarscov2_fasta(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tn93") / "sarscov2_338.fasta"
+    with gzip.open(os.path.join(DATA, "sarscov2_338.fasta.gz")) as handle:
+        path.write_bytes(handle.read())
+    return str(path)
+
+
+TN93_CASES = [
+    ("gene_515.t0.015", "gene_515.fasta", ["--max-dist", "0.015"]),
+    *[(f"sarscov2_338.{a}", "sarscov2", ["--max-dist", "0.0003", "--ambiguities", a]) for a in models.AMBIGUITIES],
+    ("sarscov2_338.resolve_g0.02", "sarscov2", ["--max-dist", "0.0003", "--fraction", "0.02"]),
+]
+
+
+@pytest.mark.parametrize("golden, alignment, options", TN93_CASES, ids=[c[0] for c in TN93_CASES])
+def test_byte_identical_to_tn93(capsysbinary, sarscov2_fasta, golden, alignment, options):
+    path = sarscov2_fasta if alignment == "sarscov2" else os.path.join(DATA, alignment)
+    # veg/tn93's -l 1 keeps pairs with more than 1 comparable site.
+    assert main(["hamming", "-q", "--model", "tn93", "--csv", "--min-overlap", "2", *options, path]) == 0
+    assert capsysbinary.readouterr().out == _golden(golden)
+
+
+def test_byte_identical_to_tn93_on_a_simulated_pol_alignment(tmp_path, capsysbinary):
+    path = tmp_path / "pol.fasta"
+    write_fasta(path, *simulate_pol(5000, 9000, seed=0))
+    assert main(["hamming", "-q", "--model", "tn93", "--csv", "--min-overlap", "501", "--max-dist", "0.015",
+                 str(path)]) == 0  # fmt: skip
+    assert capsysbinary.readouterr().out == _golden("pol_5000x9000.l500")
+
+
+def _components(n, edges):
+    """Connected components by a plain union-find: labels by first member."""
+    parent = list(range(n))
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    roots = [find(x) for x in range(n)]
+    numbering = {}
+    return np.array([numbering.setdefault(r, len(numbering)) for r in roots])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_clusters_are_the_components_of_the_pairs(rng, device, sarscov2, sarscov2_oracle):
+    for threshold in (0, 2, 5):
+        edges = np.argwhere(np.tril(sarscov2_oracle <= threshold, -1))
+        expected = _components(sarscov2.n_sequences, edges.tolist())
+        assert np.array_equal(seqcompare.clusters(sarscov2, max_dist=threshold, device=device, tile_size=64), expected)
+    sequences = related(rng, 60, 300, noise=0.02)
+    distances = seqcompare.model_distances(sequences, model="tn93")
+    edges = np.argwhere(np.tril(distances <= 0.03, -1))
+    got = seqcompare.clusters(sequences, model="tn93", max_dist=0.03, device=device, tile_size=16)
+    assert np.array_equal(got, _components(60, edges.tolist()))
+    assert got[0] == 0 and np.all(np.diff(np.maximum.accumulate(got)) <= 1)  # numbered by first member
+
+
+def test_cluster_command_writes_names_and_clusters(tmp_path, capsys, sarscov2, sarscov2_oracle):
+    out = tmp_path / "clusters.tsv"
+    assert main(["hamming", "--clusters", "2", os.path.join(DATA, "sarscov2_338.fasta.gz"), "-o", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "name\tcluster" and len(lines) == 339
+    labels = np.array([int(line.split("\t")[1]) for line in lines[1:]])
+    expected = _components(338, np.argwhere(np.tril(sarscov2_oracle <= 2, -1)).tolist()) + 1
+    assert np.array_equal(labels, expected)
+    assert [line.split("\t")[0] for line in lines[1:]] == sarscov2.names
+    sizes = np.bincount(expected)[1:]
+    assert (f"{sizes.size} clusters at distance <= 2: largest {sizes.max()}, {(sizes == 1).sum()} singletons"
+            in capsys.readouterr().err)  # fmt: skip
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--clusters", "-1"], "--clusters must be at least 0"),
+    (["--clusters", "1.5"], "--clusters counts SNPs"),
+    (["--model", "tn93", "--all-chars"], "--all-chars cannot be combined with --model tn93"),
+    (["--model", "k2p", "--iupac"], "--iupac cannot be combined"),
+    (["--ambiguities", "skip"], "--ambiguities apply to --model tn93 only"),
+    (["--model", "tn93", "--fraction", "2"], "--fraction must lie in [0, 1]"),
+    (["--sites"], "--sites adds a column to long output"),
+    (["--normalise", "--model", "k2p"], "--normalise writes the p distance"),
+    (["--model", "p", "--max-dist", "x"], "--max-dist takes a number"),
+])  # fmt: skip
+def test_bad_model_options_get_one_line(capsys, tmp_path, arguments, message):
+    out = tmp_path / "out.tsv"
+    assert main(["hamming", *arguments, os.path.join(DATA, "gene_515.fasta"), "-o", str(out)]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not out.exists()
+
+
+def test_tn93_names_the_record_and_column_of_a_foreign_character(tmp_path, capsys):
+    path = tmp_path / "bad.fasta"
+    path.write_text(">a\nACGTACGT\n>b\nACGTAXGT\n")
+    assert main(["hamming", "--model", "tn93", str(path)]) != 0
+    assert f"{path}: record 'b', column 6: 'X' is not a nucleotide code of TN93" in capsys.readouterr().err
+    with pytest.raises(InputError, match="record 'b', column 6"):
+        seqcompare.model_distances(str(path), model="tn93")
+
+
+def test_sites_and_normalise_in_long_output(tmp_path, sarscov2, sarscov2_oracle):
+    path = os.path.join(DATA, "sarscov2_338.fasta.gz")
+    out = tmp_path / "pairs.tsv"
+    assert main(["hamming", "-q", "--sites", "--max-dist", "1", path, "-o", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "sequence_1\tsequence_2\tdistance\tsites"
+    _, sites = seqcompare.model_distances(sarscov2, model="snp", sites=True)
+    index = {name: k for k, name in enumerate(sarscov2.names)}
+    rows = [line.split("\t") for line in lines[1:]]
+    assert len(rows) == int(np.tril(sarscov2_oracle <= 1, -1).sum())
+    for a, b, d, s in rows:
+        assert int(float(d)) == sarscov2_oracle[index[a], index[b]] and int(s) == sites[index[a], index[b]]
+    assert main(["hamming", "-q", "--normalise", "--min-overlap", "29000", path, "-o", str(out)]) == 0
+    matrix = [line.split("\t") for line in out.read_text().splitlines()]
+    p = sarscov2_oracle / np.maximum(sites, 1)
+    for i in (0, 17, 200):
+        for j in (3, 100):
+            text = matrix[i + 1][j + 1]
+            assert text == ("NA" if sites[i, j] < 29000 else "%g" % p[i, j])
