@@ -16,8 +16,9 @@ right base V              A / C / G
 ========== ============== ==============
 
 (V = A | C | G | T.) Sites where a sequence holds an ambiguity code (or a gap under ``gapmm``) then add their
-weights from each row's list of them, one thread per pair (``stats_corrections``), and the model turns the counts
-into distances on the device (:func:`~seqcompare.hamming.models.distances` through CuPy).
+weights from each row's list of them, one thread per pair (``stats_corrections``). The exact counts then come to
+the host, where the model makes distances (:func:`~seqcompare.hamming.models.distances`) with the same
+floating-point operations as on the CPU: CUDA's ``log`` and fused multiply-adds round differently.
 """
 
 from __future__ import annotations
@@ -167,10 +168,10 @@ class PairStatsSession:
                      np.int32(local.row_start), np.int32(tile.n_rows), np.int32(local.col_start),
                      np.int32(tile.n_cols), counts),
                 )  # fmt: skip
-            block = work.finish_block(counts)
-            result = function(tile, block)
-            self.stream.synchronize()
-            return result
+            # The counts are exact integers; the model's floating point runs on the host, so that every backend
+            # gives the same bits (the device's log and its fused multiply-adds round differently from NumPy's).
+            host_counts = counts.get(stream=self.stream)
+        return function(tile, work.finish_block(host_counts))
 
     def close(self) -> None:
         self.operands = {}
