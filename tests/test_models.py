@@ -16,7 +16,7 @@ import seqcompare
 from seqcompare.cli import main
 from seqcompare.errors import InputError
 from seqcompare.hamming import models
-from seqcompare.hamming.api import _site_codes, run_model
+from seqcompare.hamming.api import encode_site_codes, run_model
 from seqcompare.hamming.reference import model_counts_reference, model_distance_reference
 from seqcompare.simulate import simulate_pol, write_fasta
 
@@ -66,11 +66,11 @@ def test_counts_equal_the_site_by_site_oracle(rng, device, ambiguities, monkeypa
     left[3] = "-" * 197  # no comparable site
     left[4] = "N" * 197
     monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", lambda self, counts: seqcompare.allpairs.to_host(counts[0]))
-    codes = _site_codes(left, right, "tn93", False, "")
+    codes = encode_site_codes(left, right, "tn93", False, "")
     got = run_model(codes, Counts(45, 19), model="tn93", ambiguities=ambiguities, tile_size=16, device=device)
     expected = np.array([[model_counts_reference(a, b, ambiguities) for b in right] for a in left])
     assert np.array_equal(got, expected.transpose(2, 0, 1))
-    codes = _site_codes(left, None, "tn93", False, "")
+    codes = encode_site_codes(left, None, "tn93", False, "")
     got = run_model(codes, Counts(45, 45), model="tn93", ambiguities=ambiguities, tile_size=13, device=device)
     expected = np.array([[model_counts_reference(a, b, ambiguities) for b in left] for a in left])
     assert np.array_equal(got, expected.transpose(2, 0, 1))

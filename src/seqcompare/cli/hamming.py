@@ -324,7 +324,7 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
     import numpy as np
 
     from ..allpairs import ClusterReduction, Combined, Field, MatrixReduction, PairsReduction
-    from ..hamming.api import _site_codes, encode_inputs, run_hamming, run_model
+    from ..hamming.api import encode_site_codes, encode_inputs, run_hamming, run_model
     from ..io.output import open_output
     from ..io.tables import NameTable, write_header, write_long, write_rows
 
@@ -340,7 +340,7 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
     model_options = dict(model=args.model, ambiguities=args.ambiguities, fraction=args.fraction,
                          min_overlap=args.min_overlap, **common)  # fmt: skip
     try:
-        codes = _site_codes(query, reference, "tn93" if args.model == "tn93" else "acgt", args.keep_case, args.missing)
+        codes = encode_site_codes(query, reference, "tn93" if args.model == "tn93" else "acgt", args.keep_case, args.missing)
     except ValueError as error:
         raise InputError(str(error)) from None
     if args.clusters is not None:

@@ -30,7 +30,7 @@ from .methods import resolve_method
 from .work import Encoded, HammingWork, distance_dtype
 
 __all__ = ["Encoded", "clusters", "distance_dtype", "encode_inputs", "hamming", "hamming_knn", "hamming_pairs",
-           "model_distances", "model_pairs", "run_hamming", "run_model"]
+           "encode_site_codes", "model_distances", "model_pairs", "run_hamming", "run_model"]
 
 
 def _as_matrix(data, role: str):
@@ -228,8 +228,9 @@ def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False
                        tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
 
 
-def _site_codes(X, Y, alphabet: str, keep_case: bool, missing: str):
-    """:class:`~seqcompare.hamming.pairstats.SiteCodes` of sequence inputs, under ``"acgt"`` or ``"tn93"``."""
+def encode_site_codes(X, Y, alphabet: str, keep_case: bool, missing: str):
+    """:class:`~seqcompare.hamming.pairstats.SiteCodes` of sequence inputs ``X`` (and ``Y``) under ``alphabet``,
+    ``"acgt"`` (snp-dists) or ``"tn93"`` (veg/tn93's characters; any other is an error naming its record)."""
     from .pairstats import SiteCodes, site_codes
 
     sides = []
@@ -316,7 +317,7 @@ def model_distances(X, Y=None, *, model="p", ambiguities="resolve", fraction=1.0
     from ..allpairs import Combined, Field
 
     models.check_options(model, ambiguities, fraction, min_overlap)
-    codes = _site_codes(X, Y, "tn93" if model == "tn93" else "acgt", keep_case, missing)
+    codes = encode_site_codes(X, Y, "tn93" if model == "tn93" else "acgt", keep_case, missing)
     shape = (codes.n_left, codes.n_left if codes.symmetric else codes.n_right)
     reduction = MatrixReduction(shape, codes.symmetric, np.float64)
     if sites:
@@ -348,7 +349,7 @@ def model_pairs(X, Y=None, *, max_dist, model="p", ambiguities="resolve", fracti
         With ``sites=True``.
     """
     models.check_options(model, ambiguities, fraction, min_overlap)
-    codes = _site_codes(X, Y, "tn93" if model == "tn93" else "acgt", keep_case, missing)
+    codes = encode_site_codes(X, Y, "tn93" if model == "tn93" else "acgt", keep_case, missing)
     return run_model(codes, PairsReduction(float(max_dist), codes.symmetric), model=model, ambiguities=ambiguities,
                      fraction=fraction, min_overlap=min_overlap, with_sites=sites, threads=threads,
                      tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
@@ -398,7 +399,7 @@ def clusters(X, *, max_dist, model="snp", alphabet="acgt", ambiguities="resolve"
         return run_hamming(encoded, ClusterReduction(max_dist, encoded.n_left), cap=max_dist + 1, threads=threads,
                            tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
     models.check_options(model, ambiguities, fraction, min_overlap)
-    codes = _site_codes(X, None, "tn93" if model == "tn93" else "acgt", keep_case, missing)
+    codes = encode_site_codes(X, None, "tn93" if model == "tn93" else "acgt", keep_case, missing)
     return run_model(codes, ClusterReduction(float(max_dist), codes.n_left), model=model, ambiguities=ambiguities,
                      fraction=fraction, min_overlap=min_overlap, threads=threads, tile_size=tile_size,
                      progress=progress, device=device, client=client)  # fmt: skip
