@@ -13,7 +13,7 @@
 
 from .engine import run
 from .executors import GpuExecutor, SerialExecutor, ThreadExecutor, executor_for_client, register_client_backend
-from .plan import Tile, default_threads, default_tile_size, plan_tiles
+from .plan import Tile, default_threads, default_tile_size, plan_tiles, region_tile_size
 from .reductions import (
     ClusterReduction,
     Combined,
@@ -30,8 +30,8 @@ from .reductions import (
 from .work import DataBlock, Region, Split, Work
 
 __all__ = [
-    "ClusterReduction", "Combined", "Concatenation", "DataBlock", "Field", "GpuExecutor", "KnnReduction", "LowerTriangleReduction",
-    "MatrixReduction", "PairsReduction", "Reduction", "Region", "SerialExecutor", "Split", "ThreadExecutor",
-    "Tile", "Work", "array_module", "default_threads", "default_tile_size", "executor_for_client", "plan_tiles",
-    "register_client_backend", "run", "to_host",
+    "ClusterReduction", "Combined", "Concatenation", "DataBlock", "Field", "GpuExecutor", "KnnReduction",
+    "LowerTriangleReduction", "MatrixReduction", "PairsReduction", "Reduction", "Region", "SerialExecutor", "Split",
+    "ThreadExecutor", "Tile", "Work", "array_module", "default_threads", "default_tile_size", "executor_for_client",
+    "plan_tiles", "region_tile_size", "register_client_backend", "run", "to_host",
 ]  # fmt: skip

@@ -186,7 +186,7 @@ def run_command(args) -> int:
     if args.npy is not None:
         outputs = {"--npy": args.npy, "--npy (names)": args.npy + ".names.tsv"}
     if args.npy is not None and args.sites:
-        outputs["--npy (sites)"] = args.npy[:-4] + ".sites.npy" if args.npy.endswith(".npy") else args.npy + ".sites.npy"
+        outputs["--npy (sites)"] = _sites_path(args.npy)
     prepare(args, [args.alignment, args.ref], outputs, start_cuda=args.cluster == "none" and not args.scheduler)
     with dask_client(args, log) as client:
         return _compute_and_write(args, log, client)
@@ -356,9 +356,8 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
         with open_output(args.output) as out:
             if args.model == "tn93" and args.csv and not args.sites:
                 out.write(b"ID1,ID2,Distance\n")  # veg/tn93's CSV
-            elif args.molten_header or args.sites:
-                out.write(separator.join(["sequence_1", "sequence_2", "distance", *(["sites"] if args.sites else [])])
-                          .encode() + b"\n")  # fmt: skip
+            else:
+                out.write(_long_header(args, separator))
             write_long(out, rows, cols, values, row_names, col_names, separator, extra=sites)
         log(f"wrote {values.size} pairs within distance {args.max_dist}")
         return 0
@@ -366,9 +365,7 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
     sites_matrix = None
     reduction = matrix
     if args.sites:
-        sites_path = None
-        if args.npy is not None:
-            sites_path = args.npy[:-4] + ".sites.npy" if args.npy.endswith(".npy") else args.npy + ".sites.npy"
+        sites_path = None if args.npy is None else _sites_path(args.npy)
         sites_matrix = MatrixReduction(shape, symmetric, np.int64, path=sites_path)
         reduction = Combined(Field(matrix, 0), Field(sites_matrix, 1))
     try:
@@ -387,9 +384,7 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
         return 0
     with open_output(args.output) as out:
         if args.molten:
-            if args.molten_header or args.sites:
-                out.write(separator.join(["sequence_1", "sequence_2", "distance", *(["sites"] if args.sites else [])])
-                          .encode() + b"\n")  # fmt: skip
+            out.write(_long_header(args, separator))
             left = np.repeat(np.arange(shape[0]), shape[1])
             right = np.tile(np.arange(shape[1]), shape[0])
             write_long(out, left, right, distances.ravel(), row_names, col_names, separator,
@@ -399,6 +394,18 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
             write_header(out, col_names, separator, corner)
             write_rows(out, distances, 0, row_names, separator)
     return 0
+
+
+def _sites_path(npy: str) -> str:
+    """Where ``--npy FILE --sites`` writes the comparable sites: FILE with ``.sites.npy`` for ``.npy``."""
+    return (npy[:-4] if npy.endswith(".npy") else npy) + ".sites.npy"
+
+
+def _long_header(args, separator: str) -> bytes:
+    """The header line of long output (with --molten-header, or whenever --sites adds its column), else nothing."""
+    if not (args.molten_header or args.sites):
+        return b""
+    return separator.join(["sequence_1", "sequence_2", "distance", *(["sites"] if args.sites else [])]).encode() + b"\n"
 
 
 def _write_clusters(args, log, names, labels) -> int:

@@ -91,6 +91,18 @@ def encode_inputs(X, Y=None, *, alphabet="acgt", keep_case=False, missing=None) 
     return Encoded(codes[0], codes[1] if Y is not None else None, space)
 
 
+def _executor(threads, tile_size, device: str, client):
+    """``(executor, device, tile_size)`` of a run: a Dask ``client``'s (its workers' device; the tile is then its
+    task tile, so the work plans its own), else every visible GPU or the CPU's threads."""
+    threads = validation.threads(threads)
+    tile_size = validation.optional_integer(tile_size, "tile_size", minimum=1)
+    if client is not None:
+        executor = executor_for_client(client, device=device, tile_size=tile_size)
+        return executor, executor.device, None
+    device = resolve_device(device)
+    return (GpuExecutor() if device == "cuda" else ThreadExecutor(threads)), device, tile_size
+
+
 def run_hamming(encoded: Encoded, reduction, *, method="auto", cap=None, threads=None, tile_size=None,
                 progress=False, device="cpu", gpu_packer="planes", client=None):  # fmt: skip
     """All pairs of ``encoded`` through the engine into ``reduction``; returns what it finishes with.
@@ -101,16 +113,8 @@ def run_hamming(encoded: Encoded, reduction, *, method="auto", cap=None, threads
     (``tile_size`` is then the task tile); ``device`` is then the workers' device. ``progress`` is a bool or a
     reporter factory (:mod:`seqcompare.progress`).
     """
-    threads = validation.threads(threads)
-    tile_size = validation.optional_integer(tile_size, "tile_size", minimum=1)
     cap = validation.optional_integer(cap, "max_count", minimum=0)
-    if client is not None:
-        executor = executor_for_client(client, device=device, tile_size=tile_size)
-        device = executor.device
-        tile_size = None
-    else:
-        device = resolve_device(device)
-        executor = GpuExecutor() if device == "cuda" else ThreadExecutor(threads)
+    executor, device, tile_size = _executor(threads, tile_size, device, client)
     work = HammingWork(encoded, method=method, device=device, cap=cap, tile_size=tile_size, packer=gpu_packer)
     return run(work, reduction, executor, progress, "hamming")
 
@@ -258,15 +262,7 @@ def run_model(codes, reduction, *, model="p", ambiguities="resolve", fraction=1.
     share (as :func:`run_hamming` is for counts of differences)."""
     from .pairstats import PairStatsWork
 
-    threads = validation.threads(threads)
-    tile_size = validation.optional_integer(tile_size, "tile_size", minimum=1)
-    if client is not None:
-        executor = executor_for_client(client, device=device, tile_size=tile_size)
-        device = executor.device
-        tile_size = None
-    else:
-        device = resolve_device(device)
-        executor = GpuExecutor() if device == "cuda" else ThreadExecutor(threads)
+    executor, device, tile_size = _executor(threads, tile_size, device, client)
     work = PairStatsWork(codes, model=model, ambiguities=ambiguities, fraction=fraction, min_overlap=min_overlap,
                          with_sites=with_sites, tile_size=tile_size)  # fmt: skip
     return run(work, reduction, executor, progress, model)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..allpairs import DataBlock, Region, Split, Tile, Work, default_tile_size, plan_tiles
+from ..allpairs import DataBlock, Region, Split, Tile, Work, default_tile_size, plan_tiles, region_tile_size
 from ..errors import InputError
 from . import models
 from .encoding import sequence_code_table
@@ -218,10 +218,7 @@ class PairStatsWork(Work):
         n_left, n_right = codes.n_left, codes.n_right
         largest = max(n_left, n_right or 0)
         if tile_size is None:
-            blocks = 1
-            while blocks * (blocks + 1) // 2 < 6 * regions and blocks < largest:
-                blocks += 1
-            tile_size = max(1, -(-largest // blocks))
+            tile_size = region_tile_size(largest, regions)
         arrays, data_blocks, index_of = {}, [], {}
         sides = [("left", n_left)] + ([] if codes.symmetric else [("right", n_right)])
         for side, count in sides:

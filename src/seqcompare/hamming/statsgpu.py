@@ -28,6 +28,7 @@ import numpy as np
 from ..cuda import bitgemm
 from ..cuda.runtime import require_cupy
 from . import models
+from .gpu import _round_up
 
 # Operand kinds: the planes (0 A, 1 C, 2 G, 3 T, 4 V) laid end to end in a row.
 _KINDS = {"V": (4,), "ACGT": (0, 1, 2, 3), "AG": (0, 2), "GA": (2, 0), "CT": (1, 3), "TC": (3, 1),
@@ -75,10 +76,6 @@ extern "C" __global__ void stats_corrections(
             out[(mode * n_quantities + q) * plane + index] += sums[mode * n_quantities + q];
 }
 """
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
 
 
 class PairStatsSession:
@@ -151,8 +148,7 @@ class PairStatsSession:
             freqs = [products[f"left_{b}"] + products[f"right_{b}"] for b in "acg"]
             freqs.append(2 * sites - freqs[0] - freqs[1] - freqs[2])
             base = cupy.stack([sites, products["matches"], products["ag"], products["ct"], *freqs,
-                               cupy.zeros_like(sites)]) * models.SCALE  # fmt: skip
-            base[8] = 0
+                               cupy.zeros_like(sites)]) * models.SCALE  # fmt: skip  (resolved: sites only)
             n_modes = work.weights.shape[0]
             counts = cupy.ascontiguousarray(cupy.broadcast_to(base, (n_modes, *base.shape)))
             if self.has_special and tile.n_rows and tile.n_cols:

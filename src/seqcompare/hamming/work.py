@@ -15,12 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..allpairs import DataBlock, Region, Split, Tile, Work, default_tile_size, plan_tiles
+from ..allpairs import DataBlock, Region, Split, Tile, Work, default_tile_size, plan_tiles, region_tile_size
 from .encoding import CodeSpace, apply_code_table, pack_planes, translate_codes
 from .methods import gpu_tile_size, resolve_method
 
-# Dask regions per worker: at least this many tiles (10 measured slower on 2 GPUs, bench/RESULTS.md).
-_REGIONS_PER_WORKER = 6
 
 
 @dataclass
@@ -297,10 +295,7 @@ class HammingWork(Work):
         n_left, n_right = enc.n_left, enc.n_right
         largest = max(n_left, n_right or 0)
         if tile_size is None:
-            blocks = 1
-            while blocks * (blocks + 1) // 2 < _REGIONS_PER_WORKER * regions and blocks < largest:
-                blocks += 1
-            tile_size = max(1, -(-largest // blocks))
+            tile_size = region_tile_size(largest, regions)
         tiles = plan_tiles(n_left, n_right, tile_size)
         # Plane-based methods get their rows as bit planes: a third of the bytes to move for DNA.
         planes = self.method in ("bitpack", "bitmma") and self.packer == "planes"
