@@ -79,6 +79,11 @@ if wants search; then
     python3 bench/dtw_search.py --out "$OUT" ${CUDTW_SOURCE:+--cudtw-source "$CUDTW_SOURCE"} ${SEARCH_ARGS:-} 2>&1 | tee "$OUT/dtw_search.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
+if wants tn93; then
+    # veg/tn93's source travels in .peers/tn93 (excluded from git; carry it); the bench builds it.
+    python3 bench/tn93_bench.py --out "$OUT" --tn93-source "${TN93_SOURCE:-.peers/tn93}" ${TN93_ARGS:-} 2>&1 | tee "$OUT/tn93_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
 if wants dask; then
     python3 bench/dask_bench.py weak --out "$OUT" --gpus "${DASK_GPUS:-1,2}" ${DASK_ARGS:-} 2>&1 | tee "$OUT/dask_bench.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
