@@ -14,6 +14,7 @@
 # long: bench/dp_long.py (goal 3: 20 pairs of 10,000 and of 100,000 over many warps; LONG_ARGS for options).
 # search: bench/dtw_search.py (one query against 2^20 series, float32; CUDTW_SOURCE=.peers/cuDTW builds cuDTW++).
 # e2e4: bench/hamming_gpu_e2e.py (32,768 x 30,000 FASTA to pairs on disk, against hammingdist's GPU path).
+# tn93: bench/tn93_bench.py (TN93 links of a 5,000 x 9,000 pol-like alignment against veg/tn93 built from .peers/tn93).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
 # Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
 # docs/DEVELOPING.md); they are installed to /tmp/site first.
