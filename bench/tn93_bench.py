@@ -7,8 +7,8 @@ Usage::
                                [--devices cpu,cuda] [--repeats 3] [--threshold 0.015]
 
 tn93 is built from its public source in the benchmark (``cmake -DCMAKE_BUILD_TYPE=Release``, or g++ with its
-CMakeLists' flags where cmake is missing or fails). The input is ``seqcompare.simulate.simulate_pol(n, m, seed=0)``: HIV-pol-like, with
-IUPAC mixtures. Every round runs, in fresh processes from FASTA on disk to CSV on disk, ``tn93 -t T -l 500``
+CMakeLists' flags where cmake is missing or fails). The input is ``seqcompare.simulate.simulate_pol(n, m,
+seed=0)``: HIV-pol-like, with IUPAC mixtures. Every round runs, in fresh processes from FASTA on disk to CSV on disk, ``tn93 -t T -l 500``
 (``OMP_NUM_THREADS=threads``) and then ``seqcompare hamming --model tn93 --max-dist T --min-overlap 501 --csv``
 on each device (``--threads threads``); the figures are medians over rounds, and the outputs must hold the same
 lines (tn93 writes them in its threads' order). Beside them, labelled: the same links through the Python API
