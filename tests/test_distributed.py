@@ -405,3 +405,17 @@ def test_model_distances_sites_and_clusters_are_identical(cluster, rng):
     assert np.array_equal(clusters(sequences, max_dist=40, **on), clusters(sequences, max_dist=40))
     assert np.array_equal(clusters(sequences, model="tn93", max_dist=0.3, **on),
                           clusters(sequences, model="tn93", max_dist=0.3))  # fmt: skip
+
+
+def test_collapsed_runs_are_identical(cluster, rng):
+    from seqcompare.hamming.api import clusters, model_pairs
+
+    client, device = cluster
+    rows = random_alignment(rng, 40, 200, alphabet=b"ACGTACGTACGTRYN-")
+    sequences = [rows[k].tobytes().decode() for k in rng.integers(0, 40, 97)]  # about 60% duplicates
+    on = {"client": client, "device": device, "tile_size": 16, "collapse": True}
+    assert np.array_equal(hamming(sequences, **on), hamming(sequences))
+    same(hamming_pairs(sequences, max_dist=60, **on), hamming_pairs(sequences, max_dist=60))
+    same(model_pairs(sequences, model="tn93", ambiguities="average", max_dist=0.4, sites=True, **on),
+         model_pairs(sequences, model="tn93", ambiguities="average", max_dist=0.4, sites=True))  # fmt: skip
+    assert np.array_equal(clusters(sequences, max_dist=50, **on), clusters(sequences, max_dist=50))

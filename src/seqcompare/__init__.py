@@ -17,6 +17,7 @@ _LAZY = {
     "model_distances": ("seqcompare.hamming.api", "model_distances"),
     "model_pairs": ("seqcompare.hamming.api", "model_pairs"),
     "clusters": ("seqcompare.hamming.api", "clusters"),
+    "duplicates": ("seqcompare.hamming.api", "duplicates"),
     "read_alignment": ("seqcompare.io.fasta", "read_alignment"),
     "Alignment": ("seqcompare.io.fasta", "Alignment"),
     "InputError": ("seqcompare.errors", "InputError"),

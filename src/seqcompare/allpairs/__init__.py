@@ -8,10 +8,12 @@
   caller) and the shared ones: the matrix (in memory or ``.npy``), the streamed lower triangle, pairs within a
   distance, k nearest neighbours, concatenation. CCC's reductions (entries, checksums, histogram) live with CCC.
 - :mod:`.executors`: serial, threads, GPUs; Dask plugs in from ``seqcompare.distributed``.
-- :func:`run`: the engine itself.
+- :func:`run`: the engine itself; :func:`run_collapsed` runs it once per group of identical items
+  (:mod:`.duplicates`) and expands the result.
 """
 
-from .engine import run
+from .duplicates import Duplicates
+from .engine import run, run_collapsed
 from .executors import GpuExecutor, SerialExecutor, ThreadExecutor, executor_for_client, register_client_backend
 from .plan import Tile, default_threads, default_tile_size, plan_tiles, region_tile_size
 from .reductions import (
@@ -30,8 +32,8 @@ from .reductions import (
 from .work import DataBlock, Region, Split, Work
 
 __all__ = [
-    "ClusterReduction", "Combined", "Concatenation", "DataBlock", "Field", "GpuExecutor", "KnnReduction",
+    "ClusterReduction", "Combined", "Concatenation", "DataBlock", "Duplicates", "Field", "GpuExecutor", "KnnReduction",
     "LowerTriangleReduction", "MatrixReduction", "PairsReduction", "Reduction", "Region", "SerialExecutor", "Split",
     "ThreadExecutor", "Tile", "Work", "array_module", "default_threads", "default_tile_size", "executor_for_client",
-    "plan_tiles", "region_tile_size", "register_client_backend", "run", "to_host",
+    "plan_tiles", "region_tile_size", "register_client_backend", "run", "run_collapsed", "to_host",
 ]  # fmt: skip

@@ -68,6 +68,17 @@ class Reduction:
         """What Dask workers run ``reduce`` with (by default the reduction itself, without its state)."""
         return self
 
+    def collapsed(self, left, right) -> Reduction:
+        """The same reduction for the problem of the groups' representatives (:mod:`.duplicates`): ``left`` and
+        ``right`` are the rows' and columns' :class:`~.duplicates.Duplicates` (``right`` None: symmetric)."""
+        raise NotImplementedError(f"{self.kind} results cannot be expanded from representatives of duplicates")
+
+    def expand(self, result, left, right, self_pairs):
+        """This reduction's result for every item, from :meth:`collapsed`'s ``result``. ``self_pairs`` (symmetric
+        problems) is ``(groups, block)``: the groups with more than one member and the work's block of each
+        one's representative against itself, the value of every pair inside the group."""
+        raise NotImplementedError(f"{self.kind} results cannot be expanded from representatives of duplicates")
+
     def __getstate__(self):
         return {name: value for name, value in vars(self).items() if name not in self.state}
 
@@ -92,6 +103,12 @@ class Combined(Reduction):
 
     def for_workers(self) -> Combined:
         return Combined(*(r.for_workers() for r in self.reductions))
+
+    def collapsed(self, left, right) -> Combined:
+        return Combined(*(r.collapsed(left, right) for r in self.reductions))
+
+    def expand(self, result, left, right, self_pairs):
+        return tuple(r.expand(part, left, right, self_pairs) for r, part in zip(self.reductions, result))
 
 
 class MatrixReduction(Reduction):
@@ -153,6 +170,15 @@ class MatrixReduction(Reduction):
         workers.in_place = self.pending.path
         return workers
 
+    def collapsed(self, left, right) -> MatrixReduction:
+        return MatrixReduction((left.n_groups, (left if right is None else right).n_groups), self.symmetric,
+                               self.dtype)  # fmt: skip
+
+    def expand(self, result, left, right, self_pairs) -> np.ndarray:
+        # The representatives' diagonal holds each group's self pair, so indexing gives every cell.
+        left.expand_matrix(result, right, out=self.matrix)
+        return self.finish()
+
     def finish(self) -> np.ndarray:
         if self.pending is None:
             return self.matrix
@@ -209,6 +235,15 @@ class LowerTriangleReduction(Reduction):
         if self.pending_rows:
             raise RuntimeError("lower-triangle output is missing tiles")
 
+    def collapsed(self, left, right) -> MatrixReduction:
+        return MatrixReduction((left.n_groups, left.n_groups), True, self.dtype)
+
+    def expand(self, result, left, right, self_pairs) -> None:
+        step = max(1, (1 << 22) // max(1, self.n))
+        for start in range(0, self.n, step):
+            stop = min(self.n, start + step)
+            self.write_block(start, result[left.group[start:stop]][:, left.group[:stop]])
+
 
 class PairsReduction(Reduction):
     """Pairs at distance ``<= max_dist``, as ``(i, j, d)`` arrays sorted by ``(i, j)`` (``i``, ``j`` int64; ``d``
@@ -217,16 +252,18 @@ class PairsReduction(Reduction):
     Symmetric problems report each unordered pair once with ``i < j``; rectangular ones report (left index, right
     index). ``value_cap`` reports ``min(d, value_cap)`` for the pairs chosen by their true distance. A block that
     is a tuple ``(distances, extra, ...)`` selects on the distances and carries each extra array's values of the
-    same pairs as further columns: ``(i, j, d, extra, ...)``.
+    same pairs as further columns: ``(i, j, d, extra, ...)``; ``extras`` says how many, so that a run without a
+    pair has its (empty, int64) columns too.
     """
 
     kind = "pairs"
     state = ("parts",)
 
-    def __init__(self, max_dist, symmetric: bool, value_cap: int | None = None):
+    def __init__(self, max_dist, symmetric: bool, value_cap: int | None = None, extras: int = 0):
         self.max_dist = max_dist if isinstance(max_dist, float) else int(max_dist)
         self.symmetric = symmetric
         self.value_cap = value_cap
+        self.extras = extras
         self.parts: list = []
 
     def reduce(self, tile, block):
@@ -253,13 +290,39 @@ class PairsReduction(Reduction):
         if not self.parts:
             empty = np.empty(0, dtype=np.int64)
             dtype = np.float64 if isinstance(self.max_dist, float) else np.int64
-            return empty, empty.copy(), np.empty(0, dtype=dtype)
+            return (empty, empty.copy(), np.empty(0, dtype=dtype), *(empty.copy() for _ in range(self.extras)))
         rows, cols, *values = (np.concatenate(part) for part in zip(*self.parts))
         order = np.lexsort((cols, rows))
         values = [v[order] for v in values]
         if self.value_cap is not None:
             values[0] = np.minimum(values[0], self.value_cap)
         return (rows[order], cols[order], *values)
+
+    def collapsed(self, left, right) -> PairsReduction:
+        return PairsReduction(self.max_dist, self.symmetric, self.value_cap, self.extras)
+
+    def within(self, block) -> tuple[np.ndarray, list]:
+        """Which entries of a 1-D ``block`` (or tuple of them) are within reach, and the columns of those."""
+        extras = ()
+        if isinstance(block, tuple):
+            block, *extras = block
+        block = to_host(block)
+        hit = block <= self.max_dist
+        columns = [to_host(array)[hit] for array in (block, *extras)]
+        columns = [c.astype(np.float64 if c.dtype.kind == "f" else np.int64) for c in columns]
+        if self.value_cap is not None:
+            columns[0] = np.minimum(columns[0], self.value_cap)
+        return hit, columns
+
+    def expand(self, result, left, right, self_pairs):
+        from .duplicates import expand_pairs
+
+        inside = None
+        if self_pairs is not None:
+            groups, block = self_pairs
+            hit, columns = self.within(block)
+            inside = (groups[hit], *columns)
+        return expand_pairs(left, right, result, inside)
 
 
 class Field(Reduction):
@@ -282,6 +345,14 @@ class Field(Reduction):
 
     def for_workers(self) -> Field:
         return Field(self.reduction.for_workers(), self.index)
+
+    def collapsed(self, left, right) -> Field:
+        return Field(self.reduction.collapsed(left, right), self.index)
+
+    def expand(self, result, left, right, self_pairs):
+        if self_pairs is not None:
+            self_pairs = (self_pairs[0], self_pairs[1][self.index])
+        return self.reduction.expand(result, left, right, self_pairs)
 
     def abort(self) -> None:
         abort = getattr(self.reduction, "abort", None)
@@ -345,6 +416,16 @@ class ClusterReduction(Reduction):
     def finish(self) -> np.ndarray:
         _, labels = np.unique(self._roots(np.arange(self.n)), return_inverse=True)
         return labels.astype(np.int64)
+
+    def collapsed(self, left, right) -> ClusterReduction:
+        return ClusterReduction(self.max_dist, left.n_groups)
+
+    def expand(self, result, left, right, self_pairs) -> np.ndarray:
+        linked = np.zeros(left.n_groups, dtype=bool)
+        if self_pairs is not None:
+            groups, block = self_pairs
+            linked[groups] = self.pairs.within(block)[0]
+        return left.expand_labels(result, linked)
 
 
 class KnnReduction(Reduction):

@@ -64,6 +64,11 @@ class Work:
         or devices)."""
         raise NotImplementedError
 
+    def self_pairs(self, items):
+        """The block of each of ``items`` (row indices of a symmetric problem) against itself, 1-D: what the
+        pairs inside a group of identical items hold (:func:`~seqcompare.allpairs.engine.run_collapsed`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot run on representatives of duplicates")
+
     def split(self, regions: int, tile_size: int | None = None) -> Split:
         """Cut the work into about ``regions`` regions for Dask workers (see :class:`Split`)."""
         raise NotImplementedError(f"{type(self).__name__} does not run on Dask")

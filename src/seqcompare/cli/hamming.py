@@ -67,6 +67,12 @@ def add_parser(subparsers) -> None:
     model.add_argument("--min-overlap", type=non_negative_int, default=0, metavar="N",
                        help="pairs with fewer than N comparable sites are missing (NA; never within --max-dist); "
                             "veg/tn93's -l L is N = L + 1")  # fmt: skip
+    model.add_argument("--collapse", action="store_true",
+                       help="compute each distinct sequence once (identical under the alphabet or model's rules: "
+                            "hashed, then compared) and expand: the same output, faster with many duplicates")  # fmt: skip
+    model.add_argument("--collapsed-out", metavar="MAP",
+                       help="write the result over distinct sequences only (each named by its first occurrence) and "
+                            "in MAP each sequence's name and its representative's (hammingdist's remove_duplicates)")  # fmt: skip
     model.add_argument("--clusters", metavar="D",
                        help="single-linkage clusters at distance <= D: name and cluster (numbered from 1 by first "
                             "member), a summary on stderr")  # fmt: skip
@@ -156,6 +162,13 @@ def _check_model_options(args) -> None:
 
 def _check_options(args) -> None:
     _check_model_options(args)
+    if args.collapse and args.collapsed_out is not None:
+        raise InputError("--collapse expands the result to every sequence, --collapsed-out does not; choose one")
+    if (args.collapse or args.collapsed_out is not None) and args.knn is not None:
+        raise InputError("--knn cannot be combined with --collapse or --collapsed-out: the neighbours of duplicates "
+                         "tie, so collapse the alignment first (--collapsed-out with another layout)")  # fmt: skip
+    if args.collapsed_out is not None and args.ref:
+        raise InputError("--collapsed-out collapses one alignment; with --ref use --collapse")
     if args.clusters is not None and (args.max_dist is not None or args.knn is not None or args.npy is not None
                                       or args.molten or args.lower_triangle):  # fmt: skip
         raise InputError("--clusters writes names and clusters; it cannot be combined with another output layout")
@@ -187,21 +200,15 @@ def run_command(args) -> int:
         outputs = {"--npy": args.npy, "--npy (names)": args.npy + ".names.tsv"}
     if args.npy is not None and args.sites:
         outputs["--npy (sites)"] = _sites_path(args.npy)
+    if args.collapsed_out is not None:
+        outputs["--collapsed-out"] = args.collapsed_out
     prepare(args, [args.alignment, args.ref], outputs, start_cuda=args.cluster == "none" and not args.scheduler)
     with dask_client(args, log) as client:
         return _compute_and_write(args, log, client)
 
 
 def _compute_and_write(args, log, client) -> int:
-    import numpy as np
-
     from ..io.fasta import read_alignment
-    from ..io.output import PendingFile, open_output
-    from ..io.tables import SNP_DISTS_CORNER, NameTable, write_header, write_long, write_rows
-    from ..allpairs import KnnReduction, LowerTriangleReduction, MatrixReduction, PairsReduction
-    from ..cuda.runtime import resolve_device
-    from ..hamming.api import encode_inputs, run_hamming
-    from ..hamming.work import choose_method, distance_dtype
 
     query = read_alignment(args.alignment, threads=args.threads)
     log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
@@ -217,6 +224,57 @@ def _compute_and_write(args, log, client) -> int:
     for alignment in (query, reference):
         if alignment is not None:
             log.duplicates(alignment.source, alignment.names)
+    if args.collapsed_out is None:
+        return _compute(args, log, client, query, reference)
+    everyone = query
+    query, representative = _collapse_alignment(args, log, query)
+    _compute(args, log, client, query, reference)
+    _write_representatives(args, everyone.names, representative)
+    return 0
+
+
+def _collapse_alignment(args, log, query):
+    """``--collapsed-out``: the alignment of the distinct sequences, and each sequence's representative."""
+    import numpy as np
+
+    from ..hamming.api import duplicates
+    from ..io.fasta import Alignment
+
+    alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
+    model = None if args.model in (None, "snp") and not (args.sites or args.min_overlap) else args.model
+    try:
+        representative = duplicates(query, model=model, alphabet=alphabet, keep_case=args.keep_case,
+                                    missing=args.missing)  # fmt: skip
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    distinct = np.flatnonzero(representative == np.arange(representative.size))
+    log(f"{distinct.size} distinct sequences of {representative.size}; the result is over the distinct ones")
+    names = [query.names[k] for k in distinct.tolist()]
+    return Alignment(names, query.sequences[distinct], query.source), representative
+
+
+def _write_representatives(args, names, representative) -> None:
+    """The ``--collapsed-out`` map: every sequence's name and its representative's, in input order."""
+    from ..io.output import open_output
+    from ..io.tables import csv_field
+
+    separator = "," if args.csv else "\t"
+    lines = [f"{csv_field(name, separator)}{separator}{csv_field(names[rep], separator)}"
+             for name, rep in zip(names, representative.tolist())]  # fmt: skip
+    with open_output(args.collapsed_out, "--collapsed-out") as out:
+        out.write(("\n".join([f"name{separator}representative", *lines]) + "\n").encode("utf-8", "surrogateescape"))
+
+
+def _compute(args, log, client, query, reference) -> int:
+    """Every layout but ``--collapsed-out``'s map: the distances of ``query`` (against ``reference``), written."""
+    import numpy as np
+
+    from ..io.output import open_output
+    from ..io.tables import SNP_DISTS_CORNER, NameTable, write_header, write_long, write_rows
+    from ..allpairs import KnnReduction, LowerTriangleReduction, MatrixReduction, PairsReduction
+    from ..cuda.runtime import resolve_device
+    from ..hamming.api import encode_inputs, run_hamming
+    from ..hamming.work import choose_method, distance_dtype
 
     if args.clusters is not None or args.model is not None:
         return _models_and_clusters(args, log, client, query, reference)
@@ -237,7 +295,7 @@ def _compute_and_write(args, log, client) -> int:
     n_cols = n_rows if symmetric else reference.n_sequences
     dtype = distance_dtype(encoded.n_sites)
     common = dict(method=method, threads=args.threads, tile_size=args.tile_size, progress=log.progress,
-                  device=args.device, gpu_packer=args.gpu_packer, client=client)  # fmt: skip
+                  device=args.device, gpu_packer=args.gpu_packer, client=client, collapse=args.collapse)  # fmt: skip
     cap = args.max_count
     molten_header = f"sequence_1{separator}sequence_2{separator}distance\n".encode() if args.molten_header else b""
 
@@ -330,7 +388,7 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
 
     separator = "," if args.csv else "\t"
     common = dict(threads=args.threads, tile_size=args.tile_size, progress=log.progress, device=args.device,
-                  client=client)  # fmt: skip
+                  client=client, collapse=args.collapse)  # fmt: skip
     if args.model is None:  # clusters of SNP counts, under any alphabet, with the Hamming kernels
         alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
         encoded = encode_inputs(query, alphabet=alphabet, keep_case=args.keep_case, missing=args.missing)
@@ -351,8 +409,8 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
     col_names = row_names if symmetric else NameTable(reference.names, separator)
     shape = (codes.n_left, codes.n_left if symmetric else codes.n_right)
     if args.max_dist is not None:
-        rows, cols, values, *sites = run_model(codes, PairsReduction(float(args.max_dist), symmetric),
-                                               with_sites=args.sites, **model_options)  # fmt: skip
+        pairs = PairsReduction(float(args.max_dist), symmetric, extras=int(args.sites))
+        rows, cols, values, *sites = run_model(codes, pairs, with_sites=args.sites, **model_options)
         with open_output(args.output) as out:
             if args.model == "tn93" and args.csv and not args.sites:
                 out.write(b"ID1,ID2,Distance\n")  # veg/tn93's CSV

@@ -3,7 +3,8 @@
 The package is callable: ``seqcompare.hamming(X, Y=None, ...)`` is :func:`.api.hamming`.
 
 - :mod:`.api`: :func:`hamming`, :func:`hamming_pairs`, :func:`hamming_knn`, :func:`encode_inputs`; the models
-  (:func:`model_distances`, :func:`model_pairs`) and :func:`clusters`.
+  (:func:`model_distances`, :func:`model_pairs`), :func:`clusters` and :func:`duplicates` (every function
+  takes ``collapse``: each distinct sequence computed once).
 - :mod:`.models`, :mod:`.pairstats`, :mod:`.statskernel`, :mod:`.statsgpu`: per-pair site counts (comparable
   sites, transitions, TN93's terms) and the p / JC69 / K2P / TN93 distances made from them.
 - :mod:`.work`: the all-pairs work the engine runs (CPU kernels, GPU session, native GPU pairs, Dask split).
@@ -28,6 +29,7 @@ _EXPORTS = {
     "model_distances": "seqcompare.hamming.api:model_distances",
     "model_pairs": "seqcompare.hamming.api:model_pairs",
     "clusters": "seqcompare.hamming.api:clusters",
+    "duplicates": "seqcompare.hamming.api:duplicates",
     "run_model": "seqcompare.hamming.api:run_model",
     "Encoded": "seqcompare.hamming.work:Encoded",
     "HammingWork": "seqcompare.hamming.work:HammingWork",

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import validation
 from ..allpairs import (
+    Duplicates,
     GpuExecutor,
     KnnReduction,
     MatrixReduction,
@@ -20,6 +21,7 @@ from ..allpairs import (
     ThreadExecutor,
     executor_for_client,
     run,
+    run_collapsed,
 )
 from ..cuda.runtime import resolve_device
 from ..errors import InputError
@@ -29,8 +31,9 @@ from .encoding import ALPHABETS, encode_categorical, sequence_encoding
 from .methods import resolve_method
 from .work import Encoded, HammingWork, distance_dtype
 
-__all__ = ["Encoded", "clusters", "distance_dtype", "encode_inputs", "hamming", "hamming_knn", "hamming_pairs",
-           "encode_site_codes", "model_distances", "model_pairs", "run_hamming", "run_model"]
+__all__ = ["Encoded", "clusters", "distance_dtype", "duplicates", "encode_inputs", "encode_site_codes",
+           "find_duplicates", "hamming", "hamming_knn", "hamming_pairs", "model_distances", "model_pairs",
+           "run_hamming", "run_model"]
 
 
 def _as_matrix(data, role: str):
@@ -103,24 +106,57 @@ def _executor(threads, tile_size, device: str, client):
     return (GpuExecutor() if device == "cuda" else ThreadExecutor(threads)), device, tile_size
 
 
+def find_duplicates(encoded):
+    """:class:`~seqcompare.allpairs.Duplicates` of the left rows of ``encoded`` (an :class:`Encoded` or a
+    :class:`~seqcompare.hamming.pairstats.SiteCodes`) and of the right rows (None for a symmetric problem):
+    rows identical once encoded, so identical against every other row."""
+    table = getattr(encoded, "table", None)
+    left = Duplicates.of_rows(encoded.left, table)
+    right = None if encoded.right is None else Duplicates.of_rows(encoded.right, table)
+    return left, right
+
+
+def _representatives(encoded, left, right):
+    """``encoded`` restricted to the representatives' rows (same class, same code space)."""
+    rows = encoded.left[left.representatives]
+    columns = None if right is None else encoded.right[right.representatives]
+    if isinstance(encoded, Encoded):
+        return Encoded(rows, columns, encoded.space, encoded.table, form=encoded.form, sites=encoded.sites)
+    return type(encoded)(rows, columns)
+
+
+def _run(work_of, encoded, reduction, executor, progress, what, collapse):
+    """The engine on ``work_of(encoded)``, or, with ``collapse``, on its distinct rows then expanded."""
+    if not collapse:
+        return run(work_of(encoded), reduction, executor, progress, what)
+    left, right = find_duplicates(encoded)
+    work = work_of(_representatives(encoded, left, right))
+    return run_collapsed(work, reduction, executor, left, right, progress, what)
+
+
 def run_hamming(encoded: Encoded, reduction, *, method="auto", cap=None, threads=None, tile_size=None,
-                progress=False, device="cpu", gpu_packer="planes", client=None):  # fmt: skip
+                progress=False, device="cpu", gpu_packer="planes", client=None, collapse=False):  # fmt: skip
     """All pairs of ``encoded`` through the engine into ``reduction``; returns what it finishes with.
 
     The layer every public function and the command line share. ``cap`` limits every distance to
     ``min(distance, cap)`` and lets kernels stop counting a pair early; ``gpu_packer`` chooses how GPU operands
     are built (:mod:`seqcompare.hamming.gpu`). With a Dask ``client`` the tiles run on its cluster
     (``tile_size`` is then the task tile); ``device`` is then the workers' device. ``progress`` is a bool or a
-    reporter factory (:mod:`seqcompare.progress`).
+    reporter factory (:mod:`seqcompare.progress`). ``collapse`` computes each distinct row once
+    (:func:`~seqcompare.allpairs.run_collapsed`); the result is the same.
     """
     cap = validation.optional_integer(cap, "max_count", minimum=0)
     executor, device, tile_size = _executor(threads, tile_size, device, client)
-    work = HammingWork(encoded, method=method, device=device, cap=cap, tile_size=tile_size, packer=gpu_packer)
-    return run(work, reduction, executor, progress, "hamming")
+
+    def work_of(rows):
+        return HammingWork(rows, method=method, device=device, cap=cap, tile_size=tile_size, packer=gpu_packer)
+
+    return _run(work_of, encoded, reduction, executor, progress, "hamming", collapse)
 
 
 def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missing=None, max_count=None,
-            threads=None, tile_size=None, out=None, progress=False, device="cpu", client=None):  # fmt: skip
+            threads=None, tile_size=None, out=None, progress=False, device="cpu", client=None,
+            collapse=False):  # fmt: skip
     """All-pairs Hamming / SNP distances.
 
     Parameters
@@ -159,6 +195,9 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
     client : dask.distributed.Client, optional
         Run the tiles on this Dask cluster (:mod:`seqcompare.distributed`; ``device`` is the workers'); ``out``
         must then be a path every worker can write. The result is identical.
+    collapse : bool
+        Compute each distinct sequence (identical once encoded under ``alphabet``, ``keep_case`` and
+        ``missing``) once and expand the result: identical, and faster when many sequences are duplicates.
 
     Returns
     -------
@@ -179,19 +218,20 @@ def hamming(X, Y=None, *, method="auto", alphabet="acgt", keep_case=False, missi
     shape = (encoded.n_left, encoded.n_left if encoded.symmetric else encoded.n_right)
     matrix = MatrixReduction(shape, encoded.symmetric, distance_dtype(encoded.n_sites), path=out)
     try:
-        return run_hamming(encoded, matrix, method=method, cap=max_count, threads=threads,
-                           tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+        return run_hamming(encoded, matrix, method=method, cap=max_count, threads=threads, tile_size=tile_size,
+                           progress=progress, device=device, client=client, collapse=collapse)  # fmt: skip
     finally:
         matrix.abort()  # nothing to do once finished
 
 
 def hamming_pairs(X, Y=None, *, max_dist, method="auto", alphabet="acgt", keep_case=False, missing=None,
-                  threads=None, tile_size=None, progress=False, device="cpu", client=None):  # fmt: skip
+                  threads=None, tile_size=None, progress=False, device="cpu", client=None,
+                  collapse=False):  # fmt: skip
     """Pairs within a distance, without ever building the full matrix.
 
     Parameters
     ----------
-    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device, client
+    X, Y, method, alphabet, keep_case, missing, threads, tile_size, progress, device, client, collapse
         As for :func:`hamming`.
     max_dist : int
         Report pairs at distance ``<= max_dist``. Kernels stop counting a pair past it.
@@ -206,7 +246,8 @@ def hamming_pairs(X, Y=None, *, max_dist, method="auto", alphabet="acgt", keep_c
     threads = validation.threads(threads)
     encoded = encode_inputs(X, Y, alphabet=alphabet, keep_case=keep_case, missing=missing)
     return run_hamming(encoded, PairsReduction(max_dist, encoded.symmetric), method=method, cap=max_dist + 1,
-                       threads=threads, tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+                       threads=threads, tile_size=tile_size, progress=progress, device=device, client=client,
+                       collapse=collapse)  # fmt: skip
 
 
 def hamming_knn(X, Y=None, *, k, method="auto", alphabet="acgt", keep_case=False, missing=None,
@@ -256,21 +297,24 @@ def encode_site_codes(X, Y, alphabet: str, keep_case: bool, missing: str):
 
 
 def run_model(codes, reduction, *, model="p", ambiguities="resolve", fraction=1.0, min_overlap=0, with_sites=False,
-              threads=None, tile_size=None, progress=False, device="cpu", client=None):  # fmt: skip
+              threads=None, tile_size=None, progress=False, device="cpu", client=None, collapse=False):  # fmt: skip
     """All pairs of ``codes`` (:class:`~seqcompare.hamming.pairstats.SiteCodes`) through the engine: per-pair
     counts, the ``model``'s distances, then ``reduction``. The layer the model functions and the command line
-    share (as :func:`run_hamming` is for counts of differences)."""
+    share (as :func:`run_hamming` is for counts of differences), ``collapse`` included."""
     from .pairstats import PairStatsWork
 
     executor, device, tile_size = _executor(threads, tile_size, device, client)
-    work = PairStatsWork(codes, model=model, ambiguities=ambiguities, fraction=fraction, min_overlap=min_overlap,
-                         with_sites=with_sites, tile_size=tile_size)  # fmt: skip
-    return run(work, reduction, executor, progress, model)
+
+    def work_of(rows):
+        return PairStatsWork(rows, model=model, ambiguities=ambiguities, fraction=fraction, min_overlap=min_overlap,
+                             with_sites=with_sites, tile_size=tile_size)  # fmt: skip
+
+    return _run(work_of, codes, reduction, executor, progress, model, collapse)
 
 
 def model_distances(X, Y=None, *, model="p", ambiguities="resolve", fraction=1.0, min_overlap=0, sites=False,
                     keep_case=False, missing=None, threads=None, tile_size=None, progress=False, device="cpu",
-                    client=None):  # fmt: skip
+                    client=None, collapse=False):  # fmt: skip
     """All-pairs evolutionary distances (p, JC69, K2P, TN93) or SNP counts, with the comparable sites.
 
     Parameters
@@ -295,6 +339,10 @@ def model_distances(X, Y=None, *, model="p", ambiguities="resolve", fraction=1.0
         Also return the comparable sites of every pair.
     keep_case, missing, threads, tile_size, progress, device, client
         As for :func:`hamming`.
+    collapse : bool
+        Compute each distinct sequence (identical once read under the model's alphabet) once, then expand:
+        identical results. A pair of duplicates gets the model's value of the sequence against itself (not
+        always 0 for TN93 with ambiguity codes).
 
     Returns
     -------
@@ -320,12 +368,12 @@ def model_distances(X, Y=None, *, model="p", ambiguities="resolve", fraction=1.0
         reduction = Combined(Field(reduction, 0), Field(MatrixReduction(shape, codes.symmetric, np.int64), 1))
     return run_model(codes, reduction, model=model, ambiguities=ambiguities, fraction=fraction,
                      min_overlap=min_overlap, with_sites=sites, threads=threads, tile_size=tile_size,
-                     progress=progress, device=device, client=client)  # fmt: skip
+                     progress=progress, device=device, client=client, collapse=collapse)  # fmt: skip
 
 
 def model_pairs(X, Y=None, *, max_dist, model="p", ambiguities="resolve", fraction=1.0, min_overlap=0, sites=False,
                 keep_case=False, missing=None, threads=None, tile_size=None, progress=False, device="cpu",
-                client=None):  # fmt: skip
+                client=None, collapse=False):  # fmt: skip
     """Pairs within a model distance (HIV-TRACE links at TN93 0.015), without the matrix.
 
     Parameters
@@ -333,7 +381,7 @@ def model_pairs(X, Y=None, *, max_dist, model="p", ambiguities="resolve", fracti
     max_dist : float
         Report pairs at distance ``<= max_dist`` (missing pairs never are).
     X, Y, model, ambiguities, fraction, min_overlap, sites, keep_case, missing, threads, tile_size, progress,
-    device, client
+    device, client, collapse
         As for :func:`model_distances`.
 
     Returns
@@ -346,14 +394,15 @@ def model_pairs(X, Y=None, *, max_dist, model="p", ambiguities="resolve", fracti
     """
     models.check_options(model, ambiguities, fraction, min_overlap)
     codes = encode_site_codes(X, Y, "tn93" if model == "tn93" else "acgt", keep_case, missing)
-    return run_model(codes, PairsReduction(float(max_dist), codes.symmetric), model=model, ambiguities=ambiguities,
-                     fraction=fraction, min_overlap=min_overlap, with_sites=sites, threads=threads,
-                     tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+    pairs = PairsReduction(float(max_dist), codes.symmetric, extras=int(sites))
+    return run_model(codes, pairs, model=model, ambiguities=ambiguities, fraction=fraction, min_overlap=min_overlap,
+                     with_sites=sites, threads=threads, tile_size=tile_size, progress=progress, device=device,
+                     client=client, collapse=collapse)  # fmt: skip
 
 
 def clusters(X, *, max_dist, model="snp", alphabet="acgt", ambiguities="resolve", fraction=1.0, min_overlap=0,
              keep_case=False, missing=None, threads=None, tile_size=None, progress=False, device="cpu",
-             client=None):  # fmt: skip
+             client=None, collapse=False):  # fmt: skip
     """Single-linkage clusters: the connected components of the pairs at distance ``<= max_dist``.
 
     The pairs are reduced where they are found (CPU threads, the GPU's epilogue, Dask workers) into a forest of
@@ -368,7 +417,7 @@ def clusters(X, *, max_dist, model="snp", alphabet="acgt", ambiguities="resolve"
     model : {"snp", "p", "jc69", "k2p", "tn93"}
         ``snp`` counts differences with :func:`hamming`'s kernels (every alphabet); the others are
         :func:`model_distances`'.
-    alphabet, keep_case, missing, threads, tile_size, progress, device, client
+    alphabet, keep_case, missing, threads, tile_size, progress, device, client, collapse
         As for :func:`hamming`.
     ambiguities, fraction, min_overlap
         As for :func:`model_distances` (model distances only).
@@ -393,9 +442,46 @@ def clusters(X, *, max_dist, model="snp", alphabet="acgt", ambiguities="resolve"
         max_dist = validation.integer(max_dist, "max_dist", minimum=0)
         encoded = encode_inputs(X, alphabet=alphabet, keep_case=keep_case, missing=missing)
         return run_hamming(encoded, ClusterReduction(max_dist, encoded.n_left), cap=max_dist + 1, threads=threads,
-                           tile_size=tile_size, progress=progress, device=device, client=client)  # fmt: skip
+                           tile_size=tile_size, progress=progress, device=device, client=client,
+                           collapse=collapse)  # fmt: skip
     models.check_options(model, ambiguities, fraction, min_overlap)
     codes = encode_site_codes(X, None, "tn93" if model == "tn93" else "acgt", keep_case, missing)
     return run_model(codes, ClusterReduction(float(max_dist), codes.n_left), model=model, ambiguities=ambiguities,
                      fraction=fraction, min_overlap=min_overlap, threads=threads, tile_size=tile_size,
-                     progress=progress, device=device, client=client)  # fmt: skip
+                     progress=progress, device=device, client=client, collapse=collapse)  # fmt: skip
+
+
+def duplicates(X, *, model=None, alphabet="acgt", keep_case=False, missing=None):
+    """Each sequence's representative: the first sequence identical to it under the comparison's rules.
+
+    Identical means identical once encoded, so that the two have the same distance to every sequence: under
+    ``alphabet`` for SNP counts (:func:`hamming`; with ``"acgt"``, ``ACGN`` and ``ACG-`` are identical), or under
+    the ``model``'s alphabet for model distances (:func:`model_distances`; TN93 tells every IUPAC code apart).
+    Rows are hashed, then rows with equal hashes compared in full, so a hash collision never merges two.
+
+    Parameters
+    ----------
+    X : Alignment, path, list of str, or array_like
+        As for :func:`hamming`.
+    model : {None, "snp", "p", "jc69", "k2p", "tn93"}
+        None: identity under :func:`hamming`'s ``alphabet``.
+    alphabet, keep_case, missing
+        As for :func:`hamming`.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The index of each sequence's representative (itself for a first occurrence).
+
+    Examples
+    --------
+    >>> import seqcompare
+    >>> seqcompare.duplicates(["ACGT", "acgt", "ACGA", "ACGN", "ACG-"])
+    array([0, 0, 2, 3, 3])
+    """
+    if model is None:
+        encoded = encode_inputs(X, alphabet=alphabet, keep_case=keep_case, missing=missing)
+    else:
+        models.check_options(model)
+        encoded = encode_site_codes(X, None, "tn93" if model == "tn93" else "acgt", keep_case, missing)
+    return find_duplicates(encoded)[0].representative_of()

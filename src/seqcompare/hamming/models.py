@@ -151,7 +151,8 @@ def distances(model: str, counts, min_overlap: int = 0, fraction: float = 1.0, f
         if fallback is not None and fraction < 1.0:
             averaged = sites * fraction <= counts[8]
             chosen = xp.where(averaged[None], fallback, counts)
-        result = _tn93(xp, chosen)
+        with np.errstate(divide="ignore", invalid="ignore"):  # pairs without a site are NaN below
+            result = _tn93(xp, chosen)
     else:
         differences = (counts[0] - counts[1]) / SCALE
         with np.errstate(divide="ignore", invalid="ignore"):

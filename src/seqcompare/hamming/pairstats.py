@@ -184,6 +184,18 @@ class PairStatsWork(Work):
             return result, counts[0, 0] // models.SCALE
         return result
 
+    def self_pairs(self, items):
+        """Each row's block against itself: its counts are the sum over its sites of the weight of the code
+        against itself (a code histogram times the table's diagonal), exact integers as the kernels' are, made
+        into distances by the same :meth:`finish_block`."""
+        rows = np.ascontiguousarray(self.codes.left[np.asarray(items, dtype=np.int64)])
+        k = rows.shape[0]
+        offsets = (np.arange(k, dtype=np.int64) * models.N_CODES)[:, None]
+        histogram = np.bincount((rows + offsets).ravel(), minlength=k * models.N_CODES).reshape(k, models.N_CODES)
+        diagonal = self.weights[:, np.arange(models.N_CODES), np.arange(models.N_CODES), :]  # (modes, codes, Q)
+        counts = np.einsum("kc,mcq->mqk", histogram.astype(np.int64), diagonal)
+        return self.finish_block(counts)
+
     # -- the CPU -------------------------------------------------------------------------------------------
     def cpu_kernel(self, threads: int):
         from .statskernel import stats_tile

@@ -289,6 +289,10 @@ class HammingWork(Work):
             i, j = j, i
         yield total, (i, j, np.minimum(d, self.cap))
 
+    def self_pairs(self, items):
+        """A sequence differs from itself nowhere (under every alphabet and missing set): zeros."""
+        return np.zeros(len(items), dtype=distance_dtype(self.encoded.n_sites))
+
     # -- Dask ----------------------------------------------------------------------------------------------
     def split(self, regions: int, tile_size: int | None = None) -> Split:
         enc = self.encoded
