@@ -64,9 +64,12 @@ def test_groups_equal_the_first_occurrence_oracle(rng):
 
 
 def test_rows_whose_hashes_collide_are_verified(rng, monkeypatch):
-    monkeypatch.setattr(duplicates_module, "_hash_weights", lambda words: np.zeros(words, dtype=np.uint64))
+    monkeypatch.setattr(duplicates_module, "_hash_parameters", lambda: (7, 0))  # every hash is the same
     distinct = rng.integers(0, 3, (30, 11), dtype=np.uint8)
     rows = distinct[rng.integers(0, 30, 200)]  # every hash equal; 30 different rows at most
+    hashes = np.empty(len(rows), dtype=np.uint64)
+    duplicates_module._hash_all(rows, np.arange(256, dtype=np.uint8), hashes)
+    assert np.unique(hashes).size == 1
     groups = Duplicates.of_rows(rows)
     expected = first_occurrence_oracle([bytes(r).decode("latin-1") for r in rows], str)
     assert np.array_equal(groups.representative_of(), expected)

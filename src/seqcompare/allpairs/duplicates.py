@@ -16,14 +16,48 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._jit import jit
+
 __all__ = ["Duplicates", "expand_pairs"]
 
-_HASH_ROWS = 4096  # rows hashed per block: bounds the temporary words to 4096 x m / 8 x 8 bytes
+def _hash_parameters() -> tuple[int, int]:
+    """The hash's start value and multiplier: FNV-1's 64-bit offset basis and prime (a test sets a zero
+    multiplier, so that every row's hash is the same and only the verification tells rows apart)."""
+    return 0xCBF29CE484222325, 0x100000001B3
 
 
-def _hash_weights(words: int) -> np.ndarray:
-    """The hash's multipliers, one odd 64-bit number per 8-byte word, fixed so that runs repeat."""
-    return np.random.default_rng(0x5EC).integers(1, 1 << 63, words, dtype=np.uint64) | np.uint64(1)
+def _hash_all(row_bytes: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
+    """:func:`hash_rows` over every row, in blocks of rows on the CPU's threads (the kernel holds no GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .plan import default_threads
+
+    n = row_bytes.shape[0]
+    seed, multiplier = (np.uint64(value) for value in _hash_parameters())
+    step = max(256, -(-n // (4 * default_threads())))
+    with ThreadPoolExecutor(default_threads()) as pool:
+        list(pool.map(lambda lo: hash_rows(row_bytes, table, lo, min(n, lo + step), seed, multiplier, out),
+                      range(0, n, step)))  # fmt: skip
+
+
+@jit
+def hash_rows(row_bytes, table, start, stop, seed, multiplier, out):
+    """``out[i]``: a 64-bit hash of ``table[row_bytes[i]]`` for rows ``start:stop``, eight mapped bytes at a time
+    (each word is xor-ed in and the state multiplied and folded, FNV-1a over words)."""
+    m = row_bytes.shape[1]
+    whole = m - m % 8
+    for i in range(start, stop):
+        state = seed
+        for s in range(0, whole, 8):
+            word = np.uint64(0)
+            for k in range(8):
+                word |= np.uint64(table[row_bytes[i, s + k]]) << np.uint64(8 * k)
+            state = (state ^ word) * multiplier
+            state ^= state >> np.uint64(29)
+        word = np.uint64(0)
+        for s in range(whole, m):
+            word |= np.uint64(table[row_bytes[i, s]]) << np.uint64(8 * (s - whole))
+        out[i] = ((state ^ word) * multiplier) ^ np.uint64(m)
 
 
 class Duplicates:
@@ -62,26 +96,21 @@ class Duplicates:
         """
         rows = np.asarray(rows)
         n = rows.shape[0]
-        row_bytes = rows.reshape(n, -1).view(np.uint8).reshape(n, -1) if n else rows.reshape(0, 0)
-        width = row_bytes.shape[1]
-        words = -(-width // 8)
-        weights = _hash_weights(words)
+        row_bytes = np.ascontiguousarray(rows).reshape(n, -1).view(np.uint8) if n else np.zeros((0, 0), np.uint8)
+        if table is None:
+            table = np.arange(256, dtype=np.uint8)
+        table = np.ascontiguousarray(table, dtype=np.uint8)
         hashes = np.empty(n, dtype=np.uint64)
-        padded = np.zeros((min(n, _HASH_ROWS), words * 8), dtype=np.uint8)
-        for lo in range(0, n, _HASH_ROWS):
-            hi = min(n, lo + _HASH_ROWS)
-            block = padded[: hi - lo]
-            block[:, :width] = row_bytes[lo:hi] if table is None else table[row_bytes[lo:hi]]
-            with np.errstate(over="ignore"):  # arithmetic modulo 2**64 is the point
-                hashes[lo:hi] = (block.view(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+        if n:
+            _hash_all(row_bytes, table, hashes)
 
-        def row(k):
-            return row_bytes[k] if table is None else table[row_bytes[k]]
+        def same_rows(a: int, b: int) -> bool:
+            first, second = row_bytes[a], row_bytes[b]
+            return bool(np.array_equal(first, second) or np.array_equal(table[first], table[second]))
 
         group = np.arange(n, dtype=np.int64)
         order = np.argsort(hashes, kind="stable")  # equal hashes are adjacent, in input order
-        sorted_hashes = hashes[order]
-        bounds = np.flatnonzero(np.diff(sorted_hashes)) + 1 if n else np.zeros(0, np.int64)
+        bounds = np.flatnonzero(np.diff(hashes[order])) + 1
         run_starts = np.concatenate([[0], bounds]) if n else bounds
         run_stops = np.concatenate([bounds, [n]]) if n else bounds
         shared = run_stops - run_starts > 1
@@ -89,7 +118,7 @@ class Duplicates:
             representatives = [int(order[lo])]
             for other in order[lo + 1 : hi].tolist():
                 # Verify: only identical rows share a group; a collision of different rows starts its own.
-                match = next((rep for rep in representatives if np.array_equal(row(rep), row(other))), None)
+                match = next((rep for rep in representatives if same_rows(rep, other)), None)
                 if match is None:
                     representatives.append(other)
                 else:
@@ -126,10 +155,8 @@ class Duplicates:
         columns = (self if right is None else right).group
         if out is None:
             out = np.empty((self.n, columns.size), dtype=collapsed.dtype)
-        step = max(1, (1 << 24) // max(1, columns.size))
-        for lo in range(0, self.n, step):
-            hi = min(self.n, lo + step)
-            out[lo:hi] = np.asarray(collapsed[self.group[lo:hi]])[:, columns]
+        if self.n and columns.size:
+            gather(np.ascontiguousarray(collapsed), self.group, columns, out)
         return out
 
     def expand_labels(self, labels: np.ndarray, self_linked: np.ndarray) -> np.ndarray:
@@ -196,3 +223,13 @@ def expand_pairs(left: Duplicates, right: Duplicates | None, pairs, self_pairs=N
             values = [np.concatenate([v, np.asarray(s)[where]]) for v, s in zip(values, self_columns, strict=True)]
     order = np.lexsort((j, i))
     return (i[order], j[order], *[v[order] for v in values])
+
+
+@jit
+def gather(collapsed, rows, columns, out):
+    """``out[i, j] = collapsed[rows[i], columns[j]]`` (two fancy indexings in NumPy, and one pass here)."""
+    for i in range(rows.size):
+        source = collapsed[rows[i]]
+        target = out[i]
+        for j in range(columns.size):
+            target[j] = source[columns[j]]
