@@ -18,6 +18,7 @@ _LAZY = {
     "model_pairs": ("seqcompare.hamming.api", "model_pairs"),
     "clusters": ("seqcompare.hamming.api", "clusters"),
     "duplicates": ("seqcompare.hamming.api", "duplicates"),
+    "differing_sites": ("seqcompare.hamming.api", "differing_sites"),
     "read_alignment": ("seqcompare.io.fasta", "read_alignment"),
     "Alignment": ("seqcompare.io.fasta", "Alignment"),
     "InputError": ("seqcompare.errors", "InputError"),

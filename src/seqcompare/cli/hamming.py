@@ -73,6 +73,12 @@ def add_parser(subparsers) -> None:
     model.add_argument("--collapsed-out", metavar="MAP",
                        help="write the result over distinct sequences only (each named by its first occurrence) and "
                             "in MAP each sequence's name and its representative's (hammingdist's remove_duplicates)")  # fmt: skip
+    model.add_argument("--diff-sites", metavar="FILE",
+                       help="write each pair's differing sites to FILE: names, column (1-based) and the two bases, "
+                            "for the pairs within --max-dist or those of --diff-pairs")  # fmt: skip
+    model.add_argument("--diff-pairs", metavar="TSV",
+                       help="with --diff-sites: the pairs to list, the first two fields of each line (this command's "
+                            "pairs output or veg/tn93's CSV); nothing else is computed")  # fmt: skip
     model.add_argument("--clusters", metavar="D",
                        help="single-linkage clusters at distance <= D: name and cluster (numbered from 1 by first "
                             "member), a summary on stderr")  # fmt: skip
@@ -169,6 +175,17 @@ def _check_options(args) -> None:
                          "tie, so collapse the alignment first (--collapsed-out with another layout)")  # fmt: skip
     if args.collapsed_out is not None and args.ref:
         raise InputError("--collapsed-out collapses one alignment; with --ref use --collapse")
+    if args.diff_pairs is not None:
+        if args.diff_sites is None:
+            raise InputError("--diff-pairs names the pairs whose differing sites --diff-sites FILE writes: add it")
+        others = [name for name, on in (("--max-dist", args.max_dist is not None), ("--knn", args.knn is not None),
+                  ("--npy", args.npy is not None), ("--clusters", args.clusters is not None), ("--molten", args.molten),
+                  ("--lower-triangle", args.lower_triangle), ("--collapse", args.collapse),
+                  ("--collapsed-out", args.collapsed_out is not None), ("-o", args.output is not None)) if on]  # fmt: skip
+        if others:
+            raise InputError(f"--diff-pairs writes only --diff-sites; it cannot be combined with {others[0]}")
+    elif args.diff_sites is not None and args.max_dist is None:
+        raise InputError("--diff-sites lists the sites of pairs: add --max-dist D or --diff-pairs TSV")
     if args.clusters is not None and (args.max_dist is not None or args.knn is not None or args.npy is not None
                                       or args.molten or args.lower_triangle):  # fmt: skip
         raise InputError("--clusters writes names and clusters; it cannot be combined with another output layout")
@@ -202,7 +219,11 @@ def run_command(args) -> int:
         outputs["--npy (sites)"] = _sites_path(args.npy)
     if args.collapsed_out is not None:
         outputs["--collapsed-out"] = args.collapsed_out
-    prepare(args, [args.alignment, args.ref], outputs, start_cuda=args.cluster == "none" and not args.scheduler)
+    if args.diff_sites is not None:
+        outputs["--diff-sites"] = args.diff_sites
+    if args.diff_pairs is not None:
+        outputs.pop("-o")
+    prepare(args, [args.alignment, args.ref, args.diff_pairs], outputs, start_cuda=args.cluster == "none" and not args.scheduler)
     with dask_client(args, log) as client:
         return _compute_and_write(args, log, client)
 
@@ -224,6 +245,14 @@ def _compute_and_write(args, log, client) -> int:
     for alignment in (query, reference):
         if alignment is not None:
             log.duplicates(alignment.source, alignment.names)
+    if args.diff_pairs is not None:
+        from ..hamming.diffsites import read_pairs
+
+        right = query if reference is None else reference
+        rows, cols = read_pairs(args.diff_pairs, query.names, right.names)
+        log(f"read {rows.size} pairs from {args.diff_pairs}")
+        _write_diff_sites(args, log, query, reference, rows, cols)
+        return 0
     if args.collapsed_out is None:
         return _compute(args, log, client, query, reference)
     everyone = query
@@ -251,6 +280,24 @@ def _collapse_alignment(args, log, query):
     log(f"{distinct.size} distinct sequences of {representative.size}; the result is over the distinct ones")
     names = [query.names[k] for k in distinct.tolist()]
     return Alignment(names, query.sequences[distinct], query.source), representative
+
+
+def _write_diff_sites(args, log, query, reference, rows, cols) -> None:
+    """``--diff-sites``: the differing sites of pairs ``rows``, ``cols`` under the run's rules (nothing without
+    the option)."""
+    if args.diff_sites is None:
+        return
+    from ..hamming.diffsites import byte_difference_table, write_differing_sites
+    from ..io.output import open_output
+
+    alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
+    table = byte_difference_table(model=args.model, alphabet=alphabet, ambiguities=args.ambiguities,
+                                  keep_case=args.keep_case, missing=args.missing)  # fmt: skip
+    right = query if reference is None else reference
+    with open_output(args.diff_sites, "--diff-sites") as out:
+        count = write_differing_sites(out, query.sequences, right.sequences, rows, cols, table, query.names,
+                                      right.names, "," if args.csv else "\t")  # fmt: skip
+    log(f"wrote {count} differing sites of {len(rows)} pairs to {args.diff_sites}")
 
 
 def _write_representatives(args, names, representative) -> None:
@@ -309,6 +356,7 @@ def _compute(args, log, client, query, reference) -> int:
         with open_output(args.output) as out:
             write_long(out, rows, cols, values, row_names, col_names, separator)
         log(f"wrote {values.size} pairs within distance {args.max_dist}")
+        _write_diff_sites(args, log, query, reference, rows, cols)
         return 0
     if args.knn is not None:
         indices, distances = run_hamming(encoded, KnnReduction(args.knn, n_rows, None if symmetric else n_cols),
@@ -418,6 +466,7 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
                 out.write(_long_header(args, separator))
             write_long(out, rows, cols, values, row_names, col_names, separator, extra=sites)
         log(f"wrote {values.size} pairs within distance {args.max_dist}")
+        _write_diff_sites(args, log, query, reference, rows, cols)
         return 0
     matrix = MatrixReduction(shape, symmetric, np.float64, path=args.npy)
     sites_matrix = None

@@ -30,6 +30,7 @@ _EXPORTS = {
     "model_pairs": "seqcompare.hamming.api:model_pairs",
     "clusters": "seqcompare.hamming.api:clusters",
     "duplicates": "seqcompare.hamming.api:duplicates",
+    "differing_sites": "seqcompare.hamming.api:differing_sites",
     "run_model": "seqcompare.hamming.api:run_model",
     "Encoded": "seqcompare.hamming.work:Encoded",
     "HammingWork": "seqcompare.hamming.work:HammingWork",

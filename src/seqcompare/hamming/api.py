@@ -32,7 +32,7 @@ from .methods import resolve_method
 from .work import Encoded, HammingWork, distance_dtype
 
 __all__ = ["Encoded", "clusters", "distance_dtype", "duplicates", "encode_inputs", "encode_site_codes",
-           "find_duplicates", "hamming", "hamming_knn", "hamming_pairs", "model_distances", "model_pairs",
+           "differing_sites", "find_duplicates", "hamming", "hamming_knn", "hamming_pairs", "model_distances", "model_pairs",
            "run_hamming", "run_model"]
 
 
@@ -485,3 +485,56 @@ def duplicates(X, *, model=None, alphabet="acgt", keep_case=False, missing=None)
         models.check_options(model)
         encoded = encode_site_codes(X, None, "tn93" if model == "tn93" else "acgt", keep_case, missing)
     return find_duplicates(encoded)[0].representative_of()
+
+
+def differing_sites(X, i, j, Y=None, *, model=None, alphabet="acgt", ambiguities="resolve", keep_case=False,
+                    missing=None):  # fmt: skip
+    """The sites where pairs of sequences differ, under the rules that count their distance.
+
+    Parameters
+    ----------
+    X, Y : Alignment, path, list of str, or character array
+        Sequences, as for :func:`hamming`; pairs are ``(X[i], Y[j])``, or ``(X[i], X[j])`` without ``Y``.
+    i, j : array_like of int
+        The pairs (the first two arrays of :func:`hamming_pairs` or :func:`model_pairs`, for instance).
+    model : {None, "snp", "p", "jc69", "k2p", "tn93"}
+        None: :func:`hamming`'s rules under ``alphabet``, so each pair lists as many sites as its distance.
+        A model: :func:`model_distances`' alphabet; under ``tn93`` the comparable sites whose weight is not all
+        on matching bases (by ``ambiguities``).
+    alphabet, keep_case, missing
+        As for :func:`hamming`.
+    ambiguities : {"resolve", "average", "skip", "gapmm"}
+        As for :func:`model_distances`.
+
+    Returns
+    -------
+    i, j, column : ndarray of int64
+        One entry per differing site, ordered as the pairs were given, then by column (0-based).
+
+    Examples
+    --------
+    >>> import seqcompare
+    >>> seqcompare.differing_sites(["ACGTAC", "ACCTAN", "TCGTAC"], [0, 0], [1, 2])
+    (array([0, 0]), array([1, 2]), array([2, 0]))
+    """
+    from .diffsites import byte_difference_table
+    from .diffsites import differing_sites as sites_of_pairs
+
+    kind, left = _as_matrix(read_alignment(X) if isinstance(X, (str, os.PathLike)) else X, "X")
+    right = left
+    if Y is not None:
+        _, right = _as_matrix(read_alignment(Y) if isinstance(Y, (str, os.PathLike)) else Y, "Y")
+        if right.shape[1] != left.shape[1]:
+            raise InputError(f"X has {left.shape[1]} sites but Y has {right.shape[1]}; they must be equally long")
+    if kind != "sequences":
+        raise InputError("differing sites are listed for sequences, not value arrays")
+    i, j = np.asarray(i, dtype=np.int64).ravel(), np.asarray(j, dtype=np.int64).ravel()
+    if i.shape != j.shape:
+        raise ValueError(f"i and j must be equally long, got {i.size} and {j.size}")
+    for name, index, count in (("i", i, left.shape[0]), ("j", j, right.shape[0])):
+        if index.size and (index.min() < 0 or index.max() >= count):
+            raise IndexError(f"{name} holds an index outside 0..{count - 1}")
+    table = byte_difference_table(model=model, alphabet=alphabet, ambiguities=ambiguities, keep_case=keep_case,
+                                  missing="".join(missing) if missing else "")  # fmt: skip
+    pair, column = sites_of_pairs(left, right, i, j, table)
+    return i[pair], j[pair], column
