@@ -101,6 +101,12 @@ def add_parser(subparsers) -> None:
                              "are chosen by their true distance and reported as min(distance, X)")  # fmt: skip
     layout.add_argument("--knn", type=positive_int, metavar="K",
                         help="the K nearest neighbours of each sequence, long form")  # fmt: skip
+    layout.add_argument("--format", choices=("table", "phylip"), default="table",
+                        help="the square matrix as a table (snp-dists' layout) or in PHYLIP's distance format (the "
+                             "count, then each name and its row)")  # fmt: skip
+    layout.add_argument("--tree", choices=("nj",),
+                        help="write the neighbour-joining tree of the matrix (Newick) instead of the matrix; exact "
+                             "and deterministic, O(n^3): a few thousand sequences")  # fmt: skip
     layout.add_argument("--npy", metavar="FILE",
                         help="write the matrix as .npy (names in FILE.names.tsv) instead of text")  # fmt: skip
 
@@ -168,6 +174,18 @@ def _check_model_options(args) -> None:
 
 def _check_options(args) -> None:
     _check_model_options(args)
+    square = [name for name, on in (("--tree", args.tree is not None), ("--format phylip", args.format == "phylip"))
+              if on]  # fmt: skip
+    if len(square) > 1:
+        raise InputError("--tree and --format phylip are both whole outputs; choose one")
+    if square:
+        others = [name for name, on in (("--ref", args.ref is not None), ("--max-dist", args.max_dist is not None),
+                  ("--knn", args.knn is not None), ("--npy", args.npy is not None), ("--molten", args.molten),
+                  ("--lower-triangle", args.lower_triangle), ("--clusters", args.clusters is not None),
+                  ("--sites", args.sites), ("--diff-pairs", args.diff_pairs is not None)) if on]  # fmt: skip
+        if others:
+            raise InputError(f"{square[0]} writes the square matrix of one alignment; it cannot be combined with "
+                             f"{others[0]}")  # fmt: skip
     if args.collapse and args.collapsed_out is not None:
         raise InputError("--collapse expands the result to every sequence, --collapsed-out does not; choose one")
     if (args.collapse or args.collapsed_out is not None) and args.knn is not None:
@@ -395,6 +413,8 @@ def _compute(args, log, client, query, reference) -> int:
         reduction = MatrixReduction((n_rows, n_cols), symmetric, dtype, path=path)
         stack.callback(reduction.abort)
         matrix = run_hamming(encoded, reduction, cap=cap, **common)
+        if _write_square(args, log, matrix, query.names):
+            return 0
         with open_output(args.output) as out:
             if args.molten:
                 out.write(molten_header)
@@ -403,6 +423,24 @@ def _compute(args, log, client, query, reference) -> int:
                 write_header(out, col_names, separator, corner)
                 write_rows(out, matrix, 0, row_names, separator)
     return 0
+
+
+def _write_square(args, log, matrix, names) -> bool:
+    """``--tree nj`` (a Newick neighbour-joining tree) or ``--format phylip``; False for the other layouts."""
+    from ..hamming.tree import nj_tree, write_phylip
+    from ..io.output import open_output
+
+    if args.tree is not None:
+        newick = nj_tree(matrix, names, threads=args.threads)
+        with open_output(args.output) as out:
+            out.write((newick + "\n").encode("utf-8", "surrogateescape"))
+        log(f"wrote the neighbour-joining tree of {len(names)} sequences")
+        return True
+    if args.format == "phylip":
+        with open_output(args.output) as out:
+            write_phylip(out, matrix, names)
+        return True
+    return False
 
 
 def _write_molten(out, matrix, row_names, col_names, separator: str, upper_only: bool) -> None:
@@ -488,6 +526,8 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
             if not symmetric:
                 lines += [f"column\t{i}\t{name}" for i, name in enumerate(reference.names)]
             out.write(("\n".join(["axis\tindex\tname", *lines]) + "\n").encode("utf-8", "surrogateescape"))
+        return 0
+    if _write_square(args, log, distances, query.names):
         return 0
     with open_output(args.output) as out:
         if args.molten:

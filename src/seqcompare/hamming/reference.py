@@ -166,3 +166,47 @@ def model_counts_reference(a: str, b: str, ambiguities: str = "skip") -> list[in
     freqs = [int(sum(scaled[z, w] + scaled[w, z] for w in "ACGT")) for z in "ACGT"]
     return [int(sum(scaled.values())), int(sum(scaled[z, z] for z in "ACGT")), int(scaled["A", "G"] + scaled["G", "A"]),
             int(scaled["C", "T"] + scaled["T", "C"]), *freqs, resolved]  # fmt: skip
+
+
+def nj_reference(matrix, names) -> str:
+    """Neighbour joining written plainly (the oracle of :func:`seqcompare.hamming.tree.nj_tree`): distances in a
+    dict keyed by label pairs, nodes in a list by label, the same operations in the same order, and the Newick
+    built as nested tuples."""
+    n = len(names)
+
+    def leaf(name):
+        return name if name and not set(" \t\n()[]':;,") & set(name) else "'" + name.replace("'", "''") + "'"
+
+    if n == 1:
+        return leaf(names[0]) + ";"
+    if n == 2:
+        half = 0.5 * float(matrix[0][1])
+        return f"({leaf(names[0])}:{half!r},{leaf(names[1])}:{half!r});"
+    d = {(a, b): float(matrix[a][b]) for a in range(n) for b in range(n)}
+    nodes = list(range(n))
+    text = {k: leaf(names[k]) for k in range(n)}
+    total = {a: sum((d[a, b] for b in range(n)), 0.0) for a in range(n)}
+    label = n
+    while len(nodes) > 3:
+        r = len(nodes)
+        candidates = [((r - 2) * d[a, b] - total[a] - total[b], x, y)
+                      for x, a in enumerate(nodes) for y, b in enumerate(nodes) if y > x]  # fmt: skip
+        best = min(q for q, _, _ in candidates)
+        _, x, y = next(c for c in candidates if c[0] == best)
+        a, b = nodes[x], nodes[y]
+        branch_a = 0.5 * d[a, b] + (total[a] - total[b]) / (2.0 * (r - 2))
+        branch_b = d[a, b] - branch_a
+        rest = [k for k in nodes if k not in (a, b)]
+        for k in rest:
+            d[label, k] = d[k, label] = 0.5 * (d[a, k] + d[b, k] - d[a, b])
+            total[k] = total[k] - d[a, k] - d[b, k] + d[label, k]
+        total[label] = 0.0
+        for k in rest:
+            total[label] += d[label, k]
+        text[label] = f"({text[a]}:{branch_a!r},{text[b]}:{branch_b!r})"
+        nodes = rest + [label]
+        label += 1
+    a, b, c = nodes
+    lengths = (0.5 * (d[a, b] + d[a, c] - d[b, c]), 0.5 * (d[a, b] + d[b, c] - d[a, c]),
+               0.5 * (d[a, c] + d[b, c] - d[a, b]))  # fmt: skip
+    return "(" + ",".join(f"{text[k]}:{length!r}" for k, length in zip(nodes, lengths)) + ");"
