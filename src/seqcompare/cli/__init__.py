@@ -17,10 +17,10 @@ import sys
 
 from .. import __version__
 from ..errors import DeviceError, InputError
-from . import align, ccc, dtw, hamming, scan, simulate
+from . import align, ccc, dtw, hamming, plot, scan, simulate
 from .common import HelpFormatter
 
-COMMANDS = (hamming, scan, ccc, align, dtw, simulate)
+COMMANDS = (hamming, scan, ccc, align, dtw, simulate, plot)
 
 
 class Interrupted(KeyboardInterrupt):
