@@ -143,6 +143,18 @@ def run_e2e(args) -> dict:
     report["all_gpus_run_s"], _ = _run_cli(argv, all_gpus)
     with open(pairs, "rb") as handle:
         report["all_gpus_identical"] = handle.read() == expected
+    # Clusters at the same distance (issue 18): the pairs are reduced where they are found, never written.
+    clusters_path = os.path.join(work, "clusters.tsv")
+    clusters_argv = ["hamming", "--device", args.device, "--clusters", str(args.max_dist), fasta, "-o", clusters_path]
+    clusters_runs = [_run_cli(clusters_argv, env)[0] for _ in range(args.repeats)]
+    report["clusters_argv"] = "seqcompare " + " ".join(clusters_argv)
+    report["clusters_runs_s"] = clusters_runs
+    report["clusters_median_s"] = statistics.median(clusters_runs)
+    report["clusters_minus_pairs_s"] = report["clusters_median_s"] - report["median_s"]
+    report["clusters_match_pairs"] = _clusters_match_pairs(clusters_path, pairs)
+    print(f"clusters: {', '.join(f'{t:.2f}' for t in clusters_runs)} s -> median {report['clusters_median_s']:.2f} s "
+          f"({report['clusters_minus_pairs_s']:+.2f} s against the pairs run); the components of the pairs "
+          f"file: {report['clusters_match_pairs']}")
     if args.device == "cuda":
         _breakdown(fasta, args.max_dist)  # warm-up: kernel loads, pools, first-touch of host memory
         report["breakdown_s"] = _breakdown(fasta, args.max_dist)
@@ -160,6 +172,31 @@ def run_e2e(args) -> dict:
     for stage, seconds in report.get("breakdown_s", {}).items():
         print(f"  {stage:<34} {seconds:8.3f} s")
     return report
+
+
+def _clusters_match_pairs(clusters_path: str, pairs_path: str) -> bool:
+    """Whether the clusters file is the connected components of the pairs file (a plain union-find over names),
+    numbered from 1 by first member."""
+    with open(clusters_path) as handle:
+        rows = [line.rstrip("\n").split("\t") for line in handle][1:]
+    index = {name: k for k, (name, _) in enumerate(rows)}
+    parent = list(range(len(rows)))
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    with open(pairs_path) as handle:
+        for line in handle:
+            a, b, _ = line.split("\t")
+            ra, rb = root(index[a]), root(index[b])
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    numbering: dict = {}
+    expected = [numbering.setdefault(root(k), len(numbering) + 1) for k in range(len(rows))]
+    return expected == [int(cluster) for _, cluster in rows]
 
 
 def _breakdown(fasta: str, max_dist: int) -> dict:
