@@ -99,6 +99,58 @@ def test_model_distances_equal_the_oracle(rng, device):
                 assert np.array_equal(sites, np.array(counts))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("model, ambiguities, fraction", [("tn93", "resolve", 1.0), ("tn93", "resolve", 0.02),
+                                                         ("tn93", "gapmm", 1.0), ("k2p", "resolve", 1.0)])  # fmt: skip
+def test_screened_pairs_and_clusters_equal_exact_ones(rng, device, model, ambiguities, fraction, monkeypatch):
+    # Pairs within a distance are chosen from the model made where the counts are, then made again exactly near
+    # the threshold. A stand-in for a device whose log rounds differently (every distance one part in 1e12 off,
+    # up or down) must change nothing: neither which pairs are kept nor their bits.
+    from seqcompare.hamming import pairstats
+
+    sequences = related(rng, 70, 400, noise=0.02)
+    options = dict(model=model, ambiguities=ambiguities, fraction=fraction)
+    exact = seqcompare.model_distances(sequences, **options)
+    finite = np.sort(exact[np.triu_indices(70, 1)])
+    threshold = float(finite[finite.size // 3])  # a distance some pair has exactly: ties at the threshold
+    expected = seqcompare.model_pairs(sequences, max_dist=threshold, sites=True, **options)
+    expected_clusters = seqcompare.clusters(sequences, max_dist=threshold, **options)
+    finish = pairstats.PairStatsWork.finish_block
+    made = []
+
+    def rounding_differently(self, counts):
+        block = finish(self, counts)
+        distances = block[0] if isinstance(block, tuple) else block
+        wobble = 1 + 1e-12 * (seqcompare.allpairs.array_module(distances).arange(distances.size) % 3 - 1)
+        distances *= wobble.reshape(distances.shape)
+        made.append(distances.size)
+        return block
+
+    monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", rounding_differently)
+    codes = encode_site_codes(sequences, None, "tn93" if model == "tn93" else "acgt", False, "")
+    work = pairstats.PairStatsWork(codes, screen=threshold, with_sites=True, **options)
+    # The CPU's counts through the screening itself (as a device's would go), block by block.
+    kernel = pairstats.PairStatsWork(codes, with_sites=True, **options)
+    monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", lambda self, c: c)
+    from seqcompare.allpairs import Tile
+
+    counts = kernel.cpu_kernel(1)(Tile(0, 70, 0, 70, False))
+    monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", rounding_differently)
+    distances, sites = work.screened_block(counts)
+    hit = np.triu(distances <= threshold, 1)
+    i, j = np.nonzero(hit)
+    assert np.array_equal(i, expected[0]) and np.array_equal(j, expected[1])
+    assert np.array_equal(distances[i, j], expected[2]) and np.array_equal(sites[i, j], expected[3])
+    assert made and not np.array_equal(distances, exact, equal_nan=True)  # far pairs keep the stand-in's values
+    # And through the engine on the device under test.
+    monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", finish)
+    got = seqcompare.model_pairs(sequences, max_dist=threshold, sites=True, device=device, tile_size=32, **options)
+    for a, b in zip(got, expected, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(seqcompare.clusters(sequences, max_dist=threshold, device=device, **options),
+                          expected_clusters)  # fmt: skip
+
+
 def test_snp_model_and_sites_agree_with_hamming(sarscov2, sarscov2_oracle):
     snps, sites = seqcompare.model_distances(sarscov2, model="snp", sites=True)
     assert np.array_equal(snps, sarscov2_oracle)

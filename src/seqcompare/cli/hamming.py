@@ -488,7 +488,8 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
     except ValueError as error:
         raise InputError(str(error)) from None
     if args.clusters is not None:
-        labels = run_model(codes, ClusterReduction(float(args.clusters), codes.n_left), **model_options)
+        labels = run_model(codes, ClusterReduction(float(args.clusters), codes.n_left), screen=float(args.clusters),
+                           **model_options)  # fmt: skip
         return _write_clusters(args, log, query.names, labels)
     symmetric = reference is None
     row_names = NameTable(query.names, separator)
@@ -496,7 +497,8 @@ def _models_and_clusters(args, log, client, query, reference) -> int:
     shape = (codes.n_left, codes.n_left if symmetric else codes.n_right)
     if args.max_dist is not None:
         pairs = PairsReduction(float(args.max_dist), symmetric, extras=int(args.sites))
-        rows, cols, values, *sites = run_model(codes, pairs, with_sites=args.sites, **model_options)
+        rows, cols, values, *sites = run_model(codes, pairs, with_sites=args.sites, screen=float(args.max_dist),
+                                               **model_options)  # fmt: skip
         with open_output(args.output) as out:
             if args.model == "tn93" and args.csv and not args.sites:
                 out.write(b"ID1,ID2,Distance\n")  # veg/tn93's CSV

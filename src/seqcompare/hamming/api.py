@@ -297,17 +297,20 @@ def encode_site_codes(X, Y, alphabet: str, keep_case: bool, missing: str):
 
 
 def run_model(codes, reduction, *, model="p", ambiguities="resolve", fraction=1.0, min_overlap=0, with_sites=False,
-              threads=None, tile_size=None, progress=False, device="cpu", client=None, collapse=False):  # fmt: skip
+              threads=None, tile_size=None, progress=False, device="cpu", client=None, collapse=False,
+              screen=None):  # fmt: skip
     """All pairs of ``codes`` (:class:`~seqcompare.hamming.pairstats.SiteCodes`) through the engine: per-pair
     counts, the ``model``'s distances, then ``reduction``. The layer the model functions and the command line
-    share (as :func:`run_hamming` is for counts of differences), ``collapse`` included."""
+    share (as :func:`run_hamming` is for counts of differences), ``collapse`` included. ``screen``: the
+    threshold of a reduction that keeps only pairs within it (see
+    :class:`~seqcompare.hamming.pairstats.PairStatsWork`); never with one that keeps every value."""
     from .pairstats import PairStatsWork
 
     executor, device, tile_size = _executor(threads, tile_size, device, client)
 
     def work_of(rows):
         return PairStatsWork(rows, model=model, ambiguities=ambiguities, fraction=fraction, min_overlap=min_overlap,
-                             with_sites=with_sites, tile_size=tile_size)  # fmt: skip
+                             with_sites=with_sites, tile_size=tile_size, screen=screen)  # fmt: skip
 
     return _run(work_of, codes, reduction, executor, progress, model, collapse)
 
@@ -397,7 +400,7 @@ def model_pairs(X, Y=None, *, max_dist, model="p", ambiguities="resolve", fracti
     pairs = PairsReduction(float(max_dist), codes.symmetric, extras=int(sites))
     return run_model(codes, pairs, model=model, ambiguities=ambiguities, fraction=fraction, min_overlap=min_overlap,
                      with_sites=sites, threads=threads, tile_size=tile_size, progress=progress, device=device,
-                     client=client, collapse=collapse)  # fmt: skip
+                     client=client, collapse=collapse, screen=float(max_dist))  # fmt: skip
 
 
 def clusters(X, *, max_dist, model="snp", alphabet="acgt", ambiguities="resolve", fraction=1.0, min_overlap=0,
@@ -448,7 +451,8 @@ def clusters(X, *, max_dist, model="snp", alphabet="acgt", ambiguities="resolve"
     codes = encode_site_codes(X, None, "tn93" if model == "tn93" else "acgt", keep_case, missing)
     return run_model(codes, ClusterReduction(float(max_dist), codes.n_left), model=model, ambiguities=ambiguities,
                      fraction=fraction, min_overlap=min_overlap, threads=threads, tile_size=tile_size,
-                     progress=progress, device=device, client=client, collapse=collapse)  # fmt: skip
+                     progress=progress, device=device, client=client, collapse=collapse,
+                     screen=float(max_dist))  # fmt: skip
 
 
 def duplicates(X, *, model=None, alphabet="acgt", keep_case=False, missing=None):

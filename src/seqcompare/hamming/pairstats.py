@@ -131,13 +131,17 @@ class PairStatsWork(Work):
     tile_size : int, optional
     row_offset, col_offset : int
         Where this region's rows and columns start in the whole problem.
+    screen : float, optional
+        The threshold of the reduction, when it keeps only pairs at most this far (pairs, clusters). A GPU then
+        makes the model on the device and redoes exactly, with the host's operations, only the pairs within a
+        hair of it (:meth:`screened_block`): the pairs kept are the same, and only theirs cross the bus.
     """
 
     unit = "pair"
 
     def __init__(self, codes: SiteCodes, *, model: str = "snp", ambiguities: str = "resolve", fraction: float = 1.0,
                  min_overlap: int = 0, with_sites: bool = False, tile_size: int | None = None, row_offset: int = 0,
-                 col_offset: int = 0):  # fmt: skip
+                 col_offset: int = 0, screen: float | None = None):  # fmt: skip
         models.check_options(model, ambiguities, fraction, min_overlap)
         self.codes = codes
         self.model = model
@@ -148,6 +152,7 @@ class PairStatsWork(Work):
         self.tile_size = tile_size
         self.row_offset = row_offset
         self.col_offset = row_offset if codes.symmetric else col_offset
+        self.screen = None if screen is None else float(screen)
         modes = [self.ambiguities]
         if self.ambiguities == "resolve" and self.fraction < 1.0:
             modes.append("average")
@@ -183,6 +188,29 @@ class PairStatsWork(Work):
         if self.with_sites:
             return result, counts[0, 0] // models.SCALE
         return result
+
+    def screened_block(self, counts):
+        """The block of a tile's ``counts`` for a reduction that keeps pairs within :attr:`screen`.
+
+        The model runs where the counts are (on a GPU, whose ``log`` may differ from the host's in the last bit);
+        pairs within a margin of the threshold (a relative 1e-9, a million times that difference) have their
+        counts brought to the host and their distances made again there, exactly as :meth:`finish_block` makes
+        them on the CPU. Every other pair is farther than the threshold on both, so the pairs kept, and their
+        values, are those of the exact block.
+        """
+        from ..allpairs import array_module, to_host
+
+        xp = array_module(counts)
+        block = self.finish_block(counts)
+        distances = block[0] if self.with_sites else block
+        margin = 1e-9 * max(1.0, abs(self.screen))
+        near = xp.nonzero((distances <= self.screen + margin).reshape(-1))[0]
+        if near.size:
+            picked = to_host(counts.reshape(counts.shape[0], counts.shape[1], -1)[:, :, near])
+            exact = models.distances(self.model, picked[0], self.min_overlap, self.fraction,
+                                     picked[1] if picked.shape[0] > 1 else None)  # fmt: skip
+            distances.reshape(-1)[near] = xp.asarray(exact)
+        return block
 
     def self_pairs(self, items):
         """Each row's block against itself: its counts are the sum over its sites of the weight of the code
@@ -245,7 +273,8 @@ class PairStatsWork(Work):
             if not tile.diagonal:
                 needed.append(index_of[("left" if codes.symmetric else "right", tile.col_start)])
             region_list.append(Region(needed, tile, tile.n_pairs, 0 if tile.diagonal else 1))
-        template = PairStatsTemplate(self.model, self.ambiguities, self.fraction, self.min_overlap, self.with_sites)
+        template = PairStatsTemplate(self.model, self.ambiguities, self.fraction, self.min_overlap, self.with_sites,
+                                     self.screen)  # fmt: skip
         return Split(arrays, data_blocks, region_list, template)
 
 
@@ -268,9 +297,10 @@ class PairStatsTemplate:
     fraction: float
     min_overlap: int
     with_sites: bool
+    screen: float | None = None
 
     def attach(self, tile: Tile, blocks: list, keys: list, device: str) -> PairStatsWork:
         right = None if tile.diagonal else blocks[-1]
         return PairStatsWork(SiteCodes(blocks[0], right), model=self.model, ambiguities=self.ambiguities,
                              fraction=self.fraction, min_overlap=self.min_overlap, with_sites=self.with_sites,
-                             row_offset=tile.row_start, col_offset=tile.col_start)  # fmt: skip
+                             row_offset=tile.row_start, col_offset=tile.col_start, screen=self.screen)  # fmt: skip

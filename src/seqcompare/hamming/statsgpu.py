@@ -18,7 +18,9 @@ right base V              A / C / G
 (V = A | C | G | T.) Sites where a sequence holds an ambiguity code (or a gap under ``gapmm``) then add their
 weights from each row's list of them, one thread per pair (``stats_corrections``). The exact counts then come to
 the host, where the model makes distances (:func:`~seqcompare.hamming.models.distances`) with the same
-floating-point operations as on the CPU: CUDA's ``log`` and fused multiply-adds round differently.
+floating-point operations as on the CPU: CUDA's ``log`` rounds differently. For pairs within a distance (and
+clusters) the model runs on the device instead, and only pairs near the threshold are made again on the host
+(:meth:`~seqcompare.hamming.pairstats.PairStatsWork.screened_block`).
 """
 
 from __future__ import annotations
@@ -164,6 +166,8 @@ class PairStatsSession:
                      np.int32(local.row_start), np.int32(tile.n_rows), np.int32(local.col_start),
                      np.int32(tile.n_cols), counts),
                 )  # fmt: skip
+            if work.screen is not None:  # only pairs near the threshold are made again on the host
+                return function(tile, work.screened_block(counts))
             # The counts are exact integers; the model's floating point runs on the host, so that every backend
             # gives the same bits (the device's log and its fused multiply-adds round differently from NumPy's).
             host_counts = counts.get(stream=self.stream)
