@@ -15,6 +15,7 @@
 # search: bench/dtw_search.py (one query against 2^20 series, float32; CUDTW_SOURCE=.peers/cuDTW builds cuDTW++).
 # e2e4: bench/hamming_gpu_e2e.py (32,768 x 30,000 FASTA to pairs on disk, against hammingdist's GPU path).
 # tn93: bench/tn93_bench.py (TN93 links of a 5,000 x 9,000 pol-like alignment against veg/tn93 built from .peers/tn93).
+# tn93scale: bench/tn93_gpu_scale.py (GPU TN93 links, 100,000 x 30,000 disk to disk; TN93_SCALE_ARGS for options).
 # collapse: bench/collapse_bench.py (--collapse against the plain run, 30% duplicates, CPU and GPU; COLLAPSE_ARGS).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
 # Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
@@ -66,6 +67,10 @@ if wants ccc; then
 fi
 if wants dp; then
     python3 bench/dp_bench.py --out "$OUT" --device cuda ${DP_ARGS:-} 2>&1 | tee "$OUT/dp_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants tn93scale; then
+    python3 bench/tn93_gpu_scale.py --out "$OUT" ${TN93_SCALE_ARGS:-} 2>&1 | tee "$OUT/tn93_gpu_scale.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants collapse; then
