@@ -71,12 +71,20 @@ class SiteCodes:
         """``(starts, positions)``: each row's sites holding a code of the per-site path, in CSR form."""
         key = ("left" if self.symmetric else side, ambiguities)
         if key not in self._special:
-            codes = self.side(side)
-            special = models.special_codes(ambiguities)
-            rows, cols = np.nonzero(special[codes]) if special.any() else (np.empty(0, int), np.empty(0, int))
-            starts = np.zeros(codes.shape[0] + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows, minlength=codes.shape[0]), out=starts[1:])
-            self._special[key] = (starts, cols.astype(np.int32))
+            from .statskernel import count_special, list_special, over_row_blocks
+
+            codes = np.ascontiguousarray(self.side(side))
+            special = models.special_codes(ambiguities).astype(np.int64)
+            n = codes.shape[0]
+            counts = np.zeros(n, dtype=np.int64)
+            starts = np.zeros(n + 1, dtype=np.int64)
+            positions = np.zeros(0, dtype=np.int32)
+            if special.any() and codes.size:
+                over_row_blocks(count_special, n, codes, special, (counts,))
+                np.cumsum(counts, out=starts[1:])
+                positions = np.empty(int(starts[-1]), dtype=np.int32)
+                over_row_blocks(list_special, n, codes, special, (starts, positions))
+            self._special[key] = (starts, positions)
         return self._special[key]
 
 
@@ -95,13 +103,17 @@ def site_codes(matrix: np.ndarray, alphabet: str, *, names=None, source: str = "
         return to_tn93[matrix]
     if alphabet != "tn93":
         raise ValueError(f"model distances read the 'acgt' or 'tn93' alphabet, not {alphabet!r}")
+    from .statskernel import map_rows, over_row_blocks
+
     table = models.tn93_byte_table()
     for character in missing:
         table[ord(character.upper())] = table[ord(character.lower())] = models.GAP
-    codes = table[matrix]
-    bad = codes == 255
-    if bad.any():
-        row, column = (int(k) for k in np.argwhere(bad)[0])
+    matrix = np.ascontiguousarray(matrix)
+    codes = np.empty(matrix.shape, dtype=np.uint8)
+    bad = [k for k in (over_row_blocks(map_rows, matrix.shape[0], matrix, table, (codes,)) if matrix.size else [])
+           if k >= 0]  # fmt: skip
+    if bad:
+        row, column = divmod(bad[0], matrix.shape[1])
         name = names[row] if names is not None else f"#{row + 1}"
         raise InputError(
             f"{source}: record {name!r}, column {column + 1}: {chr(matrix[row, column])!r} is not a nucleotide "

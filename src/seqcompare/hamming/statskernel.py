@@ -129,3 +129,58 @@ def stats_tile(left, right, row0, row1, col0, col1, diagonal, codes_left, codes_
                 for mode in range(n_modes):
                     for q in range(n_quantities):
                         out[mode, q, j - row0, i - row0] = out[mode, q, i - row0, j - row0]
+
+
+@jit
+def map_rows(matrix, table, lo, hi, out):
+    """``out[i] = table[matrix[i]]`` for rows ``lo:hi``; returns the flat index of the first byte the table maps
+    to 255 (not a character of the alphabet), or -1."""
+    m = matrix.shape[1]
+    first_bad = -1
+    for i in range(lo, hi):
+        for s in range(m):
+            code = table[matrix[i, s]]
+            out[i, s] = code
+            if code == 255 and first_bad < 0:
+                first_bad = i * m + s
+    return first_bad
+
+
+@jit
+def count_special(codes, special, lo, hi, counts):
+    """``counts[i]``: how many sites of row ``i`` (``lo:hi``) hold a code of the per-site path."""
+    m = codes.shape[1]
+    for i in range(lo, hi):
+        total = 0
+        for s in range(m):
+            total += special[codes[i, s]]
+        counts[i] = total
+
+
+@jit
+def list_special(codes, special, lo, hi, starts, positions):
+    """Each row's special sites (``lo:hi``) into ``positions[starts[i]:starts[i + 1]]``, ascending."""
+    m = codes.shape[1]
+    for i in range(lo, hi):
+        k = starts[i]
+        for s in range(m):
+            if special[codes[i, s]]:
+                positions[k] = s
+                k += 1
+
+
+def over_row_blocks(function, n: int, *arguments) -> list:
+    """``function(*arguments, lo, hi, ...)`` over blocks of ``n`` rows on the CPU's threads (the kernels release
+    the GIL); the results in block order. Trailing arguments go after ``lo, hi``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..allpairs import default_threads
+
+    *leading, trailing = arguments
+    threads = default_threads()
+    step = max(64, -(-n // (4 * threads)))
+    blocks = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+    if len(blocks) <= 1:
+        return [function(*leading, lo, hi, *trailing) for lo, hi in blocks]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(lambda block: function(*leading, *block, *trailing), blocks))
