@@ -40,42 +40,55 @@ _PRODUCTS = (("sites", "V", "V"), ("matches", "ACGT", "ACGT"), ("ag", "AG", "GA"
              ("left_a", "A", "V"), ("left_c", "C", "V"), ("left_g", "G", "V"),
              ("right_a", "V", "A"), ("right_c", "V", "C"), ("right_g", "V", "G"))  # fmt: skip
 
+# N_MODES is fixed per kernel (1, or 2 for resolve with its average fallback), so that the loops unroll and the
+# sums stay in registers (int32: a pair's corrections are at most 288 per site); the weight table is copied to
+# shared memory once per block.
 _CORRECTIONS = r"""
+#define N_CODES 18
+#define N_QUANTITIES 9
 extern "C" __global__ void stats_corrections(
     const unsigned char* codes_left, const unsigned char* codes_right, long long n_sites,
     const long long* starts_left, const int* positions_left, const long long* starts_right,
-    const int* positions_right, const unsigned char* special, const long long* weights, int n_modes,
+    const int* positions_right, const unsigned char* special, const int* weights,
     int row0, int rows, int col0, int cols, long long* out)
 {
-    const int n_codes = 18, n_quantities = 9;
+    __shared__ int table[N_MODES * N_CODES * N_CODES * N_QUANTITIES];
+    for (int k = threadIdx.x; k < N_MODES * N_CODES * N_CODES * N_QUANTITIES; k += blockDim.x)
+        table[k] = weights[k];
+    __syncthreads();
     long long index = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (index >= (long long)rows * cols) return;
     int r = (int)(index / cols), c = (int)(index % cols);
     long long i = row0 + r, j = col0 + c;
     const unsigned char* x = codes_left + i * n_sites;
     const unsigned char* y = codes_right + j * n_sites;
-    long long sums[2 * 9];
-    for (int k = 0; k < 2 * 9; ++k) sums[k] = 0;
+    int sums[N_MODES * N_QUANTITIES];
+    #pragma unroll
+    for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) sums[k] = 0;
     for (long long k = starts_left[i]; k < starts_left[i + 1]; ++k) {
         int p = positions_left[k];
-        int code1 = x[p], code2 = y[p];
-        for (int mode = 0; mode < n_modes; ++mode)
-            for (int q = 0; q < n_quantities; ++q)
-                sums[mode * n_quantities + q] += weights[((mode * n_codes + code1) * n_codes + code2) * n_quantities + q];
+        const int* w = table + (x[p] * N_CODES + y[p]) * N_QUANTITIES;
+        #pragma unroll
+        for (int mode = 0; mode < N_MODES; ++mode)
+            #pragma unroll
+            for (int q = 0; q < N_QUANTITIES; ++q)
+                sums[mode * N_QUANTITIES + q] += w[mode * N_CODES * N_CODES * N_QUANTITIES + q];
     }
     for (long long k = starts_right[j]; k < starts_right[j + 1]; ++k) {
         int p = positions_right[k];
         int code1 = x[p];
-        if (special[code1]) continue;
-        int code2 = y[p];
-        for (int mode = 0; mode < n_modes; ++mode)
-            for (int q = 0; q < n_quantities; ++q)
-                sums[mode * n_quantities + q] += weights[((mode * n_codes + code1) * n_codes + code2) * n_quantities + q];
+        if (special[code1]) continue;  // counted from the left row's list
+        const int* w = table + (code1 * N_CODES + y[p]) * N_QUANTITIES;
+        #pragma unroll
+        for (int mode = 0; mode < N_MODES; ++mode)
+            #pragma unroll
+            for (int q = 0; q < N_QUANTITIES; ++q)
+                sums[mode * N_QUANTITIES + q] += w[mode * N_CODES * N_CODES * N_QUANTITIES + q];
     }
     long long plane = (long long)rows * cols;
-    for (int mode = 0; mode < n_modes; ++mode)
-        for (int q = 0; q < n_quantities; ++q)
-            out[(mode * n_quantities + q) * plane + index] += sums[mode * n_quantities + q];
+    #pragma unroll
+    for (int k = 0; k < N_MODES * N_QUANTITIES; ++k)
+        out[k * plane + index] += sums[k];
 }
 """
 
@@ -101,8 +114,9 @@ class PairStatsSession:
                     starts, positions = codes.special_sites(side, work.ambiguities)
                     self.sites[side] = (cupy.asarray(starts), cupy.asarray(positions))
                 self.special = cupy.asarray(work.special.astype(np.uint8))
-                self.weights = cupy.asarray(np.ascontiguousarray(work.weights))
-                self.corrections = cupy.RawKernel(_CORRECTIONS, "stats_corrections")
+                self.weights = cupy.asarray(np.ascontiguousarray(work.weights, dtype=np.int32))
+                n_modes = work.weights.shape[0]
+                self.corrections = cupy.RawKernel(f"#define N_MODES {n_modes}\n" + _CORRECTIONS, "stats_corrections")
             self.device.synchronize()
 
     def _operands(self, codes, side: str) -> dict:
@@ -162,7 +176,7 @@ class PairStatsSession:
                 self.corrections(
                     (-(-total // 256),), (256,),
                     (self.codes[left_side], self.codes[right_side], np.int64(codes.n_sites), starts_left,
-                     positions_left, starts_right, positions_right, self.special, self.weights, np.int32(n_modes),
+                     positions_left, starts_right, positions_right, self.special, self.weights,
                      np.int32(local.row_start), np.int32(tile.n_rows), np.int32(local.col_start),
                      np.int32(tile.n_cols), counts),
                 )  # fmt: skip
