@@ -47,7 +47,8 @@ _CORRECTIONS = r"""
 #define N_CODES 18
 #define N_QUANTITIES 9
 extern "C" __global__ void stats_corrections(
-    const unsigned char* codes_left, const unsigned char* codes_right, long long n_sites,
+    const unsigned char* codes_left, const unsigned char* codes_right, const unsigned char* columns_right,
+    long long n_right, long long n_sites,
     const long long* starts_left, const int* positions_left, const long long* starts_right,
     const int* positions_right, const unsigned char* special, const int* weights,
     int row0, int rows, int col0, int cols, long long* out)
@@ -65,9 +66,11 @@ extern "C" __global__ void stats_corrections(
     int sums[N_MODES * N_QUANTITIES];
     #pragma unroll
     for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) sums[k] = 0;
+    // The left row's sites are the same for the neighbouring threads of a warp (same i, consecutive j), so the
+    // right codes are read from the site-major copy: one coalesced load for the warp.
     for (long long k = starts_left[i]; k < starts_left[i + 1]; ++k) {
         int p = positions_left[k];
-        const int* w = table + (x[p] * N_CODES + y[p]) * N_QUANTITIES;
+        const int* w = table + (x[p] * N_CODES + columns_right[(long long)p * n_right + j]) * N_QUANTITIES;
         #pragma unroll
         for (int mode = 0; mode < N_MODES; ++mode)
             #pragma unroll
@@ -109,6 +112,8 @@ class PairStatsSession:
             self.has_special = bool(work.special.any())
             if self.has_special:
                 self.codes = {side: cupy.asarray(np.ascontiguousarray(codes.side(side))) for side in sides}
+                # Site-major copies: sites x rows, for the left rows' loop (see the kernel).
+                self.columns = {side: cupy.ascontiguousarray(self.codes[side].T) for side in sides}
                 self.sites = {}
                 for side in sides:
                     starts, positions = codes.special_sites(side, work.ambiguities)
@@ -175,7 +180,8 @@ class PairStatsSession:
                 total = tile.n_rows * tile.n_cols
                 self.corrections(
                     (-(-total // 256),), (256,),
-                    (self.codes[left_side], self.codes[right_side], np.int64(codes.n_sites), starts_left,
+                    (self.codes[left_side], self.codes[right_side], self.columns[right_side], np.int64(n_right),
+                     np.int64(codes.n_sites), starts_left,
                      positions_left, starts_right, positions_right, self.special, self.weights,
                      np.int32(local.row_start), np.int32(tile.n_rows), np.int32(local.col_start),
                      np.int32(tile.n_cols), counts),
@@ -189,3 +195,4 @@ class PairStatsSession:
 
     def close(self) -> None:
         self.operands = {}
+        self.codes = self.columns = {}
