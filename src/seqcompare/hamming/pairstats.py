@@ -201,19 +201,24 @@ class PairStatsWork(Work):
             return result, counts[0, 0] // models.SCALE
         return result
 
-    def screened_block(self, counts):
+    def screened_block(self, counts, approximate=None):
         """The block of a tile's ``counts`` for a reduction that keeps pairs within :attr:`screen`.
 
         The model runs where the counts are (on a GPU, whose ``log`` may differ from the host's in the last bit);
         pairs within a margin of the threshold (a relative 1e-9, a million times that difference) have their
         counts brought to the host and their distances made again there, exactly as :meth:`finish_block` makes
         them on the CPU. Every other pair is farther than the threshold on both, so the pairs kept, and their
-        values, are those of the exact block.
+        values, are those of the exact block. ``approximate(counts)``, if given, makes the distances in place of
+        :meth:`finish_block`'s (a device's fused kernel, within the same margin).
         """
         from ..allpairs import array_module, to_host
 
         xp = array_module(counts)
-        block = self.finish_block(counts)
+        if approximate is None:
+            block = self.finish_block(counts)
+        else:
+            distances = approximate(counts)
+            block = (distances, counts[0, 0] // models.SCALE) if self.with_sites else distances
         distances = block[0] if self.with_sites else block
         margin = 1e-9 * max(1.0, abs(self.screen))
         near = xp.nonzero((distances <= self.screen + margin).reshape(-1))[0]

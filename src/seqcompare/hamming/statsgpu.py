@@ -96,6 +96,44 @@ extern "C" __global__ void stats_corrections(
 """
 
 
+# TN93 from a tile's counts in one pass, for the screen of pairs within a threshold: veg/tn93's formula in the
+# order of models._tn93 (the device's log and fused multiply-adds may differ from the host's in the last bits,
+# which the screen's margin absorbs; pairs near the threshold are made again on the host).
+_TN93 = r"""
+extern "C" __global__ void tn93_distances(const long long* counts, long long n, int n_modes, double fraction,
+                                          long long min_overlap, double* out)
+{
+    long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const double S = 144.0, SATURATED = 1000.0;
+    double sites = counts[k] / S;
+    if (sites < (double)min_overlap || sites == 0.0) { out[k] = nan(""); return; }
+    const long long* c = counts;
+    if (n_modes > 1 && fraction < 1.0 && sites * fraction <= (double)counts[8 * n + k]) c = counts + 9 * n;
+    double f0 = c[4 * n + k] / S, f1 = c[5 * n + k] / S, f2 = c[6 * n + k] / S, f3 = c[7 * n + k] / S;
+    double total = f0 + f1 + f2 + f3;
+    double scale = 2.0 / total, inverse = 1.0 / total;
+    double n0 = f0 * inverse, n1 = f1 * inverse, n2 = f2 * inverse, n3 = f3 * inverse;
+    double f_r = n0 + n2, f_y = n1 + n3;
+    double ag = c[2 * n + k] / S * scale, ct = c[3 * n + k] / S * scale;
+    double tv = 1.0 - (c[n + k] / S * scale + ag + ct);
+    double result;
+    if (f0 == 0.0 || f1 == 0.0 || f2 == 0.0 || f3 == 0.0) {
+        double ti = ag + ct, a = 1.0 - 2.0 * ti - tv, b = 1.0 - 2.0 * tv;
+        result = (a > 0.0 && b > 0.0) ? -0.5 * log(a) - 0.25 * log(b) : SATURATED;
+    } else {
+        double k1 = 2.0 * n0 * n2 / f_r, k2 = 2.0 * n1 * n3 / f_y;
+        double k3 = 2.0 * (f_r * f_y - n0 * n2 * f_y / f_r - n1 * n3 * f_r / f_y);
+        double t_ag = 1.0 - ag / k1 - 0.5 * tv / f_r, t_ct = 1.0 - ct / k2 - 0.5 * tv / f_y;
+        double t_tv = 1.0 - 0.5 * tv / f_y / f_r;
+        result = (t_ag > 0.0 && t_ct > 0.0 && t_tv > 0.0)
+            ? -k1 * log(t_ag) - k2 * log(t_ct) - k3 * log(t_tv) : SATURATED;
+    }
+    out[k] = result <= 0.0 ? 0.0 : result;
+}
+"""
+
+
 class PairStatsSession:
     """One GPU's operands of a :class:`~seqcompare.hamming.pairstats.PairStatsWork`, and its tiles' blocks."""
 
@@ -122,7 +160,18 @@ class PairStatsSession:
                 self.weights = cupy.asarray(np.ascontiguousarray(work.weights, dtype=np.int32))
                 n_modes = work.weights.shape[0]
                 self.corrections = cupy.RawKernel(f"#define N_MODES {n_modes}\n" + _CORRECTIONS, "stats_corrections")
+            self.tn93 = cupy.RawKernel(_TN93, "tn93_distances") if work.model == "tn93" else None
             self.device.synchronize()
+
+    def _tn93_distances(self, counts):
+        """TN93 of a tile's counts ``(modes, quantities, rows, cols)`` on the device, float64 ``(rows, cols)``."""
+        cupy, work = self.cupy, self.work
+        n = counts.shape[2] * counts.shape[3]
+        out = cupy.empty(counts.shape[2:], dtype=cupy.float64)
+        if n:
+            self.tn93((-(-n // 256),), (256,), (counts, np.int64(n), np.int32(counts.shape[0]),
+                                                np.float64(work.fraction), np.int64(work.min_overlap), out))  # fmt: skip
+        return out
 
     def _operands(self, codes, side: str) -> dict:
         """Every operand kind of ``side``'s rows, on the device, rows padded to the GEMM's block edge."""
@@ -187,7 +236,8 @@ class PairStatsSession:
                      np.int32(tile.n_cols), counts),
                 )  # fmt: skip
             if work.screen is not None:  # only pairs near the threshold are made again on the host
-                return function(tile, work.screened_block(counts))
+                approximate = self._tn93_distances if self.tn93 is not None else None
+                return function(tile, work.screened_block(counts, approximate))
             # The counts are exact integers; the model's floating point runs on the host, so that every backend
             # gives the same bits (the device's log and its fused multiply-adds round differently from NumPy's).
             host_counts = counts.get(stream=self.stream)
