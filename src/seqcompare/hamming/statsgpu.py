@@ -41,21 +41,24 @@ _PRODUCTS = (("sites", "V", "V"), ("matches", "ACGT", "ACGT"), ("ag", "AG", "GA"
              ("right_a", "V", "A"), ("right_c", "V", "C"), ("right_g", "V", "G"))  # fmt: skip
 
 # N_MODES is fixed per kernel (1, or 2 for resolve with its average fallback), so that the loops unroll and the
-# sums stay in registers (int32: a pair's corrections are at most 288 per site); the weight table is copied to
-# shared memory once per block.
+# sums stay in registers; the weight table, packed as the CPU kernel packs it (nine counts in three words of 21-bit
+# lanes, emptied before a lane could overflow), is copied to shared memory once per block.
 _CORRECTIONS = r"""
 #define N_CODES 18
 #define N_QUANTITIES 9
+#define LANE_BITS 21
+#define LANE_MASK ((1LL << LANE_BITS) - 1)
+#define LANE_SITES (LANE_MASK / 288)
 extern "C" __global__ void stats_corrections(
     const unsigned char* codes_left, const unsigned char* codes_right, const unsigned char* columns_right,
     long long n_right, long long n_sites,
     const long long* starts_left, const int* positions_left, const long long* starts_right,
-    const int* positions_right, const unsigned char* special, const int* weights,
+    const int* positions_right, const unsigned char* special, const long long* weights,
     int row0, int rows, int col0, int cols, long long* out)
 {
-    __shared__ int table[N_MODES * N_CODES * N_CODES * N_QUANTITIES];
-    for (int k = threadIdx.x; k < N_MODES * N_CODES * N_CODES * N_QUANTITIES; k += blockDim.x)
-        table[k] = weights[k];
+    // weights: each pair of codes' nine counts in three words of three 21-bit lanes (statskernel.pack_lanes).
+    __shared__ long long table[N_MODES * N_CODES * N_CODES * 3];
+    for (int k = threadIdx.x; k < N_MODES * N_CODES * N_CODES * 3; k += blockDim.x) table[k] = weights[k];
     __syncthreads();
     long long index = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (index >= (long long)rows * cols) return;
@@ -64,30 +67,40 @@ extern "C" __global__ void stats_corrections(
     const unsigned char* x = codes_left + i * n_sites;
     const unsigned char* y = codes_right + j * n_sites;
     int sums[N_MODES * N_QUANTITIES];
+    long long words[N_MODES * 3];
     #pragma unroll
     for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) sums[k] = 0;
+    #pragma unroll
+    for (int k = 0; k < N_MODES * 3; ++k) words[k] = 0;
+    int pending = 0;
+#define ADD_SITE(CODE1, CODE2)                                                                  \
+    {                                                                                           \
+        const long long* w = table + ((CODE1) * N_CODES + (CODE2)) * 3;                        \
+        _Pragma("unroll") for (int mode = 0; mode < N_MODES; ++mode)                            \
+            _Pragma("unroll") for (int q = 0; q < 3; ++q)                                       \
+                words[mode * 3 + q] += w[mode * N_CODES * N_CODES * 3 + q];                     \
+        if (++pending == LANE_SITES) { FLUSH(); }                                               \
+    }
+#define FLUSH()                                                                                 \
+    _Pragma("unroll") for (int k = 0; k < N_MODES * 3; ++k) {                                   \
+        _Pragma("unroll") for (int lane = 0; lane < 3; ++lane)                                  \
+            sums[(k / 3) * N_QUANTITIES + (k % 3) * 3 + lane] += (int)((words[k] >> (LANE_BITS * lane)) & LANE_MASK); \
+        words[k] = 0;                                                                           \
+    }                                                                                           \
+    pending = 0;
     // The left row's sites are the same for the neighbouring threads of a warp (same i, consecutive j), so the
     // right codes are read from the site-major copy: one coalesced load for the warp.
     for (long long k = starts_left[i]; k < starts_left[i + 1]; ++k) {
         int p = positions_left[k];
-        const int* w = table + (x[p] * N_CODES + columns_right[(long long)p * n_right + j]) * N_QUANTITIES;
-        #pragma unroll
-        for (int mode = 0; mode < N_MODES; ++mode)
-            #pragma unroll
-            for (int q = 0; q < N_QUANTITIES; ++q)
-                sums[mode * N_QUANTITIES + q] += w[mode * N_CODES * N_CODES * N_QUANTITIES + q];
+        ADD_SITE(x[p], columns_right[(long long)p * n_right + j]);
     }
     for (long long k = starts_right[j]; k < starts_right[j + 1]; ++k) {
         int p = positions_right[k];
         int code1 = x[p];
         if (special[code1]) continue;  // counted from the left row's list
-        const int* w = table + (code1 * N_CODES + y[p]) * N_QUANTITIES;
-        #pragma unroll
-        for (int mode = 0; mode < N_MODES; ++mode)
-            #pragma unroll
-            for (int q = 0; q < N_QUANTITIES; ++q)
-                sums[mode * N_QUANTITIES + q] += w[mode * N_CODES * N_CODES * N_QUANTITIES + q];
+        ADD_SITE(code1, y[p]);
     }
+    FLUSH();
     long long plane = (long long)rows * cols;
     #pragma unroll
     for (int k = 0; k < N_MODES * N_QUANTITIES; ++k)
@@ -157,7 +170,9 @@ class PairStatsSession:
                     starts, positions = codes.special_sites(side, work.ambiguities)
                     self.sites[side] = (cupy.asarray(starts), cupy.asarray(positions))
                 self.special = cupy.asarray(work.special.astype(np.uint8))
-                self.weights = cupy.asarray(np.ascontiguousarray(work.weights, dtype=np.int32))
+                from .statskernel import pack_lanes
+
+                self.weights = cupy.asarray(pack_lanes(np.ascontiguousarray(work.weights)))
                 n_modes = work.weights.shape[0]
                 self.corrections = cupy.RawKernel(f"#define N_MODES {n_modes}\n" + _CORRECTIONS, "stats_corrections")
             self.tn93 = cupy.RawKernel(_TN93, "tn93_distances") if work.model == "tn93" else None
