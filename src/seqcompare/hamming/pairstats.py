@@ -243,7 +243,7 @@ class PairStatsWork(Work):
 
     # -- the CPU -------------------------------------------------------------------------------------------
     def cpu_kernel(self, threads: int):
-        from .statskernel import stats_tile
+        from .statskernel import stats_tile, tn93_approximate
 
         codes = self.codes
         left_planes = codes.planes("left")
@@ -259,7 +259,14 @@ class PairStatsWork(Work):
             stats_tile(left_planes, right_planes, local.row_start, local.row_stop, local.col_start, local.col_stop,
                        tile.diagonal, left_codes, right_codes, left_starts, left_positions, right_starts,
                        right_positions, self.special, self.weights, counts)  # fmt: skip
+            if self.screen is not None and self.model == "tn93":  # one compiled pass; NumPy near the threshold
+                return self.screened_block(counts, approximate)
             return self.finish_block(counts)
+
+        def approximate(counts):
+            out = np.empty(counts.shape[2:], dtype=np.float64)
+            tn93_approximate(counts, self.fraction, self.min_overlap, out)
+            return out
 
         return kernel
 

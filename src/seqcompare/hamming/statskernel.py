@@ -213,3 +213,54 @@ def over_row_blocks(function, n: int, *arguments) -> list:
         return [function(*leading, lo, hi, *trailing) for lo, hi in blocks]
     with ThreadPoolExecutor(threads) as pool:
         return list(pool.map(lambda block: function(*leading, *block, *trailing), blocks))
+
+
+@jit
+def tn93_approximate(counts, fraction, min_overlap, out):
+    """TN93 of a tile's counts ``(modes, 9, rows, cols)`` into ``out`` (float64), in one pass: veg/tn93's formula
+    in the order of :func:`~seqcompare.hamming.models._tn93`. Numba's ``log`` may differ from NumPy's in the last
+    bit, so this serves the screen of pairs within a threshold only (pairs near it are made again with NumPy)."""
+    n_modes = counts.shape[0]
+    rows, cols = out.shape
+    scale_144 = 144.0
+    for r in range(rows):
+        for c in range(cols):
+            sites = counts[0, 0, r, c] / scale_144
+            if sites < min_overlap or sites == 0.0:
+                out[r, c] = np.nan
+                continue
+            mode = 0
+            if n_modes > 1 and fraction < 1.0 and sites * fraction <= counts[0, 8, r, c]:
+                mode = 1
+            f0 = counts[mode, 4, r, c] / scale_144
+            f1 = counts[mode, 5, r, c] / scale_144
+            f2 = counts[mode, 6, r, c] / scale_144
+            f3 = counts[mode, 7, r, c] / scale_144
+            total = f0 + f1 + f2 + f3
+            scale = 2.0 / total
+            inverse = 1.0 / total
+            n0 = f0 * inverse
+            n1 = f1 * inverse
+            n2 = f2 * inverse
+            n3 = f3 * inverse
+            f_r = n0 + n2
+            f_y = n1 + n3
+            ag = counts[mode, 2, r, c] / scale_144 * scale
+            ct = counts[mode, 3, r, c] / scale_144 * scale
+            tv = 1.0 - (counts[mode, 1, r, c] / scale_144 * scale + ag + ct)
+            if f0 == 0.0 or f1 == 0.0 or f2 == 0.0 or f3 == 0.0:
+                a = 1.0 - 2.0 * (ag + ct) - tv
+                b = 1.0 - 2.0 * tv
+                result = -0.5 * np.log(a) - 0.25 * np.log(b) if a > 0.0 and b > 0.0 else 1000.0
+            else:
+                k1 = 2.0 * n0 * n2 / f_r
+                k2 = 2.0 * n1 * n3 / f_y
+                k3 = 2.0 * (f_r * f_y - n0 * n2 * f_y / f_r - n1 * n3 * f_r / f_y)
+                t_ag = 1.0 - ag / k1 - 0.5 * tv / f_r
+                t_ct = 1.0 - ct / k2 - 0.5 * tv / f_y
+                t_tv = 1.0 - 0.5 * tv / f_y / f_r
+                if t_ag > 0.0 and t_ct > 0.0 and t_tv > 0.0:
+                    result = -k1 * np.log(t_ag) - k2 * np.log(t_ct) - k3 * np.log(t_tv)
+                else:
+                    result = 1000.0
+            out[r, c] = 0.0 if result <= 0.0 else result
