@@ -14,7 +14,14 @@
 
 from .duplicates import Duplicates
 from .engine import run, run_collapsed
-from .executors import GpuExecutor, SerialExecutor, ThreadExecutor, executor_for_client, register_client_backend
+from .executors import (
+    GpuExecutor,
+    SerialExecutor,
+    ThreadExecutor,
+    executor_for_client,
+    over_row_blocks,
+    register_client_backend,
+)
 from .plan import Tile, default_threads, default_tile_size, plan_tiles, region_tile_size
 from .reductions import (
     ClusterReduction,
@@ -35,5 +42,5 @@ __all__ = [
     "ClusterReduction", "Combined", "Concatenation", "DataBlock", "Duplicates", "Field", "GpuExecutor", "KnnReduction",
     "LowerTriangleReduction", "MatrixReduction", "PairsReduction", "Reduction", "Region", "SerialExecutor", "Split",
     "ThreadExecutor", "Tile", "Work", "array_module", "default_threads", "default_tile_size", "executor_for_client",
-    "plan_tiles", "region_tile_size", "register_client_backend", "run", "run_collapsed", "to_host",
+    "over_row_blocks", "plan_tiles", "region_tile_size", "register_client_backend", "run", "run_collapsed", "to_host",
 ]  # fmt: skip

@@ -28,16 +28,10 @@ def _hash_parameters() -> tuple[int, int]:
 
 def _hash_all(row_bytes: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
     """:func:`hash_rows` over every row, in blocks of rows on the CPU's threads (the kernel holds no GIL)."""
-    from concurrent.futures import ThreadPoolExecutor
+    from .executors import over_row_blocks
 
-    from .plan import default_threads
-
-    n = row_bytes.shape[0]
     seed, multiplier = (np.uint64(value) for value in _hash_parameters())
-    step = max(256, -(-n // (4 * default_threads())))
-    with ThreadPoolExecutor(default_threads()) as pool:
-        list(pool.map(lambda lo: hash_rows(row_bytes, table, lo, min(n, lo + step), seed, multiplier, out),
-                      range(0, n, step)))  # fmt: skip
+    over_row_blocks(hash_rows, row_bytes.shape[0], (row_bytes, table), (seed, multiplier, out))
 
 
 @jit

@@ -44,6 +44,18 @@ def windowed_map(function: Callable, items: Iterable, workers: int, window: int,
                 future.cancel()
 
 
+def over_row_blocks(kernel: Callable, n: int, before: tuple = (), after: tuple = ()) -> list:
+    """``kernel(*before, lo, hi, *after)`` over blocks of ``n`` rows on the CPU's threads (for kernels that
+    release the GIL), about four blocks a thread; the results in block order."""
+    threads = default_threads()
+    step = max(64, -(-n // (4 * threads)))
+    blocks = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+    if len(blocks) <= 1:
+        return [kernel(*before, lo, hi, *after) for lo, hi in blocks]
+    return [result for _, result in windowed_map(lambda block: kernel(*before, *block, *after), blocks, threads,
+                                                 len(blocks))]  # fmt: skip
+
+
 def _cpu_kernel(work, threads: int, report):
     """``(kernel, size)``: the work's CPU kernel, and what each part counts for progress (nothing for a work whose
     kernel reports its own progress to ``report``)."""

@@ -320,14 +320,20 @@ def _write_diff_sites(args, log, query, reference, rows, cols) -> None:
 
 def _write_representatives(args, names, representative) -> None:
     """The ``--collapsed-out`` map: every sequence's name and its representative's, in input order."""
+    _write_by_name(args, args.collapsed_out, "--collapsed-out", "representative",
+                   [names[rep] for rep in representative.tolist()], names)  # fmt: skip
+
+
+def _write_by_name(args, path, option: str, column: str, values, names) -> None:
+    """A two-column table: a header ``name, column``, then each name and its value (names quoted for CSV)."""
     from ..io.output import open_output
     from ..io.tables import csv_field
 
     separator = "," if args.csv else "\t"
-    lines = [f"{csv_field(name, separator)}{separator}{csv_field(names[rep], separator)}"
-             for name, rep in zip(names, representative.tolist())]  # fmt: skip
-    with open_output(args.collapsed_out, "--collapsed-out") as out:
-        out.write(("\n".join([f"name{separator}representative", *lines]) + "\n").encode("utf-8", "surrogateescape"))
+    lines = [f"{csv_field(name, separator)}{separator}{csv_field(str(value), separator)}"
+             for name, value in zip(names, values)]  # fmt: skip
+    with open_output(path, option) as out:
+        out.write(("\n".join([f"name{separator}{column}", *lines]) + "\n").encode("utf-8", "surrogateescape"))
 
 
 def _compute(args, log, client, query, reference) -> int:
@@ -563,14 +569,8 @@ def _write_clusters(args, log, names, labels) -> int:
 
     import numpy as np
 
-    from ..io.output import open_output
-    from ..io.tables import csv_field
-
-    separator = "," if args.csv else "\t"
     sizes = np.bincount(labels) if labels.size else np.zeros(0, dtype=np.int64)
-    lines = [f"{csv_field(name, separator)}{separator}{label + 1}" for name, label in zip(names, labels.tolist())]
-    with open_output(args.output) as out:
-        out.write(("\n".join([f"name{separator}cluster", *lines]) + "\n").encode("utf-8", "surrogateescape"))
+    _write_by_name(args, args.output, "-o", "cluster", (labels + 1).tolist(), names)
     largest = int(sizes.max()) if sizes.size else 0
     summary = (f"{sizes.size} clusters at distance <= {args.clusters}: largest {largest}, "
                f"{int((sizes == 1).sum())} singletons, {labels.size} sequences")  # fmt: skip

@@ -71,7 +71,8 @@ class SiteCodes:
         """``(starts, positions)``: each row's sites holding a code of the per-site path, in CSR form."""
         key = ("left" if self.symmetric else side, ambiguities)
         if key not in self._special:
-            from .statskernel import count_special, list_special, over_row_blocks
+            from ..allpairs import over_row_blocks
+            from .statskernel import count_special, list_special
 
             codes = np.ascontiguousarray(self.side(side))
             special = models.special_codes(ambiguities).astype(np.int64)
@@ -80,10 +81,10 @@ class SiteCodes:
             starts = np.zeros(n + 1, dtype=np.int64)
             positions = np.zeros(0, dtype=np.int32)
             if special.any() and codes.size:
-                over_row_blocks(count_special, n, codes, special, (counts,))
+                over_row_blocks(count_special, n, (codes, special), (counts,))
                 np.cumsum(counts, out=starts[1:])
                 positions = np.empty(int(starts[-1]), dtype=np.int32)
-                over_row_blocks(list_special, n, codes, special, (starts, positions))
+                over_row_blocks(list_special, n, (codes, special), (starts, positions))
             self._special[key] = (starts, positions)
         return self._special[key]
 
@@ -103,14 +104,15 @@ def site_codes(matrix: np.ndarray, alphabet: str, *, names=None, source: str = "
         return to_tn93[matrix]
     if alphabet != "tn93":
         raise ValueError(f"model distances read the 'acgt' or 'tn93' alphabet, not {alphabet!r}")
-    from .statskernel import map_rows, over_row_blocks
+    from ..allpairs import over_row_blocks
+    from .statskernel import map_rows
 
     table = models.tn93_byte_table()
     for character in missing:
         table[ord(character.upper())] = table[ord(character.lower())] = models.GAP
     matrix = np.ascontiguousarray(matrix)
     codes = np.empty(matrix.shape, dtype=np.uint8)
-    bad = [k for k in (over_row_blocks(map_rows, matrix.shape[0], matrix, table, (codes,)) if matrix.size else [])
+    bad = [k for k in (over_row_blocks(map_rows, matrix.shape[0], (matrix, table), (codes,)) if matrix.size else [])
            if k >= 0]  # fmt: skip
     if bad:
         row, column = divmod(bad[0], matrix.shape[1])

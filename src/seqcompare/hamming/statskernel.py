@@ -198,23 +198,6 @@ def list_special(codes, special, lo, hi, starts, positions):
                 k += 1
 
 
-def over_row_blocks(function, n: int, *arguments) -> list:
-    """``function(*arguments, lo, hi, ...)`` over blocks of ``n`` rows on the CPU's threads (the kernels release
-    the GIL); the results in block order. Trailing arguments go after ``lo, hi``."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ..allpairs import default_threads
-
-    *leading, trailing = arguments
-    threads = default_threads()
-    step = max(64, -(-n // (4 * threads)))
-    blocks = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
-    if len(blocks) <= 1:
-        return [function(*leading, lo, hi, *trailing) for lo, hi in blocks]
-    with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda block: function(*leading, *block, *trailing), blocks))
-
-
 @jit
 def tn93_approximate(counts, fraction, min_overlap, out):
     """TN93 of a tile's counts ``(modes, 9, rows, cols)`` into ``out`` (float64), in one pass: veg/tn93's formula
