@@ -79,18 +79,20 @@ def test_counts_equal_the_site_by_site_oracle(rng, device, ambiguities, monkeypa
 @pytest.mark.parametrize("device", DEVICES)
 def test_counts_of_pairs_with_thousands_of_ambiguity_sites(rng, device, monkeypatch):
     # More ambiguity sites in a pair than a packed lane of the CPU kernel can sum at once (7,281): its lanes must
-    # be emptied on the way. Mostly IUPAC codes, against resolved bases and each other.
+    # be emptied on the way, in the left row's walk and in the right row's (the last row is resolved bases only, so
+    # its pairs take every site from the other row's list). Mostly IUPAC codes, against resolved bases and each other.
     from seqcompare.hamming import pairstats
 
     codes_of = np.frombuffer(b"RYSWKMBDHVNACGT-", dtype=np.uint8)
-    rows = codes_of[rng.integers(0, codes_of.size - 4, (3, 16000))]
+    rows = codes_of[rng.integers(0, codes_of.size - 4, (4, 16000))]
     rows[2, ::3] = ord("A")
+    rows[3] = codes_of[rng.integers(11, 15, 16000)]
     sequences = [row.tobytes().decode() for row in rows]
     monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", lambda self, counts: seqcompare.allpairs.to_host(counts[0]))
     codes = encode_site_codes(sequences, None, "tn93", False, "")
-    got = run_model(codes, Counts(3, 3), model="tn93", ambiguities="resolve", device=device)
-    for i in range(3):
-        for j in range(3):
+    got = run_model(codes, Counts(4, 4), model="tn93", ambiguities="resolve", device=device)
+    for i in range(4):
+        for j in range(4):
             if i != j:
                 assert got[:, i, j].tolist() == model_counts_reference(sequences[i], sequences[j], "resolve")
 

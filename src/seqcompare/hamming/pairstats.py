@@ -67,8 +67,9 @@ class SiteCodes:
             self._planes[key] = out.reshape(n, -1)
         return self._planes[key]
 
-    def special_sites(self, side: str, ambiguities: str) -> tuple[np.ndarray, np.ndarray]:
-        """``(starts, positions)``: each row's sites holding a code of the per-site path, in CSR form."""
+    def special_sites(self, side: str, ambiguities: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(starts, positions, site_codes)``: each row's sites holding a code of the per-site path, in CSR form,
+        with the code at each."""
         key = ("left" if self.symmetric else side, ambiguities)
         if key not in self._special:
             from ..allpairs import over_row_blocks
@@ -80,12 +81,28 @@ class SiteCodes:
             counts = np.zeros(n, dtype=np.int64)
             starts = np.zeros(n + 1, dtype=np.int64)
             positions = np.zeros(0, dtype=np.int32)
+            found = np.zeros(0, dtype=np.uint8)
             if special.any() and codes.size:
                 over_row_blocks(count_special, n, (codes, special), (counts,))
                 np.cumsum(counts, out=starts[1:])
                 positions = np.empty(int(starts[-1]), dtype=np.int32)
-                over_row_blocks(list_special, n, (codes, special), (starts, positions))
-            self._special[key] = (starts, positions)
+                found = np.empty(int(starts[-1]), dtype=np.uint8)
+                over_row_blocks(list_special, n, (codes, special), (starts, positions, found))
+            self._special[key] = (starts, positions, found)
+        return self._special[key]
+
+    def columns(self, side: str) -> np.ndarray:
+        """The codes of ``side`` site-major: uint8 ``(sites, rows)``, made once."""
+        key = ("columns", "left" if self.symmetric else side)
+        if key not in self._special:
+            from ..allpairs import over_row_blocks
+            from .statskernel import transpose_rows
+
+            codes = np.ascontiguousarray(self.side(side))
+            out = np.empty((codes.shape[1], codes.shape[0]), dtype=np.uint8)
+            if codes.size:
+                over_row_blocks(transpose_rows, codes.shape[0], (codes,), (out,))
+            self._special[key] = out
         return self._special[key]
 
 
@@ -250,17 +267,18 @@ class PairStatsWork(Work):
         codes = self.codes
         left_planes = codes.planes("left")
         right_planes = codes.planes("right")
-        left_starts, left_positions = codes.special_sites("left", self.ambiguities)
-        right_starts, right_positions = codes.special_sites("right", self.ambiguities)
+        left_sites = codes.special_sites("left", self.ambiguities)
+        right_sites = codes.special_sites("right", self.ambiguities)
         left_codes = np.ascontiguousarray(codes.side("left"))
-        right_codes = np.ascontiguousarray(codes.side("right"))
+        # The site-major copy is read only at the left rows' special sites.
+        right_columns = codes.columns("right") if self.special.any() else np.zeros((0, 0), np.uint8)
 
         def kernel(tile):
             local = self.local(tile)
             counts = np.zeros((self.weights.shape[0], len(models.QUANTITIES), tile.n_rows, tile.n_cols), np.int64)
             stats_tile(left_planes, right_planes, local.row_start, local.row_stop, local.col_start, local.col_stop,
-                       tile.diagonal, left_codes, right_codes, left_starts, left_positions, right_starts,
-                       right_positions, self.special, self.weights, counts)  # fmt: skip
+                       tile.diagonal, left_codes, right_columns, *left_sites, *right_sites, self.special,
+                       self.weights, counts)  # fmt: skip
             if self.screen is not None and self.model == "tn93":  # one compiled pass; NumPy near the threshold
                 return self.screened_block(counts, approximate)
             return self.finish_block(counts)

@@ -167,7 +167,7 @@ class PairStatsSession:
                 self.columns = {side: cupy.ascontiguousarray(self.codes[side].T) for side in sides}
                 self.sites = {}
                 for side in sides:
-                    starts, positions = codes.special_sites(side, work.ambiguities)
+                    starts, positions, _ = codes.special_sites(side, work.ambiguities)
                     self.sites[side] = (cupy.asarray(starts), cupy.asarray(positions))
                 self.special = cupy.asarray(work.special.astype(np.uint8))
                 from .statskernel import pack_lanes
