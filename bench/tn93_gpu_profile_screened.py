@@ -2,9 +2,9 @@
 
 Usage: ``python bench/tn93_gpu_profile_screened.py N M`` on a GPU machine (``simulate_pol(N, M)``, TN93 <= 0.015,
 warm, medians of 3, alignment in memory). It times ``run_model`` into pairs with the screen (the real path),
-then takes away, one at a time, the exact redo near the threshold and the model (a reduction that keeps
-nothing), and the ambiguity-site kernel (counts then not exact: the ten 1-bit products alone). The
-monkeypatching is for this profile only.
+then takes away the selection of pairs (a reduction that keeps nothing), then everything but the seven 1-bit
+products (the ``pair_stats`` kernel: counts, model and the list of pairs near the threshold). The monkeypatching
+is for this profile only.
 """
 
 import sys
@@ -50,21 +50,17 @@ def timed(label, reduction):
     print(f"{label}: median {runs[1]:.3f} s{extra}", flush=True)
 
 
-timed("pairs <= 0.015: counts, model on the device, exact redo near the threshold, selection",
+timed("pairs <= 0.015: products, pair_stats (counts, model, near list), exact redo near it, selection",
       lambda: PairsReduction(0.015, True))
-screened = pairstats.PairStatsWork.screened_block
-pairstats.PairStatsWork.screened_block = lambda self, counts, approximate=None: (
-    approximate or self.finish_block)(counts)
-timed("the same without the exact redo (device model, selection)", lambda: PairsReduction(0.015, True))
-pairstats.PairStatsWork.screened_block = lambda self, counts, approximate=None: counts
-timed("counts only (products + ambiguity-site kernel), no model", Discard)
-init = statsgpu.PairStatsSession.__init__
+timed("the same into a reduction that keeps nothing (no selection)", Discard)
+reduce = statsgpu.PairStatsSession.reduce
 
 
-def no_special(self, work, device):
-    init(self, work, device)
-    self.has_special = False
+def products_only(self, tile, function):
+    with self.device, self.stream:
+        self._products(tile, self.work.local(tile))
+    return function(tile, None)
 
 
-statsgpu.PairStatsSession.__init__ = no_special
-timed("the ten bit-GEMM products and the int64 stack alone (counts not exact)", Discard)
+statsgpu.PairStatsSession.reduce = products_only
+timed("the seven 1-bit products alone", Discard)

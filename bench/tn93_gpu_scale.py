@@ -31,6 +31,8 @@ def main() -> int:
     parser.add_argument("--threshold", type=float, default=0.015)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--profile", action="store_true",
+                        help="after the timed runs, one more under cProfile (main thread; labelled, slower)")
     args = parser.parse_args()
     from seqcompare.simulate import simulate_pol, write_fasta
 
@@ -75,6 +77,16 @@ def main() -> int:
         with open(links, "rb") as handle:
             report["links"] = handle.read().count(b"\n") - 1
     report["log_of_last_run"] = log
+    if args.profile:  # where the main thread's time goes: reading, codes, planes, upload, the engine's wait
+        stats = os.path.join(args.work, "tn93.prof")
+        subprocess.run([sys.executable, "-m", "cProfile", "-o", stats, *argv[1:]], check=True, capture_output=True)
+        import io
+        import pstats
+
+        text = io.StringIO()
+        pstats.Stats(stats, stream=text).sort_stats("cumulative").print_stats(45)
+        report["profile"] = text.getvalue()
+        print(report["profile"], flush=True)
     print(json.dumps({k: v for k, v in report.items() if k != "log_of_last_run"}), flush=True)
     print(log)
     with open(os.path.join(args.out, "results_tn93_gpu_scale.json"), "w") as handle:

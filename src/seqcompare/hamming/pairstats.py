@@ -220,15 +220,25 @@ class PairStatsWork(Work):
             return result, counts[0, 0] // models.SCALE
         return result
 
+    @property
+    def screen_bound(self) -> float:
+        """The threshold plus the screen's margin (a relative 1e-9, a million times the difference between a
+        device's ``log`` and the host's): pairs a device's model puts at most this far are made again exactly."""
+        return self.screen + 1e-9 * max(1.0, abs(self.screen))
+
+    def exact_distances(self, counts: np.ndarray) -> np.ndarray:
+        """The model's distances of host counts ``(modes, quantities, k)``, exactly as :meth:`finish_block`."""
+        return models.distances(self.model, counts[0], self.min_overlap, self.fraction,
+                                counts[1] if counts.shape[0] > 1 else None)  # fmt: skip
+
     def screened_block(self, counts, approximate=None):
         """The block of a tile's ``counts`` for a reduction that keeps pairs within :attr:`screen`.
 
         The model runs where the counts are (on a GPU, whose ``log`` may differ from the host's in the last bit);
-        pairs within a margin of the threshold (a relative 1e-9, a million times that difference) have their
-        counts brought to the host and their distances made again there, exactly as :meth:`finish_block` makes
-        them on the CPU. Every other pair is farther than the threshold on both, so the pairs kept, and their
-        values, are those of the exact block. ``approximate(counts)``, if given, makes the distances in place of
-        :meth:`finish_block`'s (a device's fused kernel, within the same margin).
+        pairs within :attr:`screen_bound` have their counts brought to the host and their distances made again
+        there by :meth:`exact_distances`. Every other pair is farther than the threshold on both, so the pairs
+        kept, and their values, are those of the exact block. ``approximate(counts)``, if given, makes the
+        distances in place of :meth:`finish_block`'s (a compiled one-pass model, within the same margin).
         """
         from ..allpairs import array_module, to_host
 
@@ -239,13 +249,10 @@ class PairStatsWork(Work):
             distances = approximate(counts)
             block = (distances, counts[0, 0] // models.SCALE) if self.with_sites else distances
         distances = block[0] if self.with_sites else block
-        margin = 1e-9 * max(1.0, abs(self.screen))
-        near = xp.nonzero((distances <= self.screen + margin).reshape(-1))[0]
+        near = xp.nonzero((distances <= self.screen_bound).reshape(-1))[0]
         if near.size:
             picked = to_host(counts.reshape(counts.shape[0], counts.shape[1], -1)[:, :, near])
-            exact = models.distances(self.model, picked[0], self.min_overlap, self.fraction,
-                                     picked[1] if picked.shape[0] > 1 else None)  # fmt: skip
-            distances.reshape(-1)[near] = xp.asarray(exact)
+            distances.reshape(-1)[near] = xp.asarray(self.exact_distances(picked))
         return block
 
     def self_pairs(self, items):

@@ -2,24 +2,24 @@
 
 Every count of pairs of resolved bases is a 1-bit tensor-core product of one-hot planes, through the shared GEMM
 (:mod:`seqcompare.cuda.bitgemm`): an operand row is a few planes laid end to end, and the product of a left and a
-right row sums ``popcount(left & right)`` over them. The ten products a tile needs:
+right row sums ``popcount(left & right)`` over them. The seven products a tile needs, into one int32 buffer:
 
-========== ============== ==============
-count      left planes    right planes
-========== ============== ==============
-sites      V              V
-matches    A C G T        A C G T
-ag         A G            G A
-ct         C T            T C
-left base  A / C / G      V
-right base V              A / C / G
-========== ============== ==============
+=========== ============== ==============
+count       left planes    right planes
+=========== ============== ==============
+sites       V              V
+matches     A C G T        A C G T
+ag          A G            G A
+ct          C T            T C
+A, C, G     X V            V X            (X = A, C or G: both sides' bases in one product)
+=========== ============== ==============
 
-(V = A | C | G | T.) Sites where a sequence holds an ambiguity code (or a gap under ``gapmm``) then add their
-weights from each row's list of them, one thread per pair (``stats_corrections``). The exact counts then come to
-the host, where the model makes distances (:func:`~seqcompare.hamming.models.distances`) with the same
-floating-point operations as on the CPU: CUDA's ``log`` rounds differently. For pairs within a distance (and
-clusters) the model runs on the device instead, and only pairs near the threshold are made again on the host
+(V = A | C | G | T.) One kernel (``pair_stats``) then makes each pair's nine counts in registers: the products
+scaled, plus, for sites where a sequence holds an ambiguity code (or a gap under ``gapmm``), their weights from each
+row's list of them. It writes either the counts (int64 ``(modes, 9, rows, cols)``, brought to the host, where the
+model makes distances with the same floating-point operations as on the CPU: CUDA's ``log`` rounds differently),
+or, for TN93 pairs within a distance and clusters, the distance made on the device plus a short list of the pairs
+near the threshold with their exact counts, whose distances the host makes again
 (:meth:`~seqcompare.hamming.pairstats.PairStatsWork.screened_block`).
 """
 
@@ -29,107 +29,45 @@ import numpy as np
 
 from ..cuda import bitgemm
 from ..cuda.runtime import require_cupy
-from . import models
 from .gpu import _round_up
 
 # Operand kinds: the planes (0 A, 1 C, 2 G, 3 T, 4 V) laid end to end in a row.
 _KINDS = {"V": (4,), "ACGT": (0, 1, 2, 3), "AG": (0, 2), "GA": (2, 0), "CT": (1, 3), "TC": (3, 1),
-          "A": (0,), "C": (1,), "G": (2,)}  # fmt: skip
-# (quantity, left kind, right kind); base counts of each side are kept apart until the frequencies are made.
-_PRODUCTS = (("sites", "V", "V"), ("matches", "ACGT", "ACGT"), ("ag", "AG", "GA"), ("ct", "CT", "TC"),
-             ("left_a", "A", "V"), ("left_c", "C", "V"), ("left_g", "G", "V"),
-             ("right_a", "V", "A"), ("right_c", "V", "C"), ("right_g", "V", "G"))  # fmt: skip
+          "AV": (0, 4), "VA": (4, 0), "CV": (1, 4), "VC": (4, 1), "GV": (2, 4), "VG": (4, 2)}  # fmt: skip
+# (left kind, right kind) of each product, in the order the kernel reads them.
+_PRODUCTS = (("V", "V"), ("ACGT", "ACGT"), ("AG", "GA"), ("CT", "TC"), ("AV", "VA"), ("CV", "VC"), ("GV", "VG"))
+_NEAR_CAPACITY = 1 << 16  # pairs near the threshold a tile can list before its kernel runs again with more room
 
-# N_MODES is fixed per kernel (1, or 2 for resolve with its average fallback), so that the loops unroll and the
-# sums stay in registers; the weight table, packed as the CPU kernel packs it (nine counts in three words of 21-bit
-# lanes, emptied before a lane could overflow), is copied to shared memory once per block.
-_CORRECTIONS = r"""
+# Compiled per (N_MODES, HAS_SPECIAL, SCREEN, WITH_SITES), so that loops unroll and sums stay in registers. One
+# thread a pair, consecutive threads along a row of the tile: the left row's sites are the same across a warp, and
+# the right codes at each are read from the site-major copy, one coalesced load for the warp; each lane then walks
+# its right row's own list, whose codes travel with it. The weight table, packed as the CPU kernel packs it (nine
+# counts in three words of 21-bit lanes, emptied before a lane could overflow), is copied to shared memory once a
+# block. TN93 follows models._tn93's order of operations (the device's log and fused multiply-adds may differ in
+# the last bits, which the screen's margin absorbs).
+_PAIR_STATS = r"""
 #define N_CODES 18
 #define N_QUANTITIES 9
+#define N_PRODUCTS 7
 #define LANE_BITS 21
 #define LANE_MASK ((1LL << LANE_BITS) - 1)
 #define LANE_SITES (LANE_MASK / 288)
-extern "C" __global__ void stats_corrections(
-    const unsigned char* codes_left, const unsigned char* codes_right, const unsigned char* columns_right,
-    long long n_right, long long n_sites,
-    const long long* starts_left, const int* positions_left, const long long* starts_right,
-    const int* positions_right, const unsigned char* special, const long long* weights,
-    int row0, int rows, int col0, int cols, long long* out)
-{
-    // weights: each pair of codes' nine counts in three words of three 21-bit lanes (statskernel.pack_lanes).
-    __shared__ long long table[N_MODES * N_CODES * N_CODES * 3];
-    for (int k = threadIdx.x; k < N_MODES * N_CODES * N_CODES * 3; k += blockDim.x) table[k] = weights[k];
-    __syncthreads();
-    long long index = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (index >= (long long)rows * cols) return;
-    int r = (int)(index / cols), c = (int)(index % cols);
-    long long i = row0 + r, j = col0 + c;
-    const unsigned char* x = codes_left + i * n_sites;
-    const unsigned char* y = codes_right + j * n_sites;
-    int sums[N_MODES * N_QUANTITIES];
-    long long words[N_MODES * 3];
-    #pragma unroll
-    for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) sums[k] = 0;
-    #pragma unroll
-    for (int k = 0; k < N_MODES * 3; ++k) words[k] = 0;
-    int pending = 0;
-#define ADD_SITE(CODE1, CODE2)                                                                  \
-    {                                                                                           \
-        const long long* w = table + ((CODE1) * N_CODES + (CODE2)) * 3;                        \
-        _Pragma("unroll") for (int mode = 0; mode < N_MODES; ++mode)                            \
-            _Pragma("unroll") for (int q = 0; q < 3; ++q)                                       \
-                words[mode * 3 + q] += w[mode * N_CODES * N_CODES * 3 + q];                     \
-        if (++pending == LANE_SITES) { FLUSH(); }                                               \
-    }
-#define FLUSH()                                                                                 \
-    _Pragma("unroll") for (int k = 0; k < N_MODES * 3; ++k) {                                   \
-        _Pragma("unroll") for (int lane = 0; lane < 3; ++lane)                                  \
-            sums[(k / 3) * N_QUANTITIES + (k % 3) * 3 + lane] += (int)((words[k] >> (LANE_BITS * lane)) & LANE_MASK); \
-        words[k] = 0;                                                                           \
-    }                                                                                           \
-    pending = 0;
-    // The left row's sites are the same for the neighbouring threads of a warp (same i, consecutive j), so the
-    // right codes are read from the site-major copy: one coalesced load for the warp.
-    for (long long k = starts_left[i]; k < starts_left[i + 1]; ++k) {
-        int p = positions_left[k];
-        ADD_SITE(x[p], columns_right[(long long)p * n_right + j]);
-    }
-    for (long long k = starts_right[j]; k < starts_right[j + 1]; ++k) {
-        int p = positions_right[k];
-        int code1 = x[p];
-        if (special[code1]) continue;  // counted from the left row's list
-        ADD_SITE(code1, y[p]);
-    }
-    FLUSH();
-    long long plane = (long long)rows * cols;
-    #pragma unroll
-    for (int k = 0; k < N_MODES * N_QUANTITIES; ++k)
-        out[k * plane + index] += sums[k];
-}
-"""
+#define SCALE 144
 
-
-# TN93 from a tile's counts in one pass, for the screen of pairs within a threshold: veg/tn93's formula in the
-# order of models._tn93 (the device's log and fused multiply-adds may differ from the host's in the last bits,
-# which the screen's margin absorbs; pairs near the threshold are made again on the host).
-_TN93 = r"""
-extern "C" __global__ void tn93_distances(const long long* counts, long long n, int n_modes, double fraction,
-                                          long long min_overlap, double* out)
+__device__ double tn93_of(const long long* counts, double fraction, long long min_overlap)
 {
-    long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
     const double S = 144.0, SATURATED = 1000.0;
-    double sites = counts[k] / S;
-    if (sites < (double)min_overlap || sites == 0.0) { out[k] = nan(""); return; }
+    double sites = counts[0] / S;
+    if (sites < (double)min_overlap || sites == 0.0) return nan("");
     const long long* c = counts;
-    if (n_modes > 1 && fraction < 1.0 && sites * fraction <= (double)counts[8 * n + k]) c = counts + 9 * n;
-    double f0 = c[4 * n + k] / S, f1 = c[5 * n + k] / S, f2 = c[6 * n + k] / S, f3 = c[7 * n + k] / S;
+    if (N_MODES > 1 && fraction < 1.0 && sites * fraction <= (double)counts[8]) c = counts + N_QUANTITIES;
+    double f0 = c[4] / S, f1 = c[5] / S, f2 = c[6] / S, f3 = c[7] / S;
     double total = f0 + f1 + f2 + f3;
     double scale = 2.0 / total, inverse = 1.0 / total;
     double n0 = f0 * inverse, n1 = f1 * inverse, n2 = f2 * inverse, n3 = f3 * inverse;
     double f_r = n0 + n2, f_y = n1 + n3;
-    double ag = c[2 * n + k] / S * scale, ct = c[3 * n + k] / S * scale;
-    double tv = 1.0 - (c[n + k] / S * scale + ag + ct);
+    double ag = c[2] / S * scale, ct = c[3] / S * scale;
+    double tv = 1.0 - (c[1] / S * scale + ag + ct);
     double result;
     if (f0 == 0.0 || f1 == 0.0 || f2 == 0.0 || f3 == 0.0) {
         double ti = ag + ct, a = 1.0 - 2.0 * ti - tv, b = 1.0 - 2.0 * tv;
@@ -142,7 +80,77 @@ extern "C" __global__ void tn93_distances(const long long* counts, long long n, 
         result = (t_ag > 0.0 && t_ct > 0.0 && t_tv > 0.0)
             ? -k1 * log(t_ag) - k2 * log(t_ct) - k3 * log(t_tv) : SATURATED;
     }
-    out[k] = result <= 0.0 ? 0.0 : result;
+    return result <= 0.0 ? 0.0 : result;
+}
+
+extern "C" __global__ void pair_stats(
+    const int* products, int rows, int cols, int row0, int col0,
+    const unsigned char* codes_left, const unsigned char* columns_right, long long n_right, long long n_sites,
+    const long long* starts_left, const int* positions_left, const unsigned char* site_codes_left,
+    const long long* starts_right, const int* positions_right, const unsigned char* site_codes_right,
+    const unsigned char* special, const long long* weights,
+    long long* counts_out,
+    double* distances, long long* sites_out, double fraction, long long min_overlap, double bound,
+    unsigned long long* near_count, long long near_capacity, long long* near_index, long long* near_counts)
+{
+    long long index = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long plane = (long long)rows * cols;
+#if HAS_SPECIAL
+    // weights: each pair of codes' nine counts in three words of three 21-bit lanes (statskernel.pack_lanes).
+    __shared__ long long table[N_MODES * N_CODES * N_CODES * 3];
+    for (int k = threadIdx.x; k < N_MODES * N_CODES * N_CODES * 3; k += blockDim.x) table[k] = weights[k];
+    __syncthreads();
+#endif
+    if (index >= plane) return;
+    int p[N_PRODUCTS];
+    #pragma unroll
+    for (int k = 0; k < N_PRODUCTS; ++k) p[k] = products[k * plane + index];
+    long long counts[N_MODES * N_QUANTITIES];
+    {
+        long long base[N_QUANTITIES] = {p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+                                        2LL * p[0] - p[4] - p[5] - p[6], 0};
+        #pragma unroll
+        for (int mode = 0; mode < N_MODES; ++mode)
+            #pragma unroll
+            for (int q = 0; q < N_QUANTITIES; ++q) counts[mode * N_QUANTITIES + q] = SCALE * base[q];
+    }
+#if HAS_SPECIAL
+    int r = (int)(index / cols), c = (int)(index % cols);
+    long long i = row0 + r, j = col0 + c;
+    const unsigned char* x = codes_left + i * n_sites;
+    long long words[N_MODES * 3];
+    #pragma unroll
+    for (int k = 0; k < N_MODES * 3; ++k) words[k] = 0;
+    int pending = 0;
+#define ADD_SITE(CODE1, CODE2)                                                                      {                                                                                                   const long long* w = table + ((CODE1) * N_CODES + (CODE2)) * 3;                                _Pragma("unroll") for (int mode = 0; mode < N_MODES; ++mode)                                        _Pragma("unroll") for (int q = 0; q < 3; ++q)                                                       words[mode * 3 + q] += w[mode * N_CODES * N_CODES * 3 + q];                             if (++pending == LANE_SITES) { FLUSH(); }                                                   }
+#define FLUSH()                                                                                     _Pragma("unroll") for (int k = 0; k < N_MODES * 3; ++k) {                                           _Pragma("unroll") for (int lane = 0; lane < 3; ++lane)                                              counts[(k / 3) * N_QUANTITIES + (k % 3) * 3 + lane] += (words[k] >> (LANE_BITS * lane)) & LANE_MASK;         words[k] = 0;                                                                               }                                                                                               pending = 0;
+    for (long long k = starts_left[i]; k < starts_left[i + 1]; ++k)
+        ADD_SITE(site_codes_left[k], columns_right[(long long)positions_left[k] * n_right + j]);
+    for (long long k = starts_right[j]; k < starts_right[j + 1]; ++k) {
+        int code1 = x[positions_right[k]];
+        if (special[code1]) continue;  // counted from the left row's list
+        ADD_SITE(code1, site_codes_right[k]);
+    }
+    FLUSH();
+#endif
+#if SCREEN
+    double d = tn93_of(counts, fraction, min_overlap);
+    distances[index] = d;
+#if WITH_SITES
+    sites_out[index] = counts[0] / SCALE;
+#endif
+    if (d <= bound) {  // near or under the threshold: the host makes it again from the exact counts
+        unsigned long long slot = atomicAdd(near_count, 1ULL);
+        if (slot < (unsigned long long)near_capacity) {
+            near_index[slot] = index;
+            #pragma unroll
+            for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) near_counts[slot * (N_MODES * N_QUANTITIES) + k] = counts[k];
+        }
+    }
+#else
+    #pragma unroll
+    for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) counts_out[k * plane + index] = counts[k];
+#endif
 }
 """
 
@@ -157,36 +165,32 @@ class PairStatsSession:
         self.device = cupy.cuda.Device(device)
         codes = work.codes
         sides = ("left",) if codes.symmetric else ("left", "right")
+        self.has_special = bool(work.special.any())
+        self.n_modes = work.weights.shape[0]
+        self.near_capacity = _NEAR_CAPACITY
         with self.device:
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self.operands = {side: self._operands(codes, side) for side in sides}
-            self.has_special = bool(work.special.any())
             if self.has_special:
-                self.codes = {side: cupy.asarray(np.ascontiguousarray(codes.side(side))) for side in sides}
-                # Site-major copies: sites x rows, for the left rows' loop (see the kernel).
-                self.columns = {side: cupy.ascontiguousarray(self.codes[side].T) for side in sides}
-                self.sites = {}
-                for side in sides:
-                    starts, positions, _ = codes.special_sites(side, work.ambiguities)
-                    self.sites[side] = (cupy.asarray(starts), cupy.asarray(positions))
+                # The left rows' codes (read at the right rows' sites) and the right rows' codes site-major (read at
+                # the left rows' sites, coalesced).
+                self.codes = cupy.asarray(np.ascontiguousarray(codes.side("left")))
+                right = self.codes if codes.symmetric else cupy.asarray(np.ascontiguousarray(codes.side("right")))
+                self.columns = cupy.ascontiguousarray(right.T)
+                del right
+                self.sites = {side: tuple(cupy.asarray(a) for a in codes.special_sites(side, work.ambiguities))
+                              for side in ("left", "right")}  # fmt: skip
                 self.special = cupy.asarray(work.special.astype(np.uint8))
                 from .statskernel import pack_lanes
 
                 self.weights = cupy.asarray(pack_lanes(np.ascontiguousarray(work.weights)))
-                n_modes = work.weights.shape[0]
-                self.corrections = cupy.RawKernel(f"#define N_MODES {n_modes}\n" + _CORRECTIONS, "stats_corrections")
-            self.tn93 = cupy.RawKernel(_TN93, "tn93_distances") if work.model == "tn93" else None
+            self.near_count = cupy.zeros(1, dtype=cupy.uint64)
             self.device.synchronize()
 
-    def _tn93_distances(self, counts):
-        """TN93 of a tile's counts ``(modes, quantities, rows, cols)`` on the device, float64 ``(rows, cols)``."""
-        cupy, work = self.cupy, self.work
-        n = counts.shape[2] * counts.shape[3]
-        out = cupy.empty(counts.shape[2:], dtype=cupy.float64)
-        if n:
-            self.tn93((-(-n // 256),), (256,), (counts, np.int64(n), np.int32(counts.shape[0]),
-                                                np.float64(work.fraction), np.int64(work.min_overlap), out))  # fmt: skip
-        return out
+    def _kernel(self, screen: bool):
+        defines = (f"#define N_MODES {self.n_modes}\n#define HAS_SPECIAL {int(self.has_special)}\n"
+                   f"#define SCREEN {int(screen)}\n#define WITH_SITES {int(self.work.with_sites)}\n")  # fmt: skip
+        return self.cupy.RawKernel(defines + _PAIR_STATS, "pair_stats")
 
     def _operands(self, codes, side: str) -> dict:
         """Every operand kind of ``side``'s rows, on the device, rows padded to the GEMM's block edge."""
@@ -209,50 +213,87 @@ class PairStatsSession:
     def _operand(self, side: str, kind: str):
         return self.operands["left" if self.work.codes.symmetric else side][kind]
 
-    def reduce(self, tile, function):
-        """``function(tile, block)`` with the tile's block made on this device."""
-        cupy, work = self.cupy, self.work
-        local = work.local(tile)
-        codes = work.codes
-        n_left = codes.n_left
+    def _products(self, tile, local):
+        """The tile's seven 1-bit products, int32 ``(7, rows, cols)`` on the device."""
+        cupy = self.cupy
+        codes = self.work.codes
         n_right = codes.n_left if codes.symmetric else codes.n_right
         size = bitgemm.TILE
+        row_blocks = range(local.row_start // size, -(-local.row_stop // size))
+        col_blocks = range(local.col_start // size, -(-local.col_stop // size))
+        micro = cupy.asarray(bitgemm.micro_tiles(row_blocks, col_blocks, False))
+        products = cupy.empty((len(_PRODUCTS), tile.n_rows, tile.n_cols), dtype=cupy.int32)
+        for k, (left_kind, right_kind) in enumerate(_PRODUCTS):
+            output = bitgemm.MatrixOutput(products[k], tile.n_cols, local.row_start, local.col_start)
+            bitgemm.launch(self._operand("left", left_kind), self._operand("right", right_kind), micro,
+                           n_left=min(codes.n_left, local.row_stop), n_right=min(n_right, local.col_stop),
+                           symmetric=False, output=output)  # fmt: skip
+        return products
+
+    def _launch(self, screen: bool, products, local, outputs: tuple) -> None:
+        """``pair_stats`` over the tile's pairs, with ``outputs`` (its last ten parameters)."""
+        codes = self.work.codes
+        rows, cols = products.shape[1:]
+        total = rows * cols
+        if not total:
+            return
+        if self.has_special:
+            special = (self.codes, self.columns, np.int64(self.columns.shape[1]), np.int64(codes.n_sites),
+                       *self.sites["left"], *self.sites["right"], self.special, self.weights)  # fmt: skip
+        else:
+            null = np.uint64(0)
+            special = (null, null, np.int64(0), np.int64(0), null, null, null, null, null, null, null, null)
+        self._kernel(screen)((-(-total // 256),), (256,),
+                             (products, np.int32(rows), np.int32(cols), np.int32(local.row_start),
+                              np.int32(local.col_start), *special, *outputs))  # fmt: skip
+
+    def _counts(self, products, local):
+        """Exact counts ``(modes, 9, rows, cols)`` int64 on the device."""
+        cupy = self.cupy
+        counts = cupy.empty((self.n_modes, 9, *products.shape[1:]), dtype=cupy.int64)
+        null = np.uint64(0)
+        self._launch(False, products, local, (counts, null, null, np.float64(0), np.int64(0), np.float64(0), null,
+                                              np.int64(0), null, null))  # fmt: skip
+        return counts
+
+    def _screened_tn93(self, products, local):
+        """TN93 distances of the tile (with sites, if asked) for a reduction that keeps pairs within the screen:
+        made on the device, and again on the host for the pairs near the threshold, from their exact counts."""
+        cupy, work = self.cupy, self.work
+        shape = products.shape[1:]
+        distances = cupy.empty(shape, dtype=cupy.float64)
+        sites = cupy.empty(shape, dtype=cupy.int64) if work.with_sites else None
+        width = self.n_modes * 9
+        while True:
+            self.near_count.fill(0)
+            near_index = cupy.empty(self.near_capacity, dtype=cupy.int64)
+            near_counts = cupy.empty((self.near_capacity, width), dtype=cupy.int64)
+            self._launch(True, products, local,
+                         (np.uint64(0), distances, np.uint64(0) if sites is None else sites, np.float64(work.fraction),
+                          np.int64(work.min_overlap), np.float64(work.screen_bound), self.near_count,
+                          np.int64(self.near_capacity), near_index, near_counts))  # fmt: skip
+            found = int(self.near_count.get(stream=self.stream)[0])
+            if found <= self.near_capacity:
+                break
+            self.near_capacity = _round_up(found, _NEAR_CAPACITY)  # rare: a tile of mostly close pairs
+        if found:
+            index = near_index[:found]
+            picked = near_counts[:found].get(stream=self.stream).reshape(found, self.n_modes, 9).transpose(1, 2, 0)
+            distances.reshape(-1)[index] = cupy.asarray(work.exact_distances(picked))
+        return distances if sites is None else (distances, sites)
+
+    def reduce(self, tile, function):
+        """``function(tile, block)`` with the tile's block made on this device."""
+        work = self.work
+        local = work.local(tile)
         with self.device, self.stream:
-            row_blocks = range(local.row_start // size, -(-local.row_stop // size))
-            col_blocks = range(local.col_start // size, -(-local.col_stop // size))
-            micro = cupy.asarray(bitgemm.micro_tiles(row_blocks, col_blocks, False))
-            products = {}
-            for name, left_kind, right_kind in _PRODUCTS:
-                out = cupy.empty((tile.n_rows, tile.n_cols), dtype=cupy.int32)
-                output = bitgemm.MatrixOutput(out, tile.n_cols, local.row_start, local.col_start)
-                bitgemm.launch(self._operand("left", left_kind), self._operand("right", right_kind), micro,
-                               n_left=min(n_left, local.row_stop), n_right=min(n_right, local.col_stop),
-                               symmetric=False, output=output)  # fmt: skip
-                products[name] = out.astype(cupy.int64)
-            sites = products["sites"]
-            freqs = [products[f"left_{b}"] + products[f"right_{b}"] for b in "acg"]
-            freqs.append(2 * sites - freqs[0] - freqs[1] - freqs[2])
-            base = cupy.stack([sites, products["matches"], products["ag"], products["ct"], *freqs,
-                               cupy.zeros_like(sites)]) * models.SCALE  # fmt: skip  (resolved: sites only)
-            n_modes = work.weights.shape[0]
-            counts = cupy.ascontiguousarray(cupy.broadcast_to(base, (n_modes, *base.shape)))
-            if self.has_special and tile.n_rows and tile.n_cols:
-                left_side = "left"
-                right_side = "left" if codes.symmetric else "right"
-                starts_left, positions_left = self.sites[left_side]
-                starts_right, positions_right = self.sites[right_side]
-                total = tile.n_rows * tile.n_cols
-                self.corrections(
-                    (-(-total // 256),), (256,),
-                    (self.codes[left_side], self.codes[right_side], self.columns[right_side], np.int64(n_right),
-                     np.int64(codes.n_sites), starts_left,
-                     positions_left, starts_right, positions_right, self.special, self.weights,
-                     np.int32(local.row_start), np.int32(tile.n_rows), np.int32(local.col_start),
-                     np.int32(tile.n_cols), counts),
-                )  # fmt: skip
+            products = self._products(tile, local)
+            if work.screen is not None and work.model == "tn93":
+                return function(tile, self._screened_tn93(products, local))
+            counts = self._counts(products, local)
+            del products
             if work.screen is not None:  # only pairs near the threshold are made again on the host
-                approximate = self._tn93_distances if self.tn93 is not None else None
-                return function(tile, work.screened_block(counts, approximate))
+                return function(tile, work.screened_block(counts))
             # The counts are exact integers; the model's floating point runs on the host, so that every backend
             # gives the same bits (the device's log and its fused multiply-adds round differently from NumPy's).
             host_counts = counts.get(stream=self.stream)
@@ -260,4 +301,5 @@ class PairStatsSession:
 
     def close(self) -> None:
         self.operands = {}
-        self.codes = self.columns = {}
+        self.codes = self.columns = None
+        self.sites = {}
