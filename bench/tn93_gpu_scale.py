@@ -78,8 +78,10 @@ def main() -> int:
             report["links"] = handle.read().count(b"\n") - 1
     report["log_of_last_run"] = log
     if args.profile:  # where the main thread's time goes: reading, codes, planes, upload, the engine's wait
+        # In process (the console script ends with os._exit, before cProfile could write its file).
         stats = os.path.join(args.work, "tn93.prof")
-        subprocess.run([sys.executable, "-m", "cProfile", "-o", stats, *argv[1:]], check=True, capture_output=True)
+        code = (f"import cProfile, seqcompare.cli as cli; cProfile.run('cli.main({argv[3:]!r})', {stats!r})")
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
         import io
         import pstats
 

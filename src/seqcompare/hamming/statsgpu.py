@@ -31,28 +31,41 @@ from ..cuda import bitgemm
 from ..cuda.runtime import require_cupy
 from .gpu import _round_up
 
-# Operand kinds: the planes (0 A, 1 C, 2 G, 3 T, 4 V) laid end to end in a row.
-_KINDS = {"V": (4,), "ACGT": (0, 1, 2, 3), "AG": (0, 2), "GA": (2, 0), "CT": (1, 3), "TC": (3, 1),
+# Operand kinds: the planes (0 A, 1 C, 2 G, 3 T, 4 V = A | C | G | T, 5 Y = C | T) laid end to end in a row.
+_KINDS = {"V": (4,), "Y": (5,), "AG": (0, 2), "GA": (2, 0), "CT": (1, 3), "TC": (3, 1),
           "AV": (0, 4), "VA": (4, 0), "CV": (1, 4), "VC": (4, 1), "GV": (2, 4), "VG": (4, 2)}  # fmt: skip
 # (left kind, right kind) of each product, in the order the kernel reads them.
-_PRODUCTS = (("V", "V"), ("ACGT", "ACGT"), ("AG", "GA"), ("CT", "TC"), ("AV", "VA"), ("CV", "VC"), ("GV", "VG"))
+_PRODUCTS = (("V", "V"), ("Y", "Y"), ("AG", "GA"), ("CT", "TC"), ("AV", "VA"), ("CV", "VC"), ("GV", "VG"))
 _NEAR_CAPACITY = 1 << 16  # pairs near the threshold a tile can list before its kernel runs again with more room
+_EDGE = 32  # a block's square of pairs
+_THREADS = 256
 
-# Compiled per (N_MODES, HAS_SPECIAL, SCREEN, WITH_SITES), so that loops unroll and sums stay in registers. One
-# thread a pair, consecutive threads along a row of the tile: the left row's sites are the same across a warp, and
-# the right codes at each are read from the site-major copy, one coalesced load for the warp; each lane then walks
-# its right row's own list, whose codes travel with it. The weight table, packed as the CPU kernel packs it (nine
-# counts in three words of 21-bit lanes, emptied before a lane could overflow), is copied to shared memory once a
-# block. TN93 follows models._tn93's order of operations (the device's log and fused multiply-adds may differ in
-# the last bits, which the screen's margin absorbs).
+
+def _shared_bytes(n_modes: int) -> int:
+    """Dynamic shared memory of a ``pair_stats`` block: the packed weight table and the square's sums."""
+    return n_modes * 18 * 18 * 3 * 8 + n_modes * 9 * _EDGE * (_EDGE + 1) * 4
+
+
+# Compiled per (N_MODES, HAS_SPECIAL, SCREEN, WITH_SITES), so that loops unroll and sums stay in registers. A block
+# takes a 32 x 32 square of pairs. The ambiguity sites are walked twice, each time with a whole warp on one row's
+# list, so that the list is read once for the warp and the other rows' codes at each site come in one coalesced
+# load from a site-major copy: first the left rows' lists (lanes along the square's columns), then the right rows'
+# (lanes along its rows), the sums meeting in shared memory. The weight table, packed as the CPU kernel packs it
+# (nine counts in three words of 21-bit lanes, emptied before a lane could overflow), sits in shared memory too.
+# TN93 follows models._tn93's order of operations (the device's log and fused multiply-adds may differ in the last
+# bits, which the screen's margin absorbs). Counts from the products: Y (C or T) shared by both sides at a site
+# means no transversion there, so transversions = (C + T of both sides) - 2 Y.Y, and matches are what is left.
 _PAIR_STATS = r"""
 #define N_CODES 18
 #define N_QUANTITIES 9
 #define N_PRODUCTS 7
+#define EDGE 32
+#define WARPS 8
 #define LANE_BITS 21
 #define LANE_MASK ((1LL << LANE_BITS) - 1)
 #define LANE_SITES (LANE_MASK / 288)
 #define SCALE 144
+#define TABLE_WORDS (N_MODES * N_CODES * N_CODES * 3)
 
 __device__ double tn93_of(const long long* counts, double fraction, long long min_overlap)
 {
@@ -83,9 +96,50 @@ __device__ double tn93_of(const long long* counts, double fraction, long long mi
     return result <= 0.0 ? 0.0 : result;
 }
 
-extern "C" __global__ void pair_stats(
+#if HAS_SPECIAL
+__device__ __forceinline__ void empty_lanes(long long* words, int* sums)
+{
+    #pragma unroll
+    for (int word = 0; word < N_MODES * 3; ++word) {
+        #pragma unroll
+        for (int lane = 0; lane < 3; ++lane)
+            sums[(word / 3) * N_QUANTITIES + (word % 3) * 3 + lane] += (int)((words[word] >> (LANE_BITS * lane)) & LANE_MASK);
+        words[word] = 0;
+    }
+}
+
+// One row's list of sites against the codes of 32 rows of the other side, read site-major: the nine counts of
+// every mode into sums (this lane's pair). A lane past the tile's edge reads no code and adds to nothing kept.
+__device__ __forceinline__ void walk(const long long* table, long long start, long long stop, const int* positions,
+                                     const unsigned char* site_codes, const unsigned char* columns,
+                                     long long n_columns, long long column, bool live, bool skip_special,
+                                     const unsigned char* special, bool codes_first, int* sums)
+{
+    long long words[N_MODES * 3];
+    #pragma unroll
+    for (int k = 0; k < N_MODES * 3; ++k) words[k] = 0;
+    int pending = 0;
+    for (long long k = start; k < stop; ++k) {
+        int code = site_codes[k];
+        int other = live ? columns[(long long)positions[k] * n_columns + column] : 0;
+        if (skip_special && special[other]) continue;  // that site is on the other row's list too: counted there
+        const long long* w = table + (codes_first ? code * N_CODES + other : other * N_CODES + code) * 3;
+        #pragma unroll
+        for (int mode = 0; mode < N_MODES; ++mode)
+            #pragma unroll
+            for (int q = 0; q < 3; ++q) words[mode * 3 + q] += w[mode * N_CODES * N_CODES * 3 + q];
+        if (++pending == LANE_SITES) {
+            empty_lanes(words, sums);
+            pending = 0;
+        }
+    }
+    empty_lanes(words, sums);
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(EDGE * WARPS) pair_stats(
     const int* products, int rows, int cols, int row0, int col0,
-    const unsigned char* codes_left, const unsigned char* columns_right, long long n_right, long long n_sites,
+    const unsigned char* columns_left, long long n_left, const unsigned char* columns_right, long long n_right,
     const long long* starts_left, const int* positions_left, const unsigned char* site_codes_left,
     const long long* starts_right, const int* positions_right, const unsigned char* site_codes_right,
     const unsigned char* special, const long long* weights,
@@ -93,64 +147,82 @@ extern "C" __global__ void pair_stats(
     double* distances, long long* sites_out, double fraction, long long min_overlap, double bound,
     unsigned long long* near_count, long long near_capacity, long long* near_index, long long* near_counts)
 {
-    long long index = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    long long plane = (long long)rows * cols;
+    const int r0 = blockIdx.y * EDGE, c0 = blockIdx.x * EDGE;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const long long plane = (long long)rows * cols;
 #if HAS_SPECIAL
-    // weights: each pair of codes' nine counts in three words of three 21-bit lanes (statskernel.pack_lanes).
-    __shared__ long long table[N_MODES * N_CODES * N_CODES * 3];
-    for (int k = threadIdx.x; k < N_MODES * N_CODES * N_CODES * 3; k += blockDim.x) table[k] = weights[k];
+    extern __shared__ long long shared[];
+    long long* table = shared;
+    int* square = (int*)(shared + TABLE_WORDS);  // [N_MODES * N_QUANTITIES][EDGE][EDGE + 1]
+#define SQUARE(Q, R, C) square[((Q) * EDGE + (R)) * (EDGE + 1) + (C)]
+    for (int k = threadIdx.x; k < TABLE_WORDS; k += blockDim.x) table[k] = weights[k];
+    __syncthreads();
+    // The left rows' lists: a warp a row, lanes along the columns.
+    for (int rr = warp; rr < EDGE; rr += WARPS) {
+        int r = r0 + rr, c = c0 + lane;
+        if (r >= rows) break;
+        int sums[N_MODES * N_QUANTITIES] = {0};
+        long long i = row0 + r;
+        walk(table, starts_left[i], starts_left[i + 1], positions_left, site_codes_left, columns_right, n_right,
+             col0 + c, c < cols, false, special, true, sums);
+        #pragma unroll
+        for (int q = 0; q < N_MODES * N_QUANTITIES; ++q) SQUARE(q, rr, lane) = sums[q];
+    }
+    __syncthreads();
+    // The right rows' lists, skipping sites the left row listed: a warp a column, lanes along the rows.
+    for (int cc = warp; cc < EDGE; cc += WARPS) {
+        int c = c0 + cc, r = r0 + lane;
+        if (c >= cols) break;
+        int sums[N_MODES * N_QUANTITIES] = {0};
+        long long j = col0 + c;
+        walk(table, starts_right[j], starts_right[j + 1], positions_right, site_codes_right, columns_left, n_left,
+             row0 + r, r < rows, true, special, false, sums);
+        #pragma unroll
+        for (int q = 0; q < N_MODES * N_QUANTITIES; ++q) SQUARE(q, lane, cc) += sums[q];
+    }
     __syncthreads();
 #endif
-    if (index >= plane) return;
-    int p[N_PRODUCTS];
-    #pragma unroll
-    for (int k = 0; k < N_PRODUCTS; ++k) p[k] = products[k * plane + index];
-    long long counts[N_MODES * N_QUANTITIES];
-    {
-        long long base[N_QUANTITIES] = {p[0], p[1], p[2], p[3], p[4], p[5], p[6],
-                                        2LL * p[0] - p[4] - p[5] - p[6], 0};
+    for (int rr = warp; rr < EDGE; rr += WARPS) {
+        int r = r0 + rr, c = c0 + lane;
+        if (r >= rows || c >= cols) continue;
+        long long index = (long long)r * cols + c;
+        int p[N_PRODUCTS];
+        #pragma unroll
+        for (int k = 0; k < N_PRODUCTS; ++k) p[k] = products[k * plane + index];
+        long long sites = p[0], ag = p[2], ct = p[3], fa = p[4], fc = p[5], fg = p[6];
+        long long ft = 2 * sites - fa - fc - fg;
+        long long tv = fc + ft - 2LL * p[1];
+        long long base[N_QUANTITIES] = {sites, sites - ag - ct - tv, ag, ct, fa, fc, fg, ft, 0};
+        long long counts[N_MODES * N_QUANTITIES];
         #pragma unroll
         for (int mode = 0; mode < N_MODES; ++mode)
             #pragma unroll
-            for (int q = 0; q < N_QUANTITIES; ++q) counts[mode * N_QUANTITIES + q] = SCALE * base[q];
-    }
+            for (int q = 0; q < N_QUANTITIES; ++q) {
+                counts[mode * N_QUANTITIES + q] = SCALE * base[q];
 #if HAS_SPECIAL
-    int r = (int)(index / cols), c = (int)(index % cols);
-    long long i = row0 + r, j = col0 + c;
-    const unsigned char* x = codes_left + i * n_sites;
-    long long words[N_MODES * 3];
-    #pragma unroll
-    for (int k = 0; k < N_MODES * 3; ++k) words[k] = 0;
-    int pending = 0;
-#define ADD_SITE(CODE1, CODE2)                                                                      {                                                                                                   const long long* w = table + ((CODE1) * N_CODES + (CODE2)) * 3;                                _Pragma("unroll") for (int mode = 0; mode < N_MODES; ++mode)                                        _Pragma("unroll") for (int q = 0; q < 3; ++q)                                                       words[mode * 3 + q] += w[mode * N_CODES * N_CODES * 3 + q];                             if (++pending == LANE_SITES) { FLUSH(); }                                                   }
-#define FLUSH()                                                                                     _Pragma("unroll") for (int k = 0; k < N_MODES * 3; ++k) {                                           _Pragma("unroll") for (int lane = 0; lane < 3; ++lane)                                              counts[(k / 3) * N_QUANTITIES + (k % 3) * 3 + lane] += (words[k] >> (LANE_BITS * lane)) & LANE_MASK;         words[k] = 0;                                                                               }                                                                                               pending = 0;
-    for (long long k = starts_left[i]; k < starts_left[i + 1]; ++k)
-        ADD_SITE(site_codes_left[k], columns_right[(long long)positions_left[k] * n_right + j]);
-    for (long long k = starts_right[j]; k < starts_right[j + 1]; ++k) {
-        int code1 = x[positions_right[k]];
-        if (special[code1]) continue;  // counted from the left row's list
-        ADD_SITE(code1, site_codes_right[k]);
-    }
-    FLUSH();
+                counts[mode * N_QUANTITIES + q] += SQUARE(mode * N_QUANTITIES + q, rr, lane);
 #endif
+            }
 #if SCREEN
-    double d = tn93_of(counts, fraction, min_overlap);
-    distances[index] = d;
+        double d = tn93_of(counts, fraction, min_overlap);
+        distances[index] = d;
 #if WITH_SITES
-    sites_out[index] = counts[0] / SCALE;
+        sites_out[index] = counts[0] / SCALE;
 #endif
-    if (d <= bound) {  // near or under the threshold: the host makes it again from the exact counts
-        unsigned long long slot = atomicAdd(near_count, 1ULL);
-        if (slot < (unsigned long long)near_capacity) {
-            near_index[slot] = index;
-            #pragma unroll
-            for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) near_counts[slot * (N_MODES * N_QUANTITIES) + k] = counts[k];
+        if (d <= bound) {  // near or under the threshold: the host makes it again from the exact counts
+            unsigned long long slot = atomicAdd(near_count, 1ULL);
+            if (slot < (unsigned long long)near_capacity) {
+                near_index[slot] = index;
+                #pragma unroll
+                for (int k = 0; k < N_MODES * N_QUANTITIES; ++k)
+                    near_counts[slot * (N_MODES * N_QUANTITIES) + k] = counts[k];
+            }
         }
-    }
 #else
-    #pragma unroll
-    for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) counts_out[k * plane + index] = counts[k];
+        #pragma unroll
+        for (int k = 0; k < N_MODES * N_QUANTITIES; ++k) counts_out[k * plane + index] = counts[k];
 #endif
+    }
 }
 """
 
@@ -168,16 +240,20 @@ class PairStatsSession:
         self.has_special = bool(work.special.any())
         self.n_modes = work.weights.shape[0]
         self.near_capacity = _NEAR_CAPACITY
+        self.kernels = {}
         with self.device:
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self.operands = {side: self._operands(codes, side) for side in sides}
             if self.has_special:
-                # The left rows' codes (read at the right rows' sites) and the right rows' codes site-major (read at
-                # the left rows' sites, coalesced).
-                self.codes = cupy.asarray(np.ascontiguousarray(codes.side("left")))
-                right = self.codes if codes.symmetric else cupy.asarray(np.ascontiguousarray(codes.side("right")))
-                self.columns = cupy.ascontiguousarray(right.T)
-                del right
+                # Each side's codes site-major (sites x rows): a warp on one row's list reads the other side's
+                # codes at each of its sites in one coalesced load.
+                self.columns = {}
+                for side in sides:
+                    rows = cupy.asarray(np.ascontiguousarray(codes.side(side)))
+                    self.columns[side] = cupy.ascontiguousarray(rows.T)
+                    del rows
+                if codes.symmetric:
+                    self.columns["right"] = self.columns["left"]
                 self.sites = {side: tuple(cupy.asarray(a) for a in codes.special_sites(side, work.ambiguities))
                               for side in ("left", "right")}  # fmt: skip
                 self.special = cupy.asarray(work.special.astype(np.uint8))
@@ -188,9 +264,14 @@ class PairStatsSession:
             self.device.synchronize()
 
     def _kernel(self, screen: bool):
-        defines = (f"#define N_MODES {self.n_modes}\n#define HAS_SPECIAL {int(self.has_special)}\n"
-                   f"#define SCREEN {int(screen)}\n#define WITH_SITES {int(self.work.with_sites)}\n")  # fmt: skip
-        return self.cupy.RawKernel(defines + _PAIR_STATS, "pair_stats")
+        if screen not in self.kernels:
+            defines = (f"#define N_MODES {self.n_modes}\n#define HAS_SPECIAL {int(self.has_special)}\n"
+                       f"#define SCREEN {int(screen)}\n#define WITH_SITES {int(self.work.with_sites)}\n")  # fmt: skip
+            kernel = self.cupy.RawKernel(defines + _PAIR_STATS, "pair_stats")
+            if self.has_special:
+                kernel.max_dynamic_shared_size_bytes = _shared_bytes(self.n_modes)
+            self.kernels[screen] = kernel
+        return self.kernels[screen]
 
     def _operands(self, codes, side: str) -> dict:
         """Every operand kind of ``side``'s rows, on the device, rows padded to the GEMM's block edge."""
@@ -199,7 +280,8 @@ class PairStatsSession:
         n = host.shape[0]
         words = host.shape[1] // 4
         planes = cupy.asarray(host).reshape(n, 4, words)
-        planes = cupy.concatenate([planes, (planes[:, 0] | planes[:, 1] | planes[:, 2] | planes[:, 3])[:, None]], 1)
+        planes = cupy.concatenate([planes, (planes[:, 0] | planes[:, 1] | planes[:, 2] | planes[:, 3])[:, None],
+                                   (planes[:, 1] | planes[:, 3])[:, None]], 1)  # fmt: skip
         rows = _round_up(max(n, 1), bitgemm.ROW_PAD)
         out = {}
         for kind, members in _KINDS.items():
@@ -232,20 +314,21 @@ class PairStatsSession:
 
     def _launch(self, screen: bool, products, local, outputs: tuple) -> None:
         """``pair_stats`` over the tile's pairs, with ``outputs`` (its last ten parameters)."""
-        codes = self.work.codes
         rows, cols = products.shape[1:]
-        total = rows * cols
-        if not total:
+        if not rows * cols:
             return
         if self.has_special:
-            special = (self.codes, self.columns, np.int64(self.columns.shape[1]), np.int64(codes.n_sites),
-                       *self.sites["left"], *self.sites["right"], self.special, self.weights)  # fmt: skip
+            left, right = self.columns["left"], self.columns["right"]
+            special = (left, np.int64(left.shape[1]), right, np.int64(right.shape[1]), *self.sites["left"],
+                       *self.sites["right"], self.special, self.weights)  # fmt: skip
+            shared = _shared_bytes(self.n_modes)
         else:
             null = np.uint64(0)
-            special = (null, null, np.int64(0), np.int64(0), null, null, null, null, null, null, null, null)
-        self._kernel(screen)((-(-total // 256),), (256,),
+            special = (null, np.int64(0), null, np.int64(0), null, null, null, null, null, null, null, null)
+            shared = 0
+        self._kernel(screen)((-(-cols // _EDGE), -(-rows // _EDGE)), (_THREADS,),
                              (products, np.int32(rows), np.int32(cols), np.int32(local.row_start),
-                              np.int32(local.col_start), *special, *outputs))  # fmt: skip
+                              np.int32(local.col_start), *special, *outputs), shared_mem=shared)  # fmt: skip
 
     def _counts(self, products, local):
         """Exact counts ``(modes, 9, rows, cols)`` int64 on the device."""
@@ -301,5 +384,4 @@ class PairStatsSession:
 
     def close(self) -> None:
         self.operands = {}
-        self.codes = self.columns = None
-        self.sites = {}
+        self.columns = self.sites = {}
