@@ -80,8 +80,11 @@ def main() -> int:
     if args.profile:  # where the main thread's time goes: reading, codes, planes, upload, the engine's wait
         # In process (the console script ends with os._exit, before cProfile could write its file).
         stats = os.path.join(args.work, "tn93.prof")
-        code = (f"import cProfile, seqcompare.cli as cli; cProfile.run('cli.main({argv[3:]!r})', {stats!r})")
-        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        script = os.path.join(args.work, "tn93_profile.py")
+        with open(script, "w") as handle:
+            handle.write(f"import cProfile\nimport seqcompare.cli\nprofile = cProfile.Profile()\nprofile.enable()\n"
+                         f"seqcompare.cli.main({argv[3:]!r})\nprofile.disable()\nprofile.dump_stats({stats!r})\n")
+        subprocess.run([sys.executable, script], check=True)
         import io
         import pstats
 

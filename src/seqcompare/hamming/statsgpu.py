@@ -61,6 +61,7 @@ _PAIR_STATS = r"""
 #define N_PRODUCTS 7
 #define EDGE 32
 #define WARPS 8
+#define BATCH 8
 #define LANE_BITS 21
 #define LANE_MASK ((1LL << LANE_BITS) - 1)
 #define LANE_SITES (LANE_MASK / 288)
@@ -119,18 +120,33 @@ __device__ __forceinline__ void walk(const long long* table, long long start, lo
     #pragma unroll
     for (int k = 0; k < N_MODES * 3; ++k) words[k] = 0;
     int pending = 0;
-    for (long long k = start; k < stop; ++k) {
-        int code = site_codes[k];
-        int other = live ? columns[(long long)positions[k] * n_columns + column] : 0;
-        if (skip_special && special[other]) continue;  // that site is on the other row's list too: counted there
-        const long long* w = table + (codes_first ? code * N_CODES + other : other * N_CODES + code) * 3;
+    // BATCH sites at a time: their loads are independent, so they are in flight together (one at a time, the walk
+    // waited on each site's position and then on its code).
+    for (long long k0 = start; k0 < stop; k0 += BATCH) {
+        int codes[BATCH], others[BATCH];
         #pragma unroll
-        for (int mode = 0; mode < N_MODES; ++mode)
+        for (int u = 0; u < BATCH; ++u) {
+            long long k = k0 + u;
+            codes[u] = -1;
+            if (k < stop) {
+                codes[u] = site_codes[k];
+                others[u] = live ? columns[(long long)positions[k] * n_columns + column] : 0;
+            }
+        }
+        #pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            int code = codes[u], other = others[u];
+            if (code < 0) break;
+            if (skip_special && special[other]) continue;  // that site is on the other row's list too: counted there
+            const long long* w = table + (codes_first ? code * N_CODES + other : other * N_CODES + code) * 3;
             #pragma unroll
-            for (int q = 0; q < 3; ++q) words[mode * 3 + q] += w[mode * N_CODES * N_CODES * 3 + q];
-        if (++pending == LANE_SITES) {
-            empty_lanes(words, sums);
-            pending = 0;
+            for (int mode = 0; mode < N_MODES; ++mode)
+                #pragma unroll
+                for (int q = 0; q < 3; ++q) words[mode * 3 + q] += w[mode * N_CODES * N_CODES * 3 + q];
+            if (++pending == LANE_SITES) {
+                empty_lanes(words, sums);
+                pending = 0;
+            }
         }
     }
     empty_lanes(words, sums);
