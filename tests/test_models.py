@@ -127,6 +127,7 @@ def test_screened_pairs_and_clusters_equal_exact_ones(rng, device, model, ambigu
     # Pairs within a distance are chosen from the model made where the counts are, then made again exactly near
     # the threshold. A stand-in for a device whose log rounds differently (every distance one part in 1e12 off,
     # up or down) must change nothing: neither which pairs are kept nor their bits.
+    from seqcompare.cuda import runtime as cuda_runtime
     from seqcompare.hamming import pairstats, statsgpu
 
     sequences = related(rng, 70, 400, noise=0.02)
@@ -167,6 +168,7 @@ def test_screened_pairs_and_clusters_equal_exact_ones(rng, device, model, ambigu
     # for them, so that its kernel must run again with more room.
     monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", finish)
     monkeypatch.setattr(statsgpu, "_NEAR_CAPACITY", 3)
+    monkeypatch.setattr(cuda_runtime, "_UPLOAD_PIECE_BYTES", 4096)  # codes go up in pieces through staging
     got = seqcompare.model_pairs(sequences, max_dist=threshold, sites=True, device=device, tile_size=32, **options)
     for a, b in zip(got, expected, strict=True):
         assert np.array_equal(a, b)

@@ -29,9 +29,7 @@ import time
 
 import numpy as np
 
-from concurrent.futures import ThreadPoolExecutor
-
-from ..cuda.runtime import module, pinned_empty, require_cupy
+from ..cuda.runtime import copy_in_parallel, module, pinned_empty, require_cupy
 from ..errors import InputError
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dp.cu")
@@ -41,8 +39,6 @@ _WARPS_PER_BLOCK = 4
 _STREAMS = 4
 _MIN_PIECE_PAIRS = 8192  # fewer pairs than a wave of warps leave the GPU idle (4,096 lost 20% on int16 DTW)
 _PIECE_BYTES = 16 << 20  # small pieces: the first copy, which nothing hides, is short; staging is 4 x 16 MB
-_COPY_THREADS = min(8, os.cpu_count() or 1)
-_COPIERS = None
 # Pairs whose query has more rows than this go to the long-pair kernel when the call has fewer of them than the
 # GPU has resident warps (one warp each would leave most of it idle: 20 pairs of 10,000 ran at 78 GCUPS).
 LONG_QUERY_ROWS = 32 * STRIPS[-1]
@@ -134,18 +130,6 @@ def _pieces(n_pairs: int, streamed_bytes: int) -> np.ndarray:
     return np.linspace(0, n_pairs, count + 1).astype(np.int64)
 
 
-def _copy_in_parallel(destination: np.ndarray, source: np.ndarray) -> None:
-    """``destination[...] = source`` by several threads (NumPy releases the GIL while it copies)."""
-    global _COPIERS
-    if source.nbytes < (4 << 20) or _COPY_THREADS == 1:
-        np.copyto(destination, source)
-        return
-    if _COPIERS is None:
-        _COPIERS = ThreadPoolExecutor(_COPY_THREADS, thread_name_prefix="seqcompare-staging")
-    cuts = np.linspace(0, source.size, _COPY_THREADS + 1).astype(np.int64).tolist()
-    list(_COPIERS.map(lambda ab: np.copyto(destination[ab[0] : ab[1]], source[ab[0] : ab[1]]), zip(cuts[:-1], cuts[1:])))
-
-
 class _Staging:
     """Page-locked buffers, one per stream, through which the pieces of one side go up: a buffer is refilled
     only once its last copy to the device has finished (an event per buffer)."""
@@ -159,7 +143,7 @@ class _Staging:
         if self.copied[slot] is not None:
             self.copied[slot].synchronize()
         staged = self.buffers[slot][: source.size]
-        _copy_in_parallel(staged, source)
+        copy_in_parallel(staged, source)
         target.set(staged, stream=stream)
         event = self.cupy.cuda.Event()
         event.record(stream)

@@ -12,6 +12,9 @@ from ..errors import DeviceError
 _HERE = os.path.dirname(os.path.abspath(__file__))  # the shared headers (bitgemm.cuh, warp_append.cuh)
 _MODULES: dict = {}
 _LOCK = threading.Lock()
+COPY_THREADS = min(8, os.cpu_count() or 1)  # host threads filling page-locked buffers
+_COPIERS = None
+_UPLOAD_PIECE_BYTES = 64 << 20
 
 
 def require_cupy():
@@ -167,3 +170,52 @@ def resolve_device(device: str = "cpu") -> str:
     if device == "cuda":
         require_cupy()  # fail now, with the fix in the message, rather than after the work on the CPU
     return device
+
+
+def copy_in_parallel(destination, source) -> None:
+    """``destination[...] = source`` (flat NumPy arrays) by :data:`COPY_THREADS` threads (NumPy releases the GIL
+    while it copies): one thread fills page-locked memory at a fraction of the bus's speed."""
+    import numpy as np
+
+    global _COPIERS
+    if source.nbytes < (4 << 20) or COPY_THREADS == 1:
+        np.copyto(destination, source)
+        return
+    with _LOCK:
+        if _COPIERS is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _COPIERS = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="seqcompare-staging")
+    cuts = np.linspace(0, source.size, COPY_THREADS + 1).astype(np.int64).tolist()
+    list(_COPIERS.map(lambda ab: np.copyto(destination[ab[0] : ab[1]], source[ab[0] : ab[1]]), zip(cuts[:-1], cuts[1:])))
+
+
+def upload(host, stream=None):
+    """A device copy of a C-contiguous NumPy array, through two page-locked buffers in pieces of 64 MB: a piece is
+    copied to the device while the threads stage the next (a pageable copy of a few GB runs at a third of the
+    speed). Returns once the copy is complete."""
+    import numpy as np
+
+    cupy = require_cupy()
+    host = np.ascontiguousarray(host)
+    out = cupy.empty(host.shape, dtype=host.dtype)
+    flat_host, flat_out = host.reshape(-1), out.reshape(-1)
+    piece = max(1, _UPLOAD_PIECE_BYTES // max(1, host.itemsize))
+    if host.nbytes <= 2 * _UPLOAD_PIECE_BYTES:
+        out.set(host)
+        return out
+    stream = stream or cupy.cuda.Stream(non_blocking=True)
+    buffers = [pinned_empty((piece,), host.dtype) for _ in range(2)]
+    copied = [None, None]
+    for number, start in enumerate(range(0, flat_host.size, piece)):
+        slot = number % 2
+        if copied[slot] is not None:
+            copied[slot].synchronize()
+        stop = min(flat_host.size, start + piece)
+        staged = buffers[slot][: stop - start]
+        copy_in_parallel(staged, flat_host[start:stop])
+        flat_out[start:stop].set(staged, stream=stream)
+        copied[slot] = stream.record()
+    stream.synchronize()
+    return out
+

@@ -63,7 +63,9 @@ class SiteCodes:
             patterns = np.zeros(256, dtype=np.uint32)
             patterns[:4] = 1 << np.arange(4, dtype=np.uint32)
             if n and m:
-                pack_rows(codes, patterns, 4, 0, n, out)
+                from ..allpairs import over_row_blocks
+
+                over_row_blocks(pack_rows, n, (codes, patterns, 4), (out,))
             self._planes[key] = out.reshape(n, -1)
         return self._planes[key]
 

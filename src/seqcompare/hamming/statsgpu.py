@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cuda import bitgemm
-from ..cuda.runtime import require_cupy
+from ..cuda.runtime import require_cupy, upload
 from .gpu import _round_up
 
 # Operand kinds: the planes (0 A, 1 C, 2 G, 3 T, 4 V = A | C | G | T, 5 Y = C | T) laid end to end in a row.
@@ -45,6 +45,32 @@ def _shared_bytes(n_modes: int) -> int:
     """Dynamic shared memory of a ``pair_stats`` block: the packed weight table and the square's sums."""
     return n_modes * 18 * 18 * 3 * 8 + n_modes * 9 * _EDGE * (_EDGE + 1) * 4
 
+
+# One warp a 64-site word of a row: each lane reads one code of each half (coalesced), and ballots make the A, C,
+# G and T bits; out is (rows, 4, words).
+_CODE_PLANES = r"""
+extern "C" __global__ void code_planes(const unsigned char* codes, long long n, long long m, long long words,
+                                       unsigned long long* out)
+{
+    long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (warp >= n * words) return;
+    long long i = warp / words, w = warp % words;
+    unsigned long long plane[4] = {0, 0, 0, 0};
+    #pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        long long s = w * 64 + half * 32 + lane;
+        int code = s < m ? codes[i * m + s] : 255;
+        #pragma unroll
+        for (int b = 0; b < 4; ++b)
+            plane[b] |= (unsigned long long)__ballot_sync(0xffffffffu, code == b) << (32 * half);
+    }
+    if (lane == 0) {
+        #pragma unroll
+        for (int b = 0; b < 4; ++b) out[(i * 4 + b) * words + w] = plane[b];
+    }
+}
+"""
 
 # Compiled per (N_MODES, HAS_SPECIAL, SCREEN, WITH_SITES), so that loops unroll and sums stay in registers. A block
 # takes a 32 x 32 square of pairs. The ambiguity sites are walked twice, each time with a whole warp on one row's
@@ -259,15 +285,17 @@ class PairStatsSession:
         self.kernels = {}
         with self.device:
             self.stream = cupy.cuda.Stream(non_blocking=True)
-            self.operands = {side: self._operands(codes, side) for side in sides}
-            if self.has_special:
-                # Each side's codes site-major (sites x rows): a warp on one row's list reads the other side's
-                # codes at each of its sites in one coalesced load.
-                self.columns = {}
-                for side in sides:
-                    rows = cupy.asarray(np.ascontiguousarray(codes.side(side)))
+            self.operands, self.columns = {}, {}
+            for side in sides:
+                # The codes go up once (page-locked pieces); the planes are made from them on the device, and so
+                # is the site-major copy the walks over ambiguity sites read (a warp on one row's list reads the
+                # other side's codes at each of its sites in one coalesced load).
+                rows = upload(codes.side(side), self.stream)
+                self.operands[side] = self._operands(rows)
+                if self.has_special:
                     self.columns[side] = cupy.ascontiguousarray(rows.T)
-                    del rows
+                del rows
+            if self.has_special:
                 if codes.symmetric:
                     self.columns["right"] = self.columns["left"]
                 self.sites = {side: tuple(cupy.asarray(a) for a in codes.special_sites(side, work.ambiguities))
@@ -289,20 +317,27 @@ class PairStatsSession:
             self.kernels[screen] = kernel
         return self.kernels[screen]
 
-    def _operands(self, codes, side: str) -> dict:
-        """Every operand kind of ``side``'s rows, on the device, rows padded to the GEMM's block edge."""
+    def _operands(self, rows) -> dict:
+        """Every operand kind of the code rows ``rows`` (on the device), rows padded to the GEMM's block edge."""
         cupy = self.cupy
-        host = codes.planes(side)
-        n = host.shape[0]
-        words = host.shape[1] // 4
-        planes = cupy.asarray(host).reshape(n, 4, words)
-        planes = cupy.concatenate([planes, (planes[:, 0] | planes[:, 1] | planes[:, 2] | planes[:, 3])[:, None],
-                                   (planes[:, 1] | planes[:, 3])[:, None]], 1)  # fmt: skip
-        rows = _round_up(max(n, 1), bitgemm.ROW_PAD)
+        n, m = rows.shape
+        words = -(-m // 64)
+        planes = cupy.empty((n, 6, words), dtype=cupy.uint64)
+        if n and m:
+            one_hot = cupy.empty((n, 4, words), dtype=cupy.uint64)
+            kernel = cupy.RawKernel(_CODE_PLANES, "code_planes")
+            kernel((-(-n * words * 32 // 256),), (256,), (rows, np.int64(n), np.int64(m), np.int64(words), one_hot))
+            planes[:, :4] = one_hot
+            del one_hot
+        else:
+            planes[:] = 0
+        planes[:, 4] = planes[:, 0] | planes[:, 1] | planes[:, 2] | planes[:, 3]
+        planes[:, 5] = planes[:, 1] | planes[:, 3]
+        padded = _round_up(max(n, 1), bitgemm.ROW_PAD)
         out = {}
         for kind, members in _KINDS.items():
             width = _round_up(max(1, len(members) * words), bitgemm.ROW_WORDS_MULTIPLE)
-            operand = cupy.zeros((rows, width), dtype=cupy.uint64)
+            operand = cupy.zeros((padded, width), dtype=cupy.uint64)
             for k, plane in enumerate(members):
                 operand[:n, k * words : (k + 1) * words] = planes[:, plane]
             out[kind] = operand
