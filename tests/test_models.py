@@ -164,10 +164,11 @@ def test_screened_pairs_and_clusters_equal_exact_ones(rng, device, model, ambigu
     assert np.array_equal(i, expected[0]) and np.array_equal(j, expected[1])
     assert np.array_equal(distances[i, j], expected[2]) and np.array_equal(sites[i, j], expected[3])
     assert made and not np.array_equal(distances, exact, equal_nan=True)  # far pairs keep the stand-in's values
-    # And through the engine on the device under test; a GPU's list of pairs near the threshold is made too short
-    # for them, so that its kernel must run again with more room.
+    # And through the engine on the device under test; the lists of pairs near the threshold are made too short
+    # for them, so that a tile's kernel must run again with more room.
     monkeypatch.setattr(pairstats.PairStatsWork, "finish_block", finish)
     monkeypatch.setattr(statsgpu, "_NEAR_CAPACITY", 3)
+    monkeypatch.setattr(pairstats, "_NEAR_CAPACITY", 3)
     monkeypatch.setattr(cuda_runtime, "_UPLOAD_PIECE_BYTES", 4096)  # codes go up in pieces through staging
     got = seqcompare.model_pairs(sequences, max_dist=threshold, sites=True, device=device, tile_size=32, **options)
     for a, b in zip(got, expected, strict=True):

@@ -21,6 +21,7 @@ from . import models
 from .encoding import sequence_code_table
 
 _GPU_TILE = 4096
+_NEAR_CAPACITY = 4096  # pairs near the threshold a CPU tile lists before it runs again with more room
 
 
 @dataclass
@@ -233,23 +234,36 @@ class PairStatsWork(Work):
         return models.distances(self.model, counts[0], self.min_overlap, self.fraction,
                                 counts[1] if counts.shape[0] > 1 else None)  # fmt: skip
 
-    def screened_block(self, counts, approximate=None):
+    def redo_near(self, distances, near_index, near_counts: np.ndarray, mirror: bool = False) -> None:
+        """Make again exactly, in ``distances`` (NumPy or CuPy), the pairs a one-pass model listed near the
+        threshold: ``near_index`` (flat indices in the tile, where ``distances`` is) with their exact counts
+        ``near_counts`` (host, ``(k, modes * quantities)``). ``mirror`` also writes each at the transposed cell
+        (a diagonal tile computed below its diagonal)."""
+        from ..allpairs import array_module
+
+        k = near_counts.shape[0]
+        if not k:
+            return
+        xp = array_module(distances)
+        picked = near_counts.reshape(k, -1, len(models.QUANTITIES)).transpose(1, 2, 0)
+        exact = xp.asarray(self.exact_distances(picked))
+        distances.reshape(-1)[near_index] = exact
+        if mirror:
+            rows, cols = divmod(near_index, distances.shape[1])
+            distances[cols, rows] = exact
+
+    def screened_block(self, counts):
         """The block of a tile's ``counts`` for a reduction that keeps pairs within :attr:`screen`.
 
         The model runs where the counts are (on a GPU, whose ``log`` may differ from the host's in the last bit);
         pairs within :attr:`screen_bound` have their counts brought to the host and their distances made again
         there by :meth:`exact_distances`. Every other pair is farther than the threshold on both, so the pairs
-        kept, and their values, are those of the exact block. ``approximate(counts)``, if given, makes the
-        distances in place of :meth:`finish_block`'s (a compiled one-pass model, within the same margin).
+        kept, and their values, are those of the exact block.
         """
         from ..allpairs import array_module, to_host
 
         xp = array_module(counts)
-        if approximate is None:
-            block = self.finish_block(counts)
-        else:
-            distances = approximate(counts)
-            block = (distances, counts[0, 0] // models.SCALE) if self.with_sites else distances
+        block = self.finish_block(counts)
         distances = block[0] if self.with_sites else block
         near = xp.nonzero((distances <= self.screen_bound).reshape(-1))[0]
         if near.size:
@@ -271,31 +285,44 @@ class PairStatsWork(Work):
 
     # -- the CPU -------------------------------------------------------------------------------------------
     def cpu_kernel(self, threads: int):
-        from .statskernel import stats_tile, tn93_approximate
+        from .statskernel import stats_tile, stats_tile_tn93
 
         codes = self.codes
-        left_planes = codes.planes("left")
-        right_planes = codes.planes("right")
-        left_sites = codes.special_sites("left", self.ambiguities)
-        right_sites = codes.special_sites("right", self.ambiguities)
-        left_codes = np.ascontiguousarray(codes.side("left"))
         # The site-major copy is read only at the left rows' special sites.
         right_columns = codes.columns("right") if self.special.any() else np.zeros((0, 0), np.uint8)
+        tile_arguments = (codes.planes("left"), codes.planes("right"))
+        site_arguments = (np.ascontiguousarray(codes.side("left")), right_columns,
+                          *codes.special_sites("left", self.ambiguities), *codes.special_sites("right", self.ambiguities),
+                          self.special, self.weights)  # fmt: skip
+        screened = self.screen is not None and self.model == "tn93"
+        near_capacity = [_NEAR_CAPACITY]
 
         def kernel(tile):
             local = self.local(tile)
+            where = (local.row_start, local.row_stop, local.col_start, local.col_stop, tile.diagonal)
+            if screened:  # one compiled pass makes the model; NumPy makes again the pairs near the threshold
+                return tn93_screened(where, tile)
             counts = np.zeros((self.weights.shape[0], len(models.QUANTITIES), tile.n_rows, tile.n_cols), np.int64)
-            stats_tile(left_planes, right_planes, local.row_start, local.row_stop, local.col_start, local.col_stop,
-                       tile.diagonal, left_codes, right_columns, *left_sites, *right_sites, self.special,
-                       self.weights, counts)  # fmt: skip
-            if self.screen is not None and self.model == "tn93":  # one compiled pass; NumPy near the threshold
-                return self.screened_block(counts, approximate)
+            stats_tile(*tile_arguments, *where, *site_arguments, counts)
+            if self.screen is not None:
+                return self.screened_block(counts)
             return self.finish_block(counts)
 
-        def approximate(counts):
-            out = np.empty(counts.shape[2:], dtype=np.float64)
-            tn93_approximate(counts, self.fraction, self.min_overlap, out)
-            return out
+        def tn93_screened(where, tile):
+            distances = np.empty((tile.n_rows, tile.n_cols))
+            sites = np.empty((tile.n_rows, tile.n_cols) if self.with_sites else (0, 0), dtype=np.int64)
+            width = self.weights.shape[0] * len(models.QUANTITIES)
+            capacity = near_capacity[0]  # tiles run in threads: each keeps the room it made its lists with
+            while True:
+                near_index = np.empty(capacity, dtype=np.int64)
+                near_counts = np.empty((capacity, width), dtype=np.int64)
+                found = stats_tile_tn93(*tile_arguments, *where, *site_arguments, self.fraction, self.min_overlap,
+                                        self.screen_bound, distances, sites, near_index, near_counts)  # fmt: skip
+                if found <= capacity:
+                    break
+                capacity = near_capacity[0] = found  # rare: a tile of mostly close pairs
+            self.redo_near(distances, near_index[:found], near_counts[:found], mirror=tile.diagonal)
+            return (distances, sites) if self.with_sites else distances
 
         return kernel
 

@@ -398,22 +398,20 @@ class PairStatsSession:
         distances = cupy.empty(shape, dtype=cupy.float64)
         sites = cupy.empty(shape, dtype=cupy.int64) if work.with_sites else None
         width = self.n_modes * 9
+        capacity = self.near_capacity
         while True:
             self.near_count.fill(0)
-            near_index = cupy.empty(self.near_capacity, dtype=cupy.int64)
-            near_counts = cupy.empty((self.near_capacity, width), dtype=cupy.int64)
+            near_index = cupy.empty(capacity, dtype=cupy.int64)
+            near_counts = cupy.empty((capacity, width), dtype=cupy.int64)
             self._launch(True, products, local,
                          (np.uint64(0), distances, np.uint64(0) if sites is None else sites, np.float64(work.fraction),
                           np.int64(work.min_overlap), np.float64(work.screen_bound), self.near_count,
-                          np.int64(self.near_capacity), near_index, near_counts))  # fmt: skip
+                          np.int64(capacity), near_index, near_counts))  # fmt: skip
             found = int(self.near_count.get(stream=self.stream)[0])
-            if found <= self.near_capacity:
+            if found <= capacity:
                 break
-            self.near_capacity = _round_up(found, _NEAR_CAPACITY)  # rare: a tile of mostly close pairs
-        if found:
-            index = near_index[:found]
-            picked = near_counts[:found].get(stream=self.stream).reshape(found, self.n_modes, 9).transpose(1, 2, 0)
-            distances.reshape(-1)[index] = cupy.asarray(work.exact_distances(picked))
+            capacity = self.near_capacity = _round_up(found, _NEAR_CAPACITY)  # rare: a tile of mostly close pairs
+        work.redo_near(distances, near_index[:found], near_counts[:found].get(stream=self.stream))
         return distances if sites is None else (distances, sites)
 
     def reduce(self, tile, function):
