@@ -4,13 +4,15 @@
 Usage::
 
     python bench/collapse_bench.py --out DIR [--threads 2] [--devices cpu] [--repeats 3] [--duplicates 0.3]
+                                   [--cases NAME,NAME] [--scale F]
 
 The alignments: ``simulate_pol(n * 0.7, m)`` for the TN93 case (HIV-pol-like, IUPAC mixtures), and
 ``simulate_pol(n * 0.7, m, ambiguity_rate=0)`` for the SNP cases, each grown to ``n`` sequences by copies of
 randomly chosen sequences, placed at random (a duplicate keeps its original's text exactly). Every round runs,
 in fresh processes from FASTA on disk to output on disk, ``seqcompare hamming`` with the case's options, without
 and with ``--collapse``, alternating; the outputs must be byte-identical. Figures are medians over rounds.
-Writes ``results_collapse.json``.
+``--scale F`` multiplies every case's number of sequences by F (for machines where the sizes below take a second
+or two, mostly start-up and reading). Writes ``results_collapse.json``.
 """
 
 from __future__ import annotations
@@ -68,10 +70,12 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--duplicates", type=float, default=0.3)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--scale", type=float, default=1.0)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     results = {"command": " ".join(sys.argv), "machine": platform.processor() or platform.machine(),
-               "cpu_count": os.cpu_count(), "threads": args.threads, "duplicates": args.duplicates, "cases": []}  # fmt: skip
+               "cpu_count": os.cpu_count(), "threads": args.threads, "duplicates": args.duplicates,
+               "scale": args.scale, "cases": []}  # fmt: skip
     try:
         results["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                            text=True, check=True).stdout.strip()  # fmt: skip
@@ -79,6 +83,7 @@ def main() -> int:
         results["commit"] = "unknown"
     for name in args.cases.split(","):
         n, m, ambiguity_rate, options = CASES[name]
+        n = int(round(n * args.scale))
         fasta = os.path.join(args.out, f"{name}.fa")
         distinct = make_alignment(fasta, n, m, ambiguity_rate, args.duplicates)
         for device in args.devices.split(","):
