@@ -289,12 +289,15 @@ class PairStatsWork(Work):
         """Each row's block against itself: its counts are the sum over its sites of the weight of the code
         against itself (a code histogram times the table's diagonal), exact integers as the kernels' are, made
         into distances by the same :meth:`finish_block`."""
-        rows = np.ascontiguousarray(self.codes.left[np.asarray(items, dtype=np.int64)])
-        k = rows.shape[0]
-        offsets = (np.arange(k, dtype=np.int64) * models.N_CODES)[:, None]
-        histogram = np.bincount((rows + offsets).ravel(), minlength=k * models.N_CODES).reshape(k, models.N_CODES)
+        from ..allpairs import over_row_blocks
+        from .statskernel import code_histogram
+
+        items = np.asarray(items, dtype=np.int64)
+        histogram = np.zeros((items.size, models.N_CODES), dtype=np.int64)
+        if items.size and self.codes.n_sites:
+            over_row_blocks(code_histogram, items.size, (np.ascontiguousarray(self.codes.left), items), (histogram,))
         diagonal = self.weights[:, np.arange(models.N_CODES), np.arange(models.N_CODES), :]  # (modes, codes, Q)
-        counts = np.einsum("kc,mcq->mqk", histogram.astype(np.int64), diagonal)
+        counts = np.einsum("kc,mcq->mqk", histogram, diagonal)
         return self.finish_block(counts)
 
     # -- the CPU -------------------------------------------------------------------------------------------

@@ -268,6 +268,16 @@ def list_special(codes, special, lo, hi, starts, positions, site_codes):
 
 
 @jit
+def code_histogram(codes, items, lo, hi, out):
+    """``out[k, c]``: how many sites of row ``items[k]`` hold code ``c``, for ``k`` in ``lo:hi``."""
+    m = codes.shape[1]
+    for k in range(lo, hi):
+        row = codes[items[k]]
+        for s in range(m):
+            out[k, row[s]] += 1
+
+
+@jit
 def transpose_rows(codes, lo, hi, out):
     """``out[:, lo:hi] = codes[lo:hi].T`` in cache-sized squares (the site-major copy of a code matrix)."""
     m = codes.shape[1]

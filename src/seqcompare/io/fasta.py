@@ -380,18 +380,28 @@ def _all_allowed(rows: np.ndarray) -> bool:
     return True
 
 
-def _equal_stride_runs(first_line: np.ndarray, pieces: int) -> list[tuple[int, int]]:
+def _equal_stride_runs(first_line: np.ndarray, pieces: int) -> list[list[tuple[int, int]]]:
     """Runs of records ``[a, b)`` whose sequences lie an equal number of bytes apart (records whose names have
-    the same length), cut into about ``pieces`` parts for threads: each run is copied as one strided view."""
+    the same length), each copied as one strided view, in about ``pieces`` groups of consecutive records for
+    threads: a group's bytes are checked at once (names of varying length make runs of a few records, and a
+    check per run cost 7 s for 100,000 records on 16 threads)."""
     n = first_line.size
     step = np.diff(first_line)
     changes = np.flatnonzero(step[1:] != step[:-1]) + 1 if step.size > 1 else np.empty(0, np.int64)
     edges = [0, *changes.tolist(), n]
     most = max(1, -(-n // pieces))
-    runs = []
+    groups, group, size = [], [], 0
     for a, b in zip(edges[:-1], edges[1:]):
-        runs += [(lo, min(b, lo + most)) for lo in range(a, b, most)]
-    return runs
+        for lo in range(a, b, most):
+            hi = min(b, lo + most)
+            group.append((lo, hi))
+            size += hi - lo
+            if size >= most:
+                groups.append(group)
+                group, size = [], 0
+    if group:
+        groups.append(group)
+    return groups
 
 
 def _regular_layout(image: np.ndarray, threads: int):
@@ -428,17 +438,17 @@ def _regular_layout(image: np.ndarray, threads: int):
         first_line = starts[:, 1]
         strided = np.lib.stride_tricks.as_strided
 
-        def copy(run: tuple[int, int]) -> bool:
-            a, b = run
-            at = int(first_line[a])
-            stride = int(first_line[a + 1] - first_line[a]) if b - a > 1 else 1
-            source = image[at:]
-            if wrapped:
-                lines = strided(source, (b - a, wrapped, full), (stride, full + 1, 1), writeable=False)
-                sequences[a:b, : wrapped * full].reshape(b - a, wrapped, full)[:] = lines
-            tail = source[wrapped * (full + 1) :]
-            sequences[a:b, wrapped * full :] = strided(tail, (b - a, last), (stride, 1), writeable=False)
-            return _all_allowed(sequences[a:b])
+        def copy(group: list[tuple[int, int]]) -> bool:
+            for a, b in group:
+                at = int(first_line[a])
+                stride = int(first_line[a + 1] - first_line[a]) if b - a > 1 else 1
+                source = image[at:]
+                if wrapped:
+                    lines = strided(source, (b - a, wrapped, full), (stride, full + 1, 1), writeable=False)
+                    sequences[a:b, : wrapped * full].reshape(b - a, wrapped, full)[:] = lines
+                tail = source[wrapped * (full + 1) :]
+                sequences[a:b, wrapped * full :] = strided(tail, (b - a, last), (stride, 1), writeable=False)
+            return _all_allowed(sequences[group[0][0] : group[-1][1]])
 
         if not all(pool.map(copy, _equal_stride_runs(first_line, 4 * max(1, threads)))):
             return None
