@@ -127,3 +127,66 @@ def dtw_reference(target, query, *, mode: str = "full", window: int | None = Non
 
 def is_integer_valued(values) -> bool:
     return all(not isinstance(v, float) or (math.isfinite(v) and v == int(v)) for v in np.asarray(values).ravel().tolist())
+
+
+MODES = ("global", "local", "semi-global", "infix", "prefix")
+# Which ends of the alignment are free in each mode: (target start, target end, query start, query end).
+_FREE_ENDS = {"global": (False, False, False, False), "local": (True, True, True, True),
+              "semi-global": (True, True, True, True), "infix": (True, True, False, False),
+              "prefix": (False, True, False, False)}  # fmt: skip
+
+
+def mode_reference(target, query, scores, gap_open: int, gap_extend: int, mode: str = "global"):
+    """Best score of aligning ``query`` (rows i) with ``target`` (columns j) in ``mode``, and where it ends.
+
+    ``scores[a][b]`` scores target code ``a`` against query code ``b`` (sequences are code lists), to maximise.
+    A gap of length L scores ``-(gap_open + (L - 1) * gap_extend)`` (parasail's model), by Gotoh's recurrence:
+    where ``gap_open < gap_extend`` it may also open a new gap right after one of the same kind. The modes:
+
+    - ``global``: both sequences end to end (Needleman-Wunsch);
+    - ``local``: any substring of each (Smith-Waterman; the empty alignment scores 0);
+    - ``semi-global``: gaps before and after either sequence are free (parasail's ``sg``);
+    - ``infix``: the whole query, anywhere in the target (edlib's HW);
+    - ``prefix``: the whole query against a prefix of the target (edlib's SHW).
+
+    Returns ``(score, target_end, query_end)``: 0-based positions of the last aligned characters (-1 where none),
+    of the optimum ending at the smallest target end, then the smallest query end.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    t, q = list(target), list(query)
+    n, m = len(t), len(q)
+    free_t_start, _, free_q_start, _ = _FREE_ENDS[mode]
+    local = mode == "local"
+    ninf = -math.inf
+
+    H = [[ninf] * (n + 1) for _ in range(m + 1)]
+    E = [[ninf] * (n + 1) for _ in range(m + 1)]  # ends with a gap in the query (a step along the target)
+    F = [[ninf] * (n + 1) for _ in range(m + 1)]  # ends with a gap in the target (a step along the query)
+    H[0][0] = 0
+    for j in range(1, n + 1):  # leading gaps: free, or by the same recurrence as inside
+        E[0][j] = ninf if free_t_start else max(H[0][j - 1] - gap_open, E[0][j - 1] - gap_extend)
+        H[0][j] = 0 if free_t_start else E[0][j]
+    for i in range(1, m + 1):
+        F[i][0] = ninf if free_q_start else max(H[i - 1][0] - gap_open, F[i - 1][0] - gap_extend)
+        H[i][0] = 0 if free_q_start else F[i][0]
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            E[i][j] = max(H[i][j - 1] - gap_open, E[i][j - 1] - gap_extend)
+            F[i][j] = max(H[i - 1][j] - gap_open, F[i - 1][j] - gap_extend)
+            H[i][j] = max(H[i - 1][j - 1] + scores[t[j - 1]][q[i - 1]], E[i][j], F[i][j])
+            if local:
+                H[i][j] = max(H[i][j], 0)
+    if mode == "global":
+        cells = [(m, n)]
+    elif mode == "local":
+        cells = [(i, j) for i in range(m + 1) for j in range(n + 1)]
+    elif mode == "semi-global":
+        cells = [(m, j) for j in range(n + 1)] + [(i, n) for i in range(m + 1)]
+    else:  # infix, prefix: the whole query, any target end
+        cells = [(m, j) for j in range(n + 1)]
+    best = max(H[i][j] for i, j in cells)
+    i, j = min(((i, j) for i, j in cells if H[i][j] == best), key=lambda cell: (cell[1], cell[0]))
+    if local and best == 0:
+        return 0, -1, -1
+    return int(best), j - 1, i - 1
