@@ -86,25 +86,41 @@ def _score(columns, scores, gap_open, gap_extend):
 
 
 def _brute_force(t, q, scores, gap_open, gap_extend, mode):
-    """The best score over every alignment the mode allows, and the smallest (target end, query end) among them."""
+    """The best score over every alignment the mode allows, and its ends by the oracle's tie order: each alignment
+    of ``t[a:b]`` with ``q[c:d]`` ends in cell ``(d, b)``; ``_end_order`` ranks the cells a mode may end in."""
     n, m = len(t), len(q)
-    best, ends = None, None
+    best, rank, ends = None, None, None
     for a, b, c, d in itertools.product(range(n + 1), range(n + 1), range(m + 1), range(m + 1)):
         if a > b or c > d:
             continue
         allowed = {"global": a == 0 and b == n and c == 0 and d == m, "local": True,
                    "semi-global": (a == 0 or c == 0) and (b == n or d == m),
                    "infix": c == 0 and d == m, "prefix": a == 0 and c == 0 and d == m}[mode]  # fmt: skip
-        if not allowed or (mode == "local" and a == b and c == d):
+        order = _end_order(mode, d, b, m, n)
+        if not allowed or order is None:
             continue
         for columns in _alignments(t[a:b], q[c:d]):
+            if mode == "local" and (a == b) != (c == d):
+                break  # only gaps: never better than the empty alignment of the same end (score 0)
             value = _score(columns, scores, gap_open, gap_extend)
-            key = (b - 1, d - 1)
-            if best is None or value > best or (value == best and key < ends):
-                best, ends = value, key
-    if mode == "local" and (best is None or best <= 0):
+            if best is None or value > best or (value == best and order < rank):
+                best, rank, ends = value, order, (b - 1, d - 1)
+    if best is None:
         return 0, -1, -1
     return best, ends[0], ends[1]
+
+
+def _end_order(mode, i, j, m, n):
+    """Where cell ``(i, j)`` stands in the mode's tie order, or None if an alignment may not end there."""
+    if mode == "global" or (mode != "local" and (m == 0 or n == 0)):
+        return 0 if (i, j) == (m, n) else None
+    if mode == "local":
+        return (j, i) if i >= 1 and j >= 1 else None
+    if mode == "semi-global":
+        if i == m and 1 <= j < n:
+            return (0, j)
+        return (1, i) if j == n and i >= 1 else None
+    return j if i == m else None
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -136,3 +152,27 @@ def test_mode_oracle_on_worked_examples():
     assert mode_reference(target, query, scores, 8, 8, "local") == (28, 8, 4)
     with pytest.raises(ValueError, match="mode must be one of"):
         mode_reference(target, query, scores, 8, 8, "glocal")
+
+
+def test_mode_oracle_gives_parasails_scores_and_ends():
+    # Golden scores made by parasail's own serial nw, sg and sw (tests/data/parasail_modes.tsv; its first line is
+    # the command): protein and DNA pairs, several matrices, affine gaps with open >= extend.
+    import os
+
+    names = {"blosum62": "BLOSUM62", "blosum45": "BLOSUM45", "blosum80": "BLOSUM80", "pam250": "PAM250",
+             "nuc44": "NUC.4.4"}  # fmt: skip
+    modes = {"nw": "global", "sg": "semi-global", "sw": "local"}
+    path = os.path.join(os.path.dirname(__file__), "data", "parasail_modes.tsv")
+    seen = {mode: 0 for mode in modes}
+    with open(path) as handle:
+        for line in handle:
+            if line.startswith("#"):
+                continue
+            mode, name, gap_open, gap_extend, query, target, score, end_query, end_ref = line.rstrip("\n").split("\t")
+            matrix = substitution_matrix(names[name])
+            codes = matrix.codes()
+            got = mode_reference([int(codes[ord(c)]) for c in target], [int(codes[ord(c)]) for c in query],
+                                 matrix.scores.tolist(), int(gap_open), int(gap_extend), modes[mode])  # fmt: skip
+            assert got == (int(score), int(end_ref), int(end_query)), line
+            seen[mode] += 1
+    assert min(seen.values()) >= 100

@@ -149,8 +149,14 @@ def mode_reference(target, query, scores, gap_open: int, gap_extend: int, mode: 
     - ``infix``: the whole query, anywhere in the target (edlib's HW);
     - ``prefix``: the whole query against a prefix of the target (edlib's SHW).
 
-    Returns ``(score, target_end, query_end)``: 0-based positions of the last aligned characters (-1 where none),
-    of the optimum ending at the smallest target end, then the smallest query end.
+    Returns ``(score, target_end, query_end)``: 0-based positions of the last characters of each the alignment
+    reaches (-1 where none). Ties are broken as parasail breaks them: global ends at both sequences' ends; local
+    (among cells of real characters, so an all-negative pair ends at (0, 0) with score 0) at the smallest target end,
+    then query end; semi-global at the smallest target end short of the target's end with the whole query, else
+    at the target's end with the smallest query end; infix and prefix at the smallest target end.
+
+    ``gap_open >= gap_extend`` in every published scheme; below that, parasail's first row and column charge
+    gaps in closed form while this recurrence may re-open them (the API refuses such gaps).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
@@ -177,16 +183,18 @@ def mode_reference(target, query, scores, gap_open: int, gap_extend: int, mode: 
             H[i][j] = max(H[i - 1][j - 1] + scores[t[j - 1]][q[i - 1]], E[i][j], F[i][j])
             if local:
                 H[i][j] = max(H[i][j], 0)
-    if mode == "global":
+    # The cells an alignment may end in, in the order that breaks ties (the first best one wins): parasail's for
+    # global, local and semi-global (cells of real characters only), the leftmost target end for infix and prefix.
+    if mode == "global" or (mode != "local" and (m == 0 or n == 0)):
         cells = [(m, n)]
     elif mode == "local":
-        cells = [(i, j) for i in range(m + 1) for j in range(n + 1)]
+        cells = [(i, j) for j in range(1, n + 1) for i in range(1, m + 1)]
+        if not cells:
+            return 0, -1, -1
     elif mode == "semi-global":
-        cells = [(m, j) for j in range(n + 1)] + [(i, n) for i in range(m + 1)]
+        cells = [(m, j) for j in range(1, n)] + [(i, n) for i in range(1, m + 1)]
     else:  # infix, prefix: the whole query, any target end
         cells = [(m, j) for j in range(n + 1)]
     best = max(H[i][j] for i, j in cells)
-    i, j = min(((i, j) for i, j in cells if H[i][j] == best), key=lambda cell: (cell[1], cell[0]))
-    if local and best == 0:
-        return 0, -1, -1
+    i, j = next((i, j) for i, j in cells if H[i][j] == best)
     return int(best), j - 1, i - 1
