@@ -176,3 +176,21 @@ def test_mode_oracle_gives_parasails_scores_and_ends():
             assert got == (int(score), int(end_ref), int(end_query)), line
             seen[mode] += 1
     assert min(seen.values()) >= 100
+
+
+def test_infix_and_prefix_give_edlibs_distances_and_first_ends():
+    # Golden edit distances and end locations written by edlib 1.3.9 in its HW (infix) and SHW (prefix) modes
+    # (tests/data/golden/edlib/make_modes.py): unit costs are scores of 0 and -1 with a linear gap of 1.
+    import os
+
+    unit = (np.eye(4, dtype=int) - 1).tolist()
+    path = os.path.join(os.path.dirname(__file__), "data", "golden", "edlib", "modes_pairs.tsv")
+    with open(path) as handle:
+        lines = handle.read().splitlines()[1:]
+    for line in lines:
+        mode, query, target, distance, first_end = line.split("\t")
+        got = mode_reference(["ACGT".index(c) for c in target], ["ACGT".index(c) for c in query], unit, 1, 1,
+                             {"HW": "infix", "SHW": "prefix"}[mode])  # fmt: skip
+        assert got[:2] == (-int(distance), int(first_end)), line
+        assert got[2] == len(query) - 1
+    assert len(lines) == 240
