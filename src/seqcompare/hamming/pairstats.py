@@ -45,7 +45,7 @@ class SiteCodes:
     left: np.ndarray
     right: np.ndarray | None
     _planes: dict = field(default_factory=dict, repr=False, compare=False)
-    _special: dict = field(default_factory=dict, repr=False, compare=False)
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)  # site lists, site-major copies
 
     @property
     def symmetric(self) -> bool:
@@ -88,7 +88,7 @@ class SiteCodes:
         """``(starts, positions, site_codes)``: each row's sites holding a code of the per-site path, in CSR form,
         with the code at each."""
         key = ("left" if self.symmetric else side, ambiguities)
-        if key not in self._special:
+        if key not in self._derived:
             from ..allpairs import over_row_blocks
             from .statskernel import count_special, list_special
 
@@ -105,13 +105,13 @@ class SiteCodes:
                 positions = np.empty(int(starts[-1]), dtype=np.int32)
                 found = np.empty(int(starts[-1]), dtype=np.uint8)
                 over_row_blocks(list_special, n, (codes, special), (starts, positions, found))
-            self._special[key] = (starts, positions, found)
-        return self._special[key]
+            self._derived[key] = (starts, positions, found)
+        return self._derived[key]
 
     def columns(self, side: str) -> np.ndarray:
         """The codes of ``side`` site-major: uint8 ``(sites, rows)``, made once."""
         key = ("columns", "left" if self.symmetric else side)
-        if key not in self._special:
+        if key not in self._derived:
             from ..allpairs import over_row_blocks
             from .statskernel import transpose_rows
 
@@ -119,8 +119,8 @@ class SiteCodes:
             out = np.empty((codes.shape[1], codes.shape[0]), dtype=np.uint8)
             if codes.size:
                 over_row_blocks(transpose_rows, codes.shape[0], (codes,), (out,))
-            self._special[key] = out
-        return self._special[key]
+            self._derived[key] = out
+        return self._derived[key]
 
 
 def site_codes(matrix: np.ndarray, alphabet: str, *, names=None, source: str = "<array>", keep_case: bool = False,
@@ -281,8 +281,8 @@ class PairStatsWork(Work):
         distances = block[0] if self.with_sites else block
         near = xp.nonzero((distances <= self.screen_bound).reshape(-1))[0]
         if near.size:
-            picked = to_host(counts.reshape(counts.shape[0], counts.shape[1], -1)[:, :, near])
-            distances.reshape(-1)[near] = xp.asarray(self.exact_distances(picked))
+            picked = to_host(counts.reshape(counts.shape[0] * counts.shape[1], -1)[:, near])
+            self.redo_near(distances, near, np.ascontiguousarray(picked.T))
         return block
 
     def self_pairs(self, items):

@@ -299,7 +299,9 @@ class PairStatsSession:
                 if codes.symmetric:
                     self.columns["right"] = self.columns["left"]
                 self.sites = {side: tuple(cupy.asarray(a) for a in codes.special_sites(side, work.ambiguities))
-                              for side in ("left", "right")}  # fmt: skip
+                              for side in sides}  # fmt: skip
+                if codes.symmetric:
+                    self.sites["right"] = self.sites["left"]
                 self.special = cupy.asarray(work.special.astype(np.uint8))
                 from .statskernel import pack_lanes
 
