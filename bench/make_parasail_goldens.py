@@ -31,7 +31,7 @@ def build_driver(source: str, work: str) -> str:
     with open(os.path.join(work, "config.h"), "w") as handle:
         handle.write("#define HAVE_POSIX_MEMALIGN 1\n#define SIZEOF_INT 4\n")
     driver = os.path.join(work, "parasail_driver")
-    files = [os.path.join(source, "src", name) for name in ("nw.c", "sg.c", "sw.c", "memory.c", "matrix_lookup.c")]
+    files = [os.path.join(source, "src", name) for name in ("nw.c", "sg.c", "sw.c", "nw_stats.c", "sg_stats.c", "sw_stats.c", "memory.c", "matrix_lookup.c")]
     here = os.path.dirname(os.path.abspath(__file__))
     subprocess.run(["gcc", "-O2", "-std=gnu99", f"-I{work}", f"-I{source}", f"-I{os.path.join(source, 'src')}",
                     "-o", driver, os.path.join(here, "peers", "parasail_driver.c"), *files], check=True)  # fmt: skip
@@ -82,9 +82,9 @@ def main() -> int:
     commit = args.commit or subprocess.run(["git", "-C", args.parasail_source, "rev-parse", "--short", "HEAD"],
                                            capture_output=True, text=True).stdout.strip() or "unknown"  # fmt: skip
     with open(args.out, "w") as handle:
-        handle.write(f"# parasail {commit} serial nw/sg/sw, made by: python bench/make_parasail_goldens.py "
+        handle.write(f"# parasail {commit} serial nw/sg/sw and their _stats, made by: python bench/make_parasail_goldens.py "
                      f"--parasail-source DIR --seed {args.seed} --pairs {args.pairs} (gcc {gcc_version()})\n")
-        handle.write("# mode\tmatrix\topen\textend\tquery\ttarget\tscore\tend_query\tend_ref\n")
+        handle.write("# mode\tmatrix\topen\textend\tquery\ttarget\tscore\tend_query\tend_ref\tmatches\tsimilar\tlength\n")
         for row, result in zip(rows, results, strict=False):
             handle.write("\t".join(str(v) for v in row) + "\t" + "\t".join(result.split()) + "\n")
     print(f"wrote {len(rows)} alignments to {args.out}")

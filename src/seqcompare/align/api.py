@@ -14,22 +14,77 @@ import numpy as np
 from .. import validation
 from ..allpairs import Concatenation, GpuExecutor, SerialExecutor, executor_for_client, run
 from ..errors import InputError
-from .batch import DTW_MODES, DTWScorer, NWScorer
+from .batch import DTW_MODES, DTWScorer, NWScorer, match_mismatch
 from .costs import BIG, Costs
+from .modes import MODE_CODES, ModeScorer, ModeScoring
 from .work import PairWork
+
+MODES = tuple(MODE_CODES)
 
 _LIMIT = 1 << 59  # no score may come near int64's range: refuse, never wrap
 
 
 @dataclass
 class PairScores:
-    """Scores of a batch: ``pairs`` ``(k, 2)`` (target index, query index), ``scores`` (``k``), ``cigars`` when
-    asked for (NW), and the number of DP ``cells`` (for GCUPS)."""
+    """Scores of a batch.
+
+    Attributes
+    ----------
+    pairs : numpy.ndarray, shape (k, 2)
+        (target index, query index) of each pair.
+    scores : numpy.ndarray, shape (k,)
+    cells : int
+        DP cells computed (for GCUPS).
+    cigars : list of str, optional
+        The alignments, when asked for (M, I: target letter against a gap, D: query letter against a gap).
+    positions : numpy.ndarray of int64, shape (k, 4), optional
+        Alignment modes: target start, target end, query start, query end; 0-based and inclusive (an empty
+        alignment starts one past its end). On the reverse strand, positions on the query as given.
+    counts : numpy.ndarray of int64, shape (k, 4), optional
+        Alignment modes: matches, similar (pairs of positive score), aligned pairs and length (columns; as in
+        parasail's ``_stats`` functions, leading gaps along the first row or column are not counted).
+    reverse : numpy.ndarray of bool, shape (k,), optional
+        With ``both_strands``: True where the query's reverse complement aligned better.
+    """
 
     pairs: np.ndarray
     scores: np.ndarray
     cells: int
     cigars: list | None = None
+    positions: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    reverse: np.ndarray | None = None
+
+    def _count(self, column: int) -> np.ndarray:
+        if self.counts is None:
+            raise ValueError("statistics come with alignment modes: call align() with stats=True")
+        return self.counts[:, column]
+
+    @property
+    def matches(self) -> np.ndarray:
+        """Aligned pairs of the same letter."""
+        return self._count(0)
+
+    @property
+    def mismatches(self) -> np.ndarray:
+        """Aligned pairs of different letters."""
+        return self._count(2) - self._count(0)
+
+    @property
+    def gap_columns(self) -> np.ndarray:
+        """Columns of a letter against a gap (leading gaps along the first row or column excluded)."""
+        return self._count(3) - self._count(2)
+
+    @property
+    def length(self) -> np.ndarray:
+        """Alignment columns, as parasail's ``_stats`` count them."""
+        return self._count(3)
+
+    @property
+    def identity(self) -> np.ndarray:
+        """``matches / length`` (parasail's identity); 0 for an empty alignment."""
+        length = self.length
+        return np.divide(self.matches, length, out=np.zeros(len(length)), where=length > 0)
 
 
 def _concatenated(items, dtype=None):
@@ -108,9 +163,12 @@ def _use_gpu(device: str, eligible: bool, why: str, client=None) -> bool:
     return eligible and resolve_device(device) == "cuda"
 
 
-def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, cigar: bool = False,
+def align(targets, queries=None, *, costs: Costs | None = None, mode: str = "global", matrix=None,
+          gap_open: int | None = None, gap_extend: int | None = None, alphabet: str | None = None,
+          both_strands: bool = False, stats: bool = False, pairs=None, cigar: bool = False,
           threads: int | None = None, device: str = "cpu", progress=False, client=None) -> PairScores:  # fmt: skip
-    """Global alignment scores (Needleman-Wunsch, Gotoh's affine gaps) of many pairs in one call.
+    """Alignment scores of many pairs in one call: global (Needleman-Wunsch, Gotoh's affine gaps), local
+    (Smith-Waterman), semi-global, infix and prefix, with positions, statistics and CIGARs.
 
     Parameters
     ----------
@@ -121,9 +179,36 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
         N); it is read in place (the GPU checks the codes where it reads them).
     costs : Costs
         :meth:`Costs.seed` (costs C, X, I, D to minimise), :meth:`Costs.edit` (the default), or :meth:`Costs.scores`
-        (maximised scores: match/mismatch or a matrix, affine gaps).
+        (maximised scores: match/mismatch or a matrix, affine gaps). With ``alphabet="protein"`` or ``"bytes"``
+        its match and mismatch apply to every letter.
+    mode : {"global", "local", "semi-global", "infix", "prefix"}
+        ``global``: both sequences end to end; ``local``: the best-scoring pair of substrings (Smith-Waterman; 0
+        at worst); ``semi-global``: gaps before and after either sequence are free (parasail's ``sg``);
+        ``infix``: the whole query anywhere in the target (edlib's HW); ``prefix``: the whole query against a
+        prefix of the target (edlib's SHW). Ties between end cells are broken as parasail breaks them (global,
+        local: the smallest target end, then query end; semi-global: the last row before the last column), and
+        at the leftmost target end in infix and prefix (edlib's first location). With a cost form, a mode reports
+        the least cost: ``mode="infix"`` with the default gives edlib's HW edit distance.
+    matrix : str, path or SubstitutionMatrix, optional
+        A substitution matrix (BLOSUM45/50/62/80/90, PAM250, NUC.4.4 by name, or an NCBI-format file) of scores
+        to maximise, ``matrix[target letter, query letter]``; the sequences' alphabet is its letters. Needs
+        ``gap_open`` and ``gap_extend``, and is not combined with ``costs``.
+    gap_open, gap_extend : int
+        With ``matrix``: a gap of length L costs ``gap_open + (L - 1) * gap_extend`` (parasail's convention; both
+        at least 0, ``gap_open >= gap_extend``). BLAST's defaults with BLOSUM62 are 11 and 1.
+    alphabet : {"dna", "protein", "bytes"}, optional
+        How letters are read when no matrix gives them: ``dna`` (A, C, G, T, N; other IUPAC codes as N; the
+        default), ``protein`` (20 amino acids, B, Z, X, ``*``) or ``bytes`` (any byte but 0xff, case-sensitive).
+        A letter outside it is an error naming the record and position.
+    both_strands : bool
+        DNA: also align each query's reverse complement, and keep the better strand (the forward one on ties);
+        ``reverse`` says which.
+    stats : bool
+        Return the statistics (``counts``; ``matches``, ``mismatches``, ``gap_columns``, ``length``,
+        ``identity``), which follow the same path as the CIGAR.
     cigar : bool
-        Also return each alignment as a CIGAR (M, I: target base against a gap, D: query base against a gap).
+        Also return each alignment as a CIGAR (M, I: target letter against a gap, D: query letter against a gap),
+        from its start to its end positions.
     threads : int, optional
         CPU threads (default: all cores).
     device : {"cpu", "cuda", "auto"}
@@ -136,8 +221,21 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
     Returns
     -------
     PairScores
-        ``scores`` are costs (minimised) for cost forms and scores (maximised) for :meth:`Costs.scores`.
+        ``scores`` are costs (minimised) for cost forms and scores (maximised) for :meth:`Costs.scores` and
+        matrices. Any mode option (a mode other than global, ``matrix``, ``alphabet``, ``both_strands`` or
+        ``stats``) also gives ``positions`` (and ``counts``, ``reverse``).
+
+    Raises
+    ------
+    InputError
+        A letter outside the alphabet, an unknown matrix, gaps that are not a valid scheme, a mode the options
+        cannot run, scores that could pass the exact range.
     """
+    validation.choice(mode, "mode", MODES)
+    if (mode != "global" or matrix is not None or alphabet is not None or both_strands or stats
+            or gap_open is not None or gap_extend is not None):  # fmt: skip
+        return _align_in_mode(targets, queries, costs, mode, matrix, gap_open, gap_extend, alphabet, both_strands,
+                              pairs, cigar, threads, device, progress, client)  # fmt: skip
     costs = Costs.edit() if costs is None else costs
     if not isinstance(costs, Costs):
         raise TypeError(f"costs must be a Costs (Costs.edit(), Costs.seed(...), Costs.scores(...)), not {costs!r}")
@@ -164,6 +262,127 @@ def align(targets, queries=None, *, costs: Costs | None = None, pairs=None, ciga
     raw, found = run(PairWork(scorer, plan), Concatenation(), _executor(client, device, gpu, threads), progress,
                      "align")  # fmt: skip
     result = PairScores(plan, costs.sign * np.asarray(raw, dtype=np.int64), int(np.sum(t_len * q_len)))
+    if cigar:
+        result.cigars = list(found)
+    return result
+
+
+def _mode_scoring(mode, costs, matrix, gap_open, gap_extend, alphabet) -> ModeScoring:
+    """What a mode maximises, from a matrix and gaps or from a cost form, and the letters' alphabet."""
+    from .alphabets import from_letters, named
+    from .matrices import SubstitutionMatrix, substitution_matrix
+
+    if matrix is not None:
+        if costs is not None:
+            raise InputError("give either a matrix (with gap_open and gap_extend) or costs, not both")
+        if gap_open is None or gap_extend is None:
+            raise InputError("a matrix needs gap_open and gap_extend (a gap of L costs open + (L - 1) x extend; "
+                             "BLAST uses 11 and 1 with BLOSUM62)")  # fmt: skip
+        if not isinstance(matrix, SubstitutionMatrix):
+            matrix = substitution_matrix(matrix)
+        gap_open = validation.integer(gap_open, "gap_open", minimum=0)
+        gap_extend = validation.integer(gap_extend, "gap_extend", minimum=0)
+        if gap_open < gap_extend:
+            raise InputError(f"gap_open ({gap_open}) must be at least gap_extend ({gap_extend}): opening a gap "
+                             f"costs its first letter")  # fmt: skip
+        letters = from_letters(matrix.name, matrix.letters)
+        if alphabet is not None:
+            validation.choice(alphabet, "alphabet", ("dna", "protein", "bytes"))
+            nucleotide = set(matrix.letters) <= set("ACGTURYKMSWBDHVN")
+            if alphabet == "bytes" or (alphabet == "dna") != nucleotide:
+                raise InputError(f"matrix {matrix.name} reads its own letters ({matrix.letters}); it cannot score "
+                                 f"the {alphabet} alphabet")  # fmt: skip
+        return ModeScoring(mode, np.asarray(matrix.scores, dtype=np.int64), gap_open, gap_extend, letters)
+    if gap_open is not None or gap_extend is not None:
+        raise InputError("gap_open and gap_extend go with a matrix; with costs, the gaps are the Costs' own")
+    costs = Costs.edit() if costs is None else costs
+    if not isinstance(costs, Costs):
+        raise TypeError(f"costs must be a Costs (Costs.edit(), Costs.seed(...), Costs.scores(...)), not {costs!r}")
+    if (costs.insert_open, costs.insert_extend) != (costs.delete_open, costs.delete_extend):
+        raise InputError("alignment modes take one gap model: insertions and deletions must cost the same")
+    if costs.insert_open < 0:
+        raise InputError("a gap opening cannot be a bonus: gap_open must not be positive in Costs.scores")
+    chosen = named(alphabet or "dna")
+    table = -np.asarray(costs.substitution, dtype=np.int64)
+    if chosen.name != "dna":
+        simple = match_mismatch(table)
+        if simple is None:
+            raise InputError(f"a matrix over A, C, G, T, N scores DNA only; for the {chosen.name} alphabet give "
+                             f"match and mismatch, or a matrix of its letters")  # fmt: skip
+        table = np.full((chosen.size, chosen.size), simple[1], dtype=np.int64)
+        np.fill_diagonal(table, simple[0])
+    opening = costs.insert_open + costs.insert_extend
+    return ModeScoring(mode, table, opening, costs.insert_extend, chosen, sign=-costs.sign)
+
+
+def _as_coded(items, what: str, alphabet):
+    """Codes and offsets of sequences in ``alphabet``: a FASTA path, a list of str or bytes, a SequenceSet (its
+    DNA letters re-read in the alphabet), or a 2-D uint8 array of codes (checked against the alphabet)."""
+    from ..io.sequences import NumberedNames, SequenceSet
+
+    if isinstance(items, np.ndarray) and items.ndim == 2:
+        if items.dtype != np.uint8:
+            raise InputError(f"{what}s: a 2-D array of sequences must hold uint8 codes, not {items.dtype}")
+        codes = np.ascontiguousarray(items).reshape(-1)
+        if codes.size and int(codes.max()) >= alphabet.size:
+            at = int(np.flatnonzero(codes >= alphabet.size)[0])
+            raise InputError(f"{what}s: code {int(codes[at])} at value #{at + 1}; the {alphabet.name} alphabet has "
+                             f"codes 0..{alphabet.size - 1}")  # fmt: skip
+        rows, width = items.shape
+        return codes, np.arange(rows + 1, dtype=np.int64) * width
+    if isinstance(items, (str, os.PathLike)):
+        from ..io.fasta import read_sequences
+
+        found = read_sequences(items, alphabet=alphabet)
+        return found.codes, found.offsets
+    if isinstance(items, SequenceSet):
+        if items.alphabet == alphabet.name:
+            return items.codes, items.offsets
+        if items.alphabet != "dna":
+            raise InputError(f"{what}s were read in the {items.alphabet} alphabet; these options score the "
+                             f"{alphabet.name} alphabet")  # fmt: skip
+        items = [items.text(i) for i in range(len(items))]
+    items = list(items)
+    found = SequenceSet.from_strings(items, NumberedNames(what, len(items)), source=what, alphabet=alphabet)
+    return found.codes, found.offsets
+
+
+def reverse_complements(codes: np.ndarray, offsets: np.ndarray, complement: np.ndarray) -> np.ndarray:
+    """Each record of ``codes`` reversed and complemented through ``complement`` (a code-to-code table)."""
+    lengths = np.diff(offsets)
+    record = np.repeat(np.arange(len(lengths)), lengths)
+    mirrored = offsets[record] + offsets[record + 1] - 1 - np.arange(codes.size)
+    return complement[codes[mirrored]] if codes.size else codes.copy()
+
+
+def _align_in_mode(targets, queries, costs, mode, matrix, gap_open, gap_extend, alphabet, both_strands, pairs,
+                   cigar, threads, device, progress, client) -> PairScores:  # fmt: skip
+    """:func:`align` with any mode option: through :class:`~seqcompare.align.modes.ModeScorer`."""
+    threads = validation.threads(threads)
+    validation.choice(device, "device", ("cpu", "cuda", "auto"))
+    scoring = _mode_scoring(mode, costs, matrix, gap_open, gap_extend, alphabet)
+    t_codes, t_off = _as_coded(targets, "target", scoring.alphabet)
+    q_codes, q_off = (t_codes, t_off) if queries is None else _as_coded(queries, "query", scoring.alphabet)
+    q_reverse = None
+    if both_strands:
+        complement = scoring.alphabet.complement()
+        if complement is None:
+            raise InputError(f"both strands need a nucleotide alphabet; {scoring.alphabet.name} has letters "
+                             f"without a complement")  # fmt: skip
+        q_reverse = reverse_complements(q_codes, q_off, complement)
+    plan = pair_plan(len(t_off) - 1, None if queries is None else len(q_off) - 1, pairs)
+    t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
+    reach = (int((t_len + q_len).max()) if len(plan) else 0) * (scoring.bound + 1)
+    if reach >= _LIMIT:
+        raise InputError(f"alignment scores could reach {reach}, beyond the exact 64-bit range")
+    gpu = _use_gpu(device, reach < (1 << 29), "alignment scores must stay below 2**29", client)
+    scorer = ModeScorer(t_codes, t_off, q_codes, q_off, scoring, cigar, q_reverse)
+    scores, positions, counts, reverse, found = run(PairWork(scorer, plan), Concatenation(),
+                                                    _executor(client, device, gpu, threads), progress, "align")  # fmt: skip
+    result = PairScores(plan, scoring.sign * np.asarray(scores, dtype=np.int64), int(np.sum(t_len * q_len)),
+                        positions=np.asarray(positions, dtype=np.int64).reshape(-1, 4),
+                        counts=np.asarray(counts, dtype=np.int64).reshape(-1, 4),
+                        reverse=np.asarray(reverse, dtype=bool))  # fmt: skip
     if cigar:
         result.cigars = list(found)
     return result

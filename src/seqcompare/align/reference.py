@@ -158,6 +158,27 @@ def mode_reference(target, query, scores, gap_open: int, gap_extend: int, mode: 
     ``gap_open >= gap_extend`` in every published scheme; below that, parasail's first row and column charge
     gaps in closed form while this recurrence may re-open them (the API refuses such gaps).
     """
+    H, _, _ = _mode_tables(target, query, scores, gap_open, gap_extend, mode)
+    n, m = len(target), len(query)
+    # The cells an alignment may end in, in the order that breaks ties (the first best one wins): parasail's for
+    # global, local and semi-global (cells of real characters only), the leftmost target end for infix and prefix.
+    if mode == "global" or (mode != "local" and (m == 0 or n == 0)):
+        cells = [(m, n)]
+    elif mode == "local":
+        cells = [(i, j) for j in range(1, n + 1) for i in range(1, m + 1)]
+        if not cells:
+            return 0, -1, -1
+    elif mode == "semi-global":
+        cells = [(m, j) for j in range(1, n)] + [(i, n) for i in range(1, m + 1)]
+    else:  # infix, prefix: the whole query, any target end
+        cells = [(m, j) for j in range(n + 1)]
+    best = max(H[i][j] for i, j in cells)
+    i, j = next((i, j) for i, j in cells if H[i][j] == best)
+    return int(best), j - 1, i - 1
+
+
+def _mode_tables(target, query, scores, gap_open, gap_extend, mode):
+    """The whole H, E and F tables of :func:`mode_reference` (rows: query, columns: target)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     t, q = list(target), list(query)
@@ -183,18 +204,59 @@ def mode_reference(target, query, scores, gap_open: int, gap_extend: int, mode: 
             H[i][j] = max(H[i - 1][j - 1] + scores[t[j - 1]][q[i - 1]], E[i][j], F[i][j])
             if local:
                 H[i][j] = max(H[i][j], 0)
-    # The cells an alignment may end in, in the order that breaks ties (the first best one wins): parasail's for
-    # global, local and semi-global (cells of real characters only), the leftmost target end for infix and prefix.
-    if mode == "global" or (mode != "local" and (m == 0 or n == 0)):
-        cells = [(m, n)]
-    elif mode == "local":
-        cells = [(i, j) for j in range(1, n + 1) for i in range(1, m + 1)]
-        if not cells:
-            return 0, -1, -1
-    elif mode == "semi-global":
-        cells = [(m, j) for j in range(1, n)] + [(i, n) for i in range(1, m + 1)]
-    else:  # infix, prefix: the whole query, any target end
-        cells = [(m, j) for j in range(n + 1)]
-    best = max(H[i][j] for i, j in cells)
-    i, j = next((i, j) for i, j in cells if H[i][j] == best)
-    return int(best), j - 1, i - 1
+    return H, E, F
+
+
+def mode_alignment_reference(target, query, scores, gap_open: int, gap_extend: int, mode: str = "global"):
+    """The alignment :func:`mode_reference` scores, traced back through its whole tables.
+
+    From the end cell, the path takes at each cell the diagonal if it gives the cell's score, else the vertical gap
+    (a query letter against a gap), else the horizontal one; in a gap it keeps extending unless opening there is
+    strictly better; it stops at a free border or, in local mode, at a cell of score 0. These are the preferences
+    parasail's ``_stats`` functions apply going forward.
+
+    Returns ``(score, (target_start, target_end, query_start, query_end), (matches, similar, pairs, length),
+    cigar)``: positions 0-based and inclusive (an empty alignment starts one past its end); counts as parasail's
+    ``_stats`` (``similar``: pairs of positive score; ``length``: columns, except gaps along the first row or
+    column); the CIGAR over the whole alignment, leading gaps included (M, I: target letter against a gap, D: query
+    letter against a gap).
+    """
+    score, target_end, query_end = mode_reference(target, query, scores, gap_open, gap_extend, mode)
+    H, E, F = _mode_tables(target, query, scores, gap_open, gap_extend, mode)
+    t, q = list(target), list(query)
+    free_t_start, _, free_q_start, _ = _FREE_ENDS[mode]
+    i, j, state = query_end + 1, target_end + 1, "H"
+    ops, matches, similar, pairs, length = [], 0, 0, 0, 0
+    while True:
+        if state == "H":
+            if i == 0 or j == 0:
+                if not ((i == 0 and free_t_start) or (j == 0 and free_q_start)):
+                    ops += ["I"] * j + ["D"] * i  # leading gaps (reversed below): not columns in the counts
+                    i = j = 0
+                break
+            if mode == "local" and H[i][j] <= 0:
+                break
+            value = scores[t[j - 1]][q[i - 1]]
+            if H[i][j] == H[i - 1][j - 1] + value:
+                ops.append("M")
+                matches += t[j - 1] == q[i - 1]
+                similar += value > 0
+                pairs += 1
+                length += 1
+                i, j = i - 1, j - 1
+            else:
+                state = "F" if H[i][j] == F[i][j] else "E"
+        elif state == "F":
+            ops.append("D")
+            length += 1
+            opened = H[i - 1][j] - gap_open > F[i - 1][j] - gap_extend
+            state = "H" if opened else "F"
+            i -= 1
+        else:
+            ops.append("I")
+            length += 1
+            opened = H[i][j - 1] - gap_open > E[i][j - 1] - gap_extend
+            state = "H" if opened else "E"
+            j -= 1
+    cigar = run_length("".join(reversed(ops)))
+    return score, (j, target_end, i, query_end), (matches, similar, pairs, length), cigar

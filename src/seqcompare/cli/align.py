@@ -1,16 +1,22 @@
-"""``seqcompare align``: global alignment scores (Needleman-Wunsch) of many pairs of sequences."""
+"""``seqcompare align``: alignment scores of many pairs of sequences, in every mode, with positions,
+statistics, CIGARs, both strands, and score or identity matrices."""
 
 from __future__ import annotations
 
 from ..errors import InputError
 from .common import HelpFormatter, Log, add_common, check_cluster_options, dask_client, int_list, prepare
 
+MODES = ("global", "local", "semi-global", "infix", "prefix")
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "align", help="global alignment scores (Needleman-Wunsch) of many pairs of sequences",
+        "align", help="alignment scores (global, local, semi-global, infix, prefix) of many pairs of sequences",
         description="Scores of target[i] against query[i] (two FASTA files), of every pair of one file "
-        "(--all-vs-all), or of --pairs. Default: edit distance. Output TSV: target, query, score[, cigar].",
+        "(--all-vs-all), or of --pairs. Default: global edit distance. Output TSV: target, query, score; with any "
+        "mode option also target_start, target_end, query_start, query_end (0-based, inclusive; an empty "
+        "alignment starts one past its end), then strand, statistics and cigar as asked. --format matrix writes "
+        "a score or identity matrix instead.",
         formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("targets", help="FASTA (plain or gzip; '-' for standard input)")
@@ -22,8 +28,35 @@ def add_parser(subparsers) -> None:
                        help="costs to minimise: match, mismatch, insertion, deletion (e.g. 0,1,1,1, the edit "
                             "distance)")  # fmt: skip
     costs.add_argument("--scores", metavar="MATCH,MISMATCH,OPEN,EXTEND",
-                       help="scores to maximise: match, mismatch, gap open, gap extend (e.g. 2,-3,-5,-2)")  # fmt: skip
-    parser.add_argument("--cigar", action="store_true", help="add each alignment as a CIGAR (M, I, D)")
+                       help="scores to maximise: match, mismatch, gap open, gap extend (e.g. 2,-3,-5,-2; a gap of L "
+                            "scores OPEN + L x EXTEND)")  # fmt: skip
+    costs.add_argument("--matrix", metavar="NAME|FILE",
+                       help="substitution matrix to maximise: BLOSUM45/50/62/80/90, PAM250, NUC.4.4, or a file in "
+                            "the NCBI format; its letters are the alphabet. Needs --gap-open and --gap-extend")  # fmt: skip
+    parser.add_argument("--gap-open", type=int, metavar="O", help="with --matrix: a gap of L costs O + (L - 1) x E "
+                        "(parasail's convention; BLAST uses 11 and 1 with BLOSUM62)")  # fmt: skip
+    parser.add_argument("--gap-extend", type=int, metavar="E", help="with --matrix: see --gap-open")
+    parser.add_argument("--mode", choices=MODES, default="global",
+                        help="global: end to end; local: Smith-Waterman; semi-global: end gaps free (parasail's "
+                             "sg); infix: the whole query anywhere in the target (edlib's HW); prefix: the whole "
+                             "query against a prefix of the target (edlib's SHW)")  # fmt: skip
+    parser.add_argument("--alphabet", choices=("dna", "protein", "bytes"),
+                        help="letters without --matrix: dna (ACGTN, other IUPAC codes as N; the default), protein "
+                             "(20 amino acids, B, Z, X, *), bytes (any byte, case-sensitive)")  # fmt: skip
+    parser.add_argument("--both-strands", action="store_true",
+                        help="DNA: also align each query's reverse complement and keep the better strand (a strand "
+                             "column: + or -; positions stay on the query as given)")  # fmt: skip
+    parser.add_argument("--stats", action="store_true",
+                        help="add matches, similar (positive scores), mismatches, gap_columns, length and identity "
+                             "(matches / length), as parasail's _stats functions count them")  # fmt: skip
+    parser.add_argument("--cigar", action="store_true", help="add each alignment as a CIGAR (M, I: target letter "
+                        "against a gap, D: query letter against a gap)")  # fmt: skip
+    parser.add_argument("--format", choices=("tsv", "matrix"), default="tsv",
+                        help="matrix: a table of every target (rows) against every query (columns), or of every "
+                             "pair of one file with --all-vs-all (symmetric; infix and prefix are not, so every "
+                             "ordered pair is aligned)")  # fmt: skip
+    parser.add_argument("--value", choices=("score", "identity"), default="score",
+                        help="what --format matrix holds")
     add_common(parser, cluster=True)
     parser.set_defaults(handler=run_command)
 
@@ -31,6 +64,7 @@ def add_parser(subparsers) -> None:
 def run_command(args) -> int:
     from ..align.costs import Costs
 
+    _check_mode_options(args)
     if args.all_vs_all and args.queries:
         raise InputError("--all-vs-all compares the targets with each other; do not give a second FASTA too")
     if args.all_vs_all and args.pairs:
@@ -42,7 +76,7 @@ def run_command(args) -> int:
     elif args.scores:
         costs = Costs.scores(*int_list(args.scores, 4, "--scores"))
     else:
-        costs = Costs.edit()
+        costs = None if args.matrix else Costs.edit()
     check_cluster_options(args)
     prepare(args, [args.targets, args.queries, args.pairs], start_cuda=args.cluster == "none" and not args.scheduler)
     log = Log(args.quiet)
@@ -50,31 +84,126 @@ def run_command(args) -> int:
     import time
 
     from ..align.api import align
-    from ..io.fasta import read_sequences
     from ..io.output import open_output
 
-    targets = read_sequences(args.targets, iupac_as_n=True)
-    queries = read_sequences(args.queries, iupac_as_n=True) if args.queries else None
+    in_mode = _in_mode(args)
+    options = {"mode": args.mode, "matrix": args.matrix, "gap_open": args.gap_open, "gap_extend": args.gap_extend,
+               "alphabet": args.alphabet, "both_strands": args.both_strands, "stats": args.stats} if in_mode else {}
+    targets, queries = _read(args, in_mode)
     log.duplicates(args.targets, targets.names)
     if queries is not None:
         log.duplicates(args.queries, queries.names)
+    query_set = queries if queries is not None else targets
     pairs = None
     if args.pairs:
-        pairs = _named_pairs(args.pairs, targets.names, (queries or targets).names)
+        pairs = _named_pairs(args.pairs, targets.names, query_set.names)
+    elif args.format == "matrix":
+        pairs = _matrix_plan(len(targets), len(query_set), queries is None and args.mode not in ("infix", "prefix"))
     with dask_client(args, log) as client:
         started = time.perf_counter()
         result = align(targets, queries if queries is not None else (targets if pairs is not None else None),
                        costs=costs, pairs=pairs, cigar=args.cigar, threads=args.threads, device=args.device,
-                       progress=log.progress, client=client)  # fmt: skip
+                       progress=log.progress, client=client, **options)  # fmt: skip
     log_rate(log, "alignments", result, time.perf_counter() - started)
-    query_names = (queries or targets).names
-    lines = ["target\tquery\tscore" + ("\tcigar" if args.cigar else "")]
-    for k, (t, q) in enumerate(result.pairs):
-        line = f"{targets.names[t]}\t{query_names[q]}\t{result.scores[k]}"
-        lines.append(line + (f"\t{result.cigars[k]}" if args.cigar else ""))
+    if args.format == "matrix":
+        text = _matrix_text(result, targets.names, query_set.names, args.value, queries is None)
+    else:
+        text = _table_text(result, targets.names, query_set.names, args)
     with open_output(args.output) as out:
-        out.write(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+        out.write(text.encode("utf-8", "surrogateescape"))
     return 0
+
+
+def _in_mode(args) -> bool:
+    """Whether any option needs the modes' path (positions and statistics)."""
+    return bool(args.mode != "global" or args.matrix or args.alphabet or args.both_strands or args.stats
+                or args.value == "identity")  # fmt: skip
+
+
+def _check_mode_options(args) -> None:
+    """One line for each combination the options cannot mean, before any input is read."""
+    if args.matrix and (args.gap_open is None or args.gap_extend is None):
+        raise InputError("--matrix needs --gap-open and --gap-extend (a gap of L costs OPEN + (L - 1) x EXTEND; "
+                         "BLAST uses 11 and 1 with BLOSUM62)")  # fmt: skip
+    if not args.matrix and (args.gap_open is not None or args.gap_extend is not None):
+        raise InputError("--gap-open and --gap-extend go with --matrix (with --scores the gaps are its OPEN and "
+                         "EXTEND)")  # fmt: skip
+    if args.value == "identity" and args.format != "matrix":
+        raise InputError("--value chooses what --format matrix holds; with TSV output use --stats for identity")
+    if args.format == "matrix" and args.pairs:
+        raise InputError("--format matrix aligns every target with every query; it cannot take --pairs")
+    if args.format == "matrix" and args.cigar:
+        raise InputError("--format matrix holds one number per pair; --cigar needs the TSV output")
+
+
+def _read(args, in_mode: bool):
+    """The targets and queries (None without a second file), in the alphabet the options choose."""
+    from ..io.fasta import read_sequences
+
+    if not in_mode:
+        read = lambda path: read_sequences(path, iupac_as_n=True)  # noqa: E731
+    else:
+        from ..align.alphabets import from_letters, named
+        from ..align.matrices import substitution_matrix
+
+        if args.matrix:
+            found = substitution_matrix(args.matrix)
+            alphabet = from_letters(found.name, found.letters)
+        else:
+            alphabet = named(args.alphabet or "dna")
+        read = lambda path: read_sequences(path, alphabet=alphabet)  # noqa: E731
+    return read(args.targets), (read(args.queries) if args.queries else None)
+
+
+def _matrix_plan(n_targets: int, n_queries: int, symmetric: bool):
+    """Every (target, query) pair; of one file's symmetric scores, the pairs i <= j only."""
+    import numpy as np
+
+    if symmetric:
+        i, j = np.triu_indices(n_targets)
+        return np.stack([i, j], axis=1).astype(np.int64)
+    i, j = np.meshgrid(np.arange(n_targets), np.arange(n_queries), indexing="ij")
+    return np.stack([i.ravel(), j.ravel()], axis=1).astype(np.int64)
+
+
+def _matrix_text(result, target_names, query_names, value: str, one_file: bool) -> str:
+    """A tab-separated matrix: a header of query names, then each target's row (mirrored for one file)."""
+    import numpy as np
+
+    numbers = result.identity if value == "identity" else result.scores
+    table = np.zeros((len(target_names), len(query_names)), dtype=numbers.dtype)
+    t, q = result.pairs[:, 0], result.pairs[:, 1]
+    if one_file:
+        table[q, t] = numbers
+    table[t, q] = numbers
+    shown = np.char.mod("%.6g", table) if value == "identity" else table.astype(str)
+    lines = ["\t" + "\t".join(query_names)]
+    lines += [name + "\t" + "\t".join(row) for name, row in zip(target_names, shown.tolist())]
+    return "\n".join(lines) + "\n"
+
+
+def _table_text(result, target_names, query_names, args) -> str:
+    """One TSV line per pair: names, score, then positions, strand, statistics and CIGAR as asked."""
+    import numpy as np
+
+    header = ["target", "query", "score"]
+    columns = [np.asarray(target_names, dtype=object)[result.pairs[:, 0]],
+               np.asarray(query_names, dtype=object)[result.pairs[:, 1]], result.scores]  # fmt: skip
+    if result.positions is not None:
+        header += ["target_start", "target_end", "query_start", "query_end"]
+        columns += list(result.positions.T)
+    if args.both_strands:
+        header.append("strand")
+        columns.append(np.where(result.reverse, "-", "+"))
+    if args.stats:
+        header += ["matches", "similar", "mismatches", "gap_columns", "length", "identity"]
+        columns += [result.matches, result.counts[:, 1], result.mismatches, result.gap_columns, result.length,
+                    np.char.mod("%.6g", result.identity)]  # fmt: skip
+    if args.cigar:
+        header.append("cigar")
+        columns.append(result.cigars)
+    rows = zip(*[column.tolist() if hasattr(column, "tolist") else column for column in columns])
+    return "\n".join(["\t".join(header)] + ["\t".join(map(str, row)) for row in rows]) + "\n"
 
 
 def log_rate(log, what: str, result, seconds: float) -> None:

@@ -578,7 +578,7 @@ def _copy_sequences(buf, line_ends, translate, codes, offsets):
     return _OK, 0, 0, 0
 
 
-def read_sequences(path: str | os.PathLike, *, iupac_as_n: bool = False):
+def read_sequences(path: str | os.PathLike, *, iupac_as_n: bool = False, alphabet=None):
     """Read unaligned nucleotide sequences (e.g. scan signatures) from FASTA into a
     :class:`~seqcompare.io.sequences.SequenceSet` of base codes.
 
@@ -588,21 +588,27 @@ def read_sequences(path: str | os.PathLike, *, iupac_as_n: bool = False):
         FASTA file (plain or gzip; ``"-"`` for stdin); records may be wrapped and of any lengths.
     iupac_as_n : bool
         Read IUPAC ambiguity codes other than N as N instead of refusing them.
+    alphabet : Alphabet, optional
+        Another alphabet (:class:`~seqcompare.align.alphabets.Alphabet`: protein, a matrix's letters, bytes; or
+        anything with its ``name``, ``table`` of each byte's code, 255 outside it, and ``allowed``, its wording
+        in errors).
 
     Raises
     ------
     InputError
-        Missing, empty or non-FASTA file, or a character other than A, C, G, T, N (either case; U reads as T).
+        Missing, empty or non-FASTA file, or a character outside the alphabet (default: A, C, G, T, N, either
+        case; U reads as T), named by record and position.
     """
     from .sequences import SequenceSet, code_table, illegal_base_message
 
     source = os.fspath(path)
     image = np.frombuffer(read_bytes(source), dtype=np.uint8)
-    translate = code_table(iupac_as_n)
+    translate = code_table(iupac_as_n) if alphabet is None else alphabet.table
+    allowed, name = (None, "dna") if alphabet is None else (alphabet.allowed, alphabet.name)
     if image.size <= SMALL_BYTES:
         parsed = _parse_sequences_well_formed(image, translate)
         if parsed is not None:
-            return SequenceSet(parsed[0], parsed[1], parsed[2], None, source)
+            return SequenceSet(parsed[0], parsed[1], parsed[2], None, source, name)
     line_ends = _line_ends(image)
     starts, ends = _record_headers(image, line_ends)
     codes = np.empty(image.size, dtype=np.uint8)
@@ -616,11 +622,11 @@ def read_sequences(path: str | os.PathLike, *, iupac_as_n: bool = False):
         raise InputError(f"{source}: not a FASTA file (byte {offset + 1} is not part of a '>' record)")
     if status == _ILLEGAL:
         shown = chr(byte) if 32 < byte < 127 else f"byte 0x{byte:02x}"
-        raise InputError(illegal_base_message(source, record, name_of(record), shown, offset))
+        raise InputError(illegal_base_message(source, record, name_of(record), shown, offset, allowed))
     if starts.size == 0:
         raise InputError(f"{source}: contains no FASTA records")
     names = [name_of(i) for i in range(starts.size)]
-    return SequenceSet(names, codes[: offsets[-1]].copy(), offsets, None, source)
+    return SequenceSet(names, codes[: offsets[-1]].copy(), offsets, None, source, name)
 
 
 def duplicated_names(names: list[str]) -> list[str]:

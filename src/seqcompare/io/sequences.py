@@ -120,6 +120,8 @@ class SequenceSet:
         Phred scores (FASTQ input), laid out as ``codes``.
     source : str
         Where the records came from.
+    alphabet : str
+        The codes' alphabet: ``dna`` (the codes above), or another's name (protein, a matrix, bytes).
     """
 
     names: list[str]
@@ -127,6 +129,7 @@ class SequenceSet:
     offsets: np.ndarray
     quality: np.ndarray | None = None
     source: str = "<array>"
+    alphabet: str = "dna"
 
     def __len__(self) -> int:
         return len(self.names)
@@ -144,8 +147,11 @@ class SequenceSet:
 
     @classmethod
     def from_strings(cls, sequences, names=None, qualities=None, *, iupac_as_n: bool = False,
-                     source: str = "<array>") -> SequenceSet:  # fmt: skip
-        """Build a set from Python strings (and optional Phred score lists), mostly for tests and notebooks."""
+                     source: str = "<array>", alphabet=None) -> SequenceSet:  # fmt: skip
+        """Build a set from Python strings (and optional Phred score lists), mostly for tests and notebooks.
+
+        ``alphabet`` (an :class:`~seqcompare.align.alphabets.Alphabet`, or anything with its ``name``, ``table``
+        and ``allowed``) replaces the DNA codes."""
         from ..errors import InputError
 
         sequences = list(sequences)
@@ -155,25 +161,29 @@ class SequenceSet:
             names = list(names)
         offsets = np.zeros(len(sequences) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences)), out=offsets[1:])
-        letters, codes, first_bad = _codes_of(sequences, offsets, code_table(iupac_as_n))
+        table = code_table(iupac_as_n) if alphabet is None else alphabet.table
+        allowed = None if alphabet is None else alphabet.allowed
+        letters, codes, first_bad = _codes_of(sequences, offsets, table)
         if first_bad >= 0:
             record = int(np.searchsorted(offsets, first_bad, side="right") - 1)
             position = int(first_bad - offsets[record])
-            raise InputError(illegal_base_message(source, record, names[record], chr(letters[first_bad]), position))
+            letter = letters[first_bad]
+            shown = chr(letter) if 32 < letter < 127 else f"byte 0x{letter:02x}"
+            raise InputError(illegal_base_message(source, record, names[record], shown, position, allowed))
         quality = None
         if qualities is not None:
             quality = np.concatenate([np.asarray(q, dtype=np.int64) for q in qualities]) if sequences else np.empty(0)
             if quality.size != codes.size or (quality.size and (quality.min() < 0 or quality.max() > 93)):
                 raise InputError(f"{source}: qualities must be Phred scores 0..93, one per base")
             quality = quality.astype(np.uint8)
-        return cls(names, codes, offsets, quality, source)
+        return cls(names, codes, offsets, quality, source, "dna" if alphabet is None else alphabet.name)
 
 
-def illegal_base_message(source: str, record: int, name: str, shown: str, position: int) -> str:
-    return (
-        f"{source}: record #{record + 1} '{name}' has '{shown}' at position {position + 1}, which is not "
-        f"A, C, G, T or N (--iupac-as-n reads other IUPAC codes as N)"
-    )
+def illegal_base_message(source: str, record: int, name: str, shown: str, position: int,
+                         allowed: str | None = None) -> str:  # fmt: skip
+    """The one-line error for a letter outside the alphabet; ``allowed`` words the alphabet (default: DNA's)."""
+    allowed = allowed or "A, C, G, T or N (--iupac-as-n reads other IUPAC codes as N)"
+    return f"{source}: record #{record + 1} '{name}' has '{shown}' at position {position + 1}, which is not {allowed}"
 
 
 @jit
