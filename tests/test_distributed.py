@@ -131,6 +131,13 @@ def test_align_and_dtw_are_identical(cluster, rng):
         assert np.array_equal(got.pairs, expected.pairs) and np.array_equal(got.scores, expected.scores)
     with_cigars = align(sequences[:20], sequences[20:], cigar=True, client=client, device=device)
     assert with_cigars.cigars == align(sequences[:20], sequences[20:], cigar=True).cigars
+    for mode in ("local", "infix"):  # the modes: positions, statistics, both strands and CIGARs, batch by batch
+        options = {"mode": mode, "both_strands": True, "stats": True, "cigar": True, "costs": Costs.scores(2, -3, -5, -2)}
+        expected = align(sequences[:20], sequences[20:], **options)
+        got = align(sequences[:20], sequences[20:], client=client, device=device, **options)
+        for field in ("pairs", "scores", "positions", "counts", "reverse"):
+            assert np.array_equal(getattr(got, field), getattr(expected, field)), field
+        assert got.cigars == expected.cigars and expected.reverse.any()
     signals = [rng.integers(-50, 50, rng.integers(1, 80)) for _ in range(30)]
     for mode in ("full", "subsequence"):
         assert np.array_equal(dtw(signals, mode=mode, client=client, device=device).scores,

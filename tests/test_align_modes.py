@@ -1,0 +1,254 @@
+"""Alignment modes through the public API and the CLI (issue 19): every mode, matrix and alphabet on the CPU and
+the GPU, equal to the plain DP oracle (scores, positions, parasail's statistics, CIGARs) and to parasail's and
+edlib's golden files; both strands; score and identity matrices; one-line errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import DATA, DEVICES
+
+import seqcompare
+from seqcompare.align.matrices import SubstitutionMatrix, substitution_matrix
+from seqcompare.align.reference import MODES, mode_alignment_reference
+from seqcompare.errors import InputError
+
+HERE = os.path.dirname(__file__)
+PARASAIL = {"blosum62": "BLOSUM62", "blosum45": "BLOSUM45", "blosum80": "BLOSUM80", "pam250": "PAM250",
+            "nuc44": "NUC.4.4"}  # fmt: skip
+
+
+def random_matrix(rng, letters: str) -> SubstitutionMatrix:
+    scores = rng.integers(-4, 6, (len(letters), len(letters)))
+    return SubstitutionMatrix("random", letters, scores.astype(np.int64))
+
+
+def expected(targets, queries, pairs, matrix, gap_open, gap_extend, mode):
+    """The oracle's (scores, positions, counts, cigars) of the pairs, sequences as letters."""
+    code = {letter: k for k, letter in enumerate(matrix.letters)}
+    table = matrix.scores.tolist()
+    found = [mode_alignment_reference([code[c] for c in targets[a]], [code[c] for c in queries[b]], table,
+                                      gap_open, gap_extend, mode) for a, b in pairs]  # fmt: skip
+    return ([f[0] for f in found], [list(f[1]) for f in found], [list(f[2]) for f in found], [f[3] for f in found])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", MODES)
+def test_modes_equal_the_oracle_on_random_pairs(rng, device, mode):
+    # Small alphabets and random tables make ties everywhere: the positions, counts and CIGARs pin the path.
+    for trial in range(6):
+        letters = "ACDEFGHIK"[: int(rng.integers(2, 9))]
+        matrix = random_matrix(rng, letters)
+        gap_extend = int(rng.integers(0, 4))
+        gap_open = gap_extend + int(rng.integers(0, 5))
+        targets = ["".join(rng.choice(list(letters), rng.integers(0, 30))) for _ in range(12)]
+        queries = ["".join(rng.choice(list(letters), rng.integers(0, 30))) for _ in range(12)]
+        result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=gap_open,
+                                  gap_extend=gap_extend, stats=True, cigar=True, device=device)  # fmt: skip
+        scores, positions, counts, cigars = expected(targets, queries, result.pairs, matrix, gap_open, gap_extend,
+                                                     mode)  # fmt: skip
+        assert result.scores.tolist() == scores
+        assert result.positions.tolist() == positions
+        assert result.counts.tolist() == counts
+        assert result.cigars == cigars
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_modes_on_long_and_uneven_pairs(rng, device):
+    # Queries longer than a strip of rows, unequal strips, and a batch of pairs of very different shapes.
+    matrix = substitution_matrix("BLOSUM62")
+    letters = "ARNDCQEGHILKMFPSTWYV"
+    base = "".join(rng.choice(list(letters), 300))
+    targets = [base[: int(rng.integers(0, 300))] for _ in range(10)] + [base]
+    queries = [base[int(rng.integers(0, 100)) : int(rng.integers(150, 301))] for _ in range(10)] + ["W"]
+    for mode in MODES:
+        result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=11, gap_extend=1,
+                                  stats=True, device=device)  # fmt: skip
+        scores, positions, counts, _ = expected(targets, queries, result.pairs, matrix, 11, 1, mode)
+        assert (result.scores.tolist(), result.positions.tolist(), result.counts.tolist()) == (scores, positions,
+                                                                                                counts), mode  # fmt: skip
+
+
+def parasail_rows():
+    with open(os.path.join(HERE, "data", "parasail_modes.tsv")) as handle:
+        return [line.rstrip("\n").split("\t") for line in handle if not line.startswith("#")]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scores_ends_and_statistics_equal_parasails(device):
+    # Golden values of parasail's serial nw, sg and sw and their _stats versions (tests/data/parasail_modes.tsv,
+    # whose first line is the command that made it from parasail's source): every one must come out the same.
+    modes = {"nw": "global", "sg": "semi-global", "sw": "local"}
+    rows = parasail_rows()
+    groups = {}
+    for row in rows:
+        groups.setdefault((row[0], row[1], int(row[2]), int(row[3])), []).append(row)
+    checked = 0
+    for (mode, name, gap_open, gap_extend), group in groups.items():
+        targets, queries = [row[5] for row in group], [row[4] for row in group]
+        result = seqcompare.align(targets, queries, mode=modes[mode], matrix=PARASAIL[name], gap_open=gap_open,
+                                  gap_extend=gap_extend, stats=True, device=device)  # fmt: skip
+        for k, row in enumerate(group):
+            score, end_query, end_ref, matches, similar, length = map(int, row[6:])
+            assert result.scores[k] == score, row
+            assert (result.positions[k, 1], result.positions[k, 3]) == (end_ref, end_query), row
+            assert (result.matches[k], result.counts[k, 1], result.length[k]) == (matches, similar, length), row
+            checked += 1
+    assert checked == len(rows) == 360
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_infix_and_prefix_edit_distances_equal_edlibs(device):
+    # edlib 1.3.9's HW and SHW distances and first end locations (tests/data/golden/edlib/make_modes.py).
+    with open(os.path.join(HERE, "data", "golden", "edlib", "modes_pairs.tsv")) as handle:
+        rows = [line.split("\t") for line in handle.read().splitlines()[1:]]
+    for edlib_mode, mode in (("HW", "infix"), ("SHW", "prefix")):
+        chosen = [row for row in rows if row[0] == edlib_mode]
+        result = seqcompare.align([row[2] for row in chosen], [row[1] for row in chosen], mode=mode, device=device)
+        assert result.scores.tolist() == [int(row[3]) for row in chosen]
+        assert result.positions[:, 1].tolist() == [int(row[4]) for row in chosen]
+        assert len(chosen) == 120
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_both_strands_keep_the_better_strand_with_positions_on_the_query(rng, device):
+    complement = str.maketrans("ACGTN", "TGCAN")
+    targets, queries = [], []
+    for _ in range(30):
+        target = "".join(rng.choice(list("ACGT"), rng.integers(20, 80)))
+        piece = target[int(rng.integers(0, 10)) : int(rng.integers(15, 20))]
+        flip = rng.random() < 0.5
+        targets.append(target)
+        queries.append(piece.translate(complement)[::-1] if flip else piece)
+    queries.append("ACGT")  # its own reverse complement: a tie, kept on the forward strand
+    targets.append("TTACGTTT")
+    result = seqcompare.align(targets, queries, mode="infix", both_strands=True, cigar=True, stats=True,
+                              device=device)  # fmt: skip
+    forward = seqcompare.align(targets, queries, mode="infix", cigar=True, stats=True)
+    backward = seqcompare.align(targets, [q.translate(complement)[::-1] for q in queries], mode="infix",
+                                cigar=True, stats=True)  # fmt: skip
+    reverse = backward.scores < forward.scores  # costs: the smaller wins, forward on ties
+    assert result.reverse.tolist() == reverse.tolist() and reverse.sum() >= 10 and not reverse[-1]
+    assert result.scores.tolist() == np.where(reverse, backward.scores, forward.scores).tolist()
+    assert result.cigars == [b if r else f for f, b, r in zip(forward.cigars, backward.cigars, reverse)]
+    q_len = np.array([len(q) for q in queries])
+    flipped = np.stack([backward.positions[:, 0], backward.positions[:, 1], q_len - 1 - backward.positions[:, 3],
+                        q_len - 1 - backward.positions[:, 2]], axis=1)  # fmt: skip
+    assert result.positions.tolist() == np.where(reverse[:, None], flipped, forward.positions).tolist()
+    assert np.all(result.scores[:-1] == 0)  # every planted piece is found exactly on its strand
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_protein_and_byte_alphabets_with_match_and_mismatch(rng, device):
+    costs = seqcompare.align.Costs.scores(2, -1, -2, -1)  # a gap of L scores -2 - L: parasail's open 3, extend 1
+    letters = [chr(c) for c in range(33, 127)]
+    targets = ["".join(rng.choice(letters, rng.integers(0, 25))) for _ in range(20)]
+    queries = ["".join(rng.choice(letters[:8], rng.integers(0, 25))) for _ in range(20)]
+    by_bytes = SubstitutionMatrix("bytes", "".join(letters), np.where(np.eye(len(letters), dtype=bool), 2, -1))
+    for mode in MODES:
+        result = seqcompare.align(targets, queries, mode=mode, costs=costs, alphabet="bytes", stats=True,
+                                  device=device)  # fmt: skip
+        scores, positions, counts, _ = expected(targets, queries, result.pairs, by_bytes, 3, 1, mode)
+        assert (result.scores.tolist(), result.positions.tolist(), result.counts.tolist()) == (scores, positions,
+                                                                                                counts), mode  # fmt: skip
+    # Bytes are case-sensitive; protein letters are not.
+    assert seqcompare.align(["abc"], ["ABC"], mode="global", alphabet="bytes").scores.tolist() == [3]
+    assert seqcompare.align(["mkv"], ["MKV"], mode="global", alphabet="protein").scores.tolist() == [0]
+
+
+def test_identity_and_derived_statistics():
+    result = seqcompare.align(["HEAGAWGHEE"], ["PAWHEAE"], mode="local", matrix="BLOSUM50", gap_open=8,
+                              gap_extend=8, stats=True, cigar=True)  # fmt: skip
+    # Durbin et al.'s example: AWGHE against AW-HE, score 28.
+    assert result.scores.tolist() == [28] and result.cigars == ["2M1I2M"]
+    assert result.positions.tolist() == [[4, 8, 1, 4]]
+    assert (result.matches[0], result.mismatches[0], result.gap_columns[0], result.length[0]) == (4, 0, 1, 5)
+    assert result.identity.tolist() == [0.8]
+    empty = seqcompare.align(["WWW"], ["PPP"], mode="local", matrix="BLOSUM62", gap_open=11, gap_extend=1, stats=True)
+    assert empty.scores.tolist() == [0] and empty.identity.tolist() == [0.0]
+    assert empty.positions.tolist() == [[1, 0, 1, 0]]  # an empty alignment starts one past its end
+    with pytest.raises(ValueError, match="stats=True"):
+        _ = seqcompare.align(["A"], ["A"]).identity
+
+
+def test_bad_input_gets_one_clear_line():
+    fasta = os.path.join(DATA, "gene_515.fasta")
+    with pytest.raises(InputError, match="unknown substitution matrix 'BLOSUM99'"):
+        seqcompare.align(["A"], ["A"], mode="local", matrix="BLOSUM99", gap_open=11, gap_extend=1)
+    with pytest.raises(InputError, match=r"record #2 'query2' has 'J' at position 3, which is not a letter of BLOSUM62"):
+        seqcompare.align(["MKV", "MKV"], ["MKV", "MKJ"], matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    with pytest.raises(InputError, match="needs gap_open and gap_extend"):
+        seqcompare.align(["A"], ["A"], matrix="BLOSUM62")
+    with pytest.raises(InputError, match=r"gap_open \(1\) must be at least gap_extend \(2\)"):
+        seqcompare.align(["A"], ["A"], matrix="BLOSUM62", gap_open=1, gap_extend=2)
+    with pytest.raises(InputError, match="nucleotide alphabet"):
+        seqcompare.align(["MKV"], ["MKV"], matrix="BLOSUM62", gap_open=11, gap_extend=1, both_strands=True)
+    with pytest.raises(InputError, match="cannot score the bytes alphabet"):
+        seqcompare.align(["A"], ["A"], matrix="BLOSUM62", gap_open=11, gap_extend=1, alphabet="bytes")
+    with pytest.raises(InputError, match="DNA only"):
+        seqcompare.align(["A"], ["A"], mode="local", alphabet="protein",
+                         costs=seqcompare.align.Costs.scores(matrix=np.diag([1, 2, 3, 4, 5])))  # fmt: skip
+    with pytest.raises(InputError, match="one gap model"):
+        seqcompare.align(["A"], ["A"], mode="local", costs=seqcompare.align.Costs.seed(0, 1, 1, 2))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        seqcompare.align(["A"], ["A"], mode="glocal")
+    huge = SubstitutionMatrix("huge", "AB", np.array([[1 << 28, 0], [0, 1]]))
+    with pytest.raises(InputError, match="on the GPU, alignment scores must stay below 2\\*\\*29"):
+        seqcompare.align(["AAAA"], ["AAAA"], mode="local", matrix=huge, gap_open=1, gap_extend=1, device="cuda")
+    assert os.path.exists(fasta)  # the file for the CLI's errors below
+
+
+def run_cli(*args, check=True):
+    done = subprocess.run([sys.executable, "-m", "seqcompare", "align", *args], capture_output=True, text=True)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_cli_modes_statistics_and_matrices(tmp_path):
+    proteins = tmp_path / "p.fasta"
+    proteins.write_text(">a\nHEAGAWGHEE\n>b\nPAWHEAE\n>c\nMKTAYIAKQR\n")
+    options = ["--mode", "local", "--matrix", "BLOSUM50", "--gap-open", "8", "--gap-extend", "8", "-q"]
+    table = run_cli(str(proteins), "--all-vs-all", *options, "--stats", "--cigar").stdout.splitlines()
+    assert table[0].split("\t") == ["target", "query", "score", "target_start", "target_end", "query_start",
+                                    "query_end", "matches", "similar", "mismatches", "gap_columns", "length",
+                                    "identity", "cigar"]  # fmt: skip
+    assert table[1].split("\t") == ["a", "b", "28", "4", "8", "1", "4", "4", "4", "0", "1", "5", "0.8", "2M1I2M"]
+    api = seqcompare.align(str(proteins), mode="local", matrix="BLOSUM50", gap_open=8, gap_extend=8, stats=True)
+    identity = run_cli(str(proteins), "--all-vs-all", *options, "--format", "matrix", "--value", "identity").stdout
+    rows = [line.split("\t") for line in identity.splitlines()]
+    assert rows[0] == ["", "a", "b", "c"] and [row[0] for row in rows[1:]] == ["a", "b", "c"]
+    values = np.array([[float(x) for x in row[1:]] for row in rows[1:]])
+    assert np.array_equal(values, values.T) and np.all(np.diag(values) == 1.0)
+    assert [values[0, 1], values[0, 2], values[1, 2]] == api.identity.tolist()
+    scores = run_cli(str(proteins), "--all-vs-all", *options, "--format", "matrix").stdout
+    score_rows = [[int(x) for x in line.split("\t")[1:]] for line in scores.splitlines()[1:]]
+    assert [score_rows[0][1], score_rows[0][2], score_rows[1][2]] == api.scores.tolist()
+    dna = tmp_path / "d.fasta"
+    dna.write_text(">x\nACGTTGCA\n>y\nTTTTGCAACGTAA\n")
+    strands = run_cli(str(dna), str(dna), "--mode", "infix", "--both-strands", "-q").stdout.splitlines()
+    assert strands[0].split("\t")[-1] == "strand" and len(strands) == 3
+
+
+def test_cli_errors_are_one_line_and_leave_no_output(tmp_path):
+    proteins = tmp_path / "p.fasta"
+    proteins.write_text(">a\nMKV\n>b\nMKJV\n")
+    out = tmp_path / "out.tsv"
+    cases = [
+        (["--all-vs-all", "--matrix", "BLOSUM62", "--gap-open", "11", "--gap-extend", "1"],
+         "record #2 'b' has 'J' at position 3, which is not a letter of BLOSUM62"),
+        (["--all-vs-all", "--matrix", "BLOSUM62"], "--matrix needs --gap-open and --gap-extend"),
+        (["--all-vs-all", "--matrix", "NOPE", "--gap-open", "11", "--gap-extend", "1"], "unknown substitution matrix"),
+        (["--all-vs-all", "--mode", "local"], "which is not A, C, G, T, N or an IUPAC code"),
+        (["--all-vs-all", "--value", "identity"], "--value chooses what --format matrix holds"),
+        (["--all-vs-all", "--format", "matrix", "--cigar"], "--cigar needs the TSV output"),
+    ]  # fmt: skip
+    for options, message in cases:
+        done = run_cli(str(proteins), *options, "-o", str(out), check=False)
+        assert done.returncode != 0 and message in done.stderr, (options, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert not out.exists()
