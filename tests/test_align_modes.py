@@ -55,6 +55,11 @@ def test_modes_equal_the_oracle_on_random_pairs(rng, device, mode):
         assert result.positions.tolist() == positions
         assert result.counts.tolist() == counts
         assert result.cigars == cigars
+        # Without statistics or CIGARs, the faster pass: the same scores and ends, no starts or counts.
+        fast = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=gap_open,
+                                gap_extend=gap_extend, device=device)  # fmt: skip
+        assert fast.scores.tolist() == scores and fast.counts is None
+        assert fast.positions.tolist() == [[-1, p[1], -1, p[3]] for p in positions]
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -39,7 +39,8 @@ class PairScores:
         The alignments, when asked for (M, I: target letter against a gap, D: query letter against a gap).
     positions : numpy.ndarray of int64, shape (k, 4), optional
         Alignment modes: target start, target end, query start, query end; 0-based and inclusive (an empty
-        alignment starts one past its end). On the reverse strand, positions on the query as given.
+        alignment starts one past its end). On the reverse strand, positions on the query as given. The starts
+        come with ``stats``, ``cigar`` or ``both_strands`` (they follow the alignment's path), else are -1.
     counts : numpy.ndarray of int64, shape (k, 4), optional
         Alignment modes: matches, similar (pairs of positive score), aligned pairs and length (columns; as in
         parasail's ``_stats`` functions, leading gaps along the first row or column are not counted).
@@ -205,7 +206,8 @@ def align(targets, queries=None, *, costs: Costs | None = None, mode: str = "glo
         ``reverse`` says which.
     stats : bool
         Return the statistics (``counts``; ``matches``, ``mismatches``, ``gap_columns``, ``length``,
-        ``identity``), which follow the same path as the CIGAR.
+        ``identity``) and the start positions, which follow the same path as the CIGAR. Without them (or
+        ``cigar``, or ``both_strands``) a faster pass gives the scores and end positions only.
     cigar : bool
         Also return each alignment as a CIGAR (M, I: target letter against a gap, D: query letter against a gap),
         from its start to its end positions.
@@ -235,7 +237,7 @@ def align(targets, queries=None, *, costs: Costs | None = None, mode: str = "glo
     if (mode != "global" or matrix is not None or alphabet is not None or both_strands or stats
             or gap_open is not None or gap_extend is not None):  # fmt: skip
         return _align_in_mode(targets, queries, costs, mode, matrix, gap_open, gap_extend, alphabet, both_strands,
-                              pairs, cigar, threads, device, progress, client)  # fmt: skip
+                              stats, pairs, cigar, threads, device, progress, client)  # fmt: skip
     costs = Costs.edit() if costs is None else costs
     if not isinstance(costs, Costs):
         raise TypeError(f"costs must be a Costs (Costs.edit(), Costs.seed(...), Costs.scores(...)), not {costs!r}")
@@ -355,8 +357,8 @@ def reverse_complements(codes: np.ndarray, offsets: np.ndarray, complement: np.n
     return complement[codes[mirrored]] if codes.size else codes.copy()
 
 
-def _align_in_mode(targets, queries, costs, mode, matrix, gap_open, gap_extend, alphabet, both_strands, pairs,
-                   cigar, threads, device, progress, client) -> PairScores:  # fmt: skip
+def _align_in_mode(targets, queries, costs, mode, matrix, gap_open, gap_extend, alphabet, both_strands, stats,
+                   pairs, cigar, threads, device, progress, client) -> PairScores:  # fmt: skip
     """:func:`align` with any mode option: through :class:`~seqcompare.align.modes.ModeScorer`."""
     threads = validation.threads(threads)
     validation.choice(device, "device", ("cpu", "cuda", "auto"))
@@ -376,12 +378,12 @@ def _align_in_mode(targets, queries, costs, mode, matrix, gap_open, gap_extend, 
     if reach >= _LIMIT:
         raise InputError(f"alignment scores could reach {reach}, beyond the exact 64-bit range")
     gpu = _use_gpu(device, reach < (1 << 29), "alignment scores must stay below 2**29", client)
-    scorer = ModeScorer(t_codes, t_off, q_codes, q_off, scoring, cigar, q_reverse)
+    scorer = ModeScorer(t_codes, t_off, q_codes, q_off, scoring, cigar, q_reverse, paths=stats or both_strands)
     scores, positions, counts, reverse, found = run(PairWork(scorer, plan), Concatenation(),
                                                     _executor(client, device, gpu, threads), progress, "align")  # fmt: skip
     result = PairScores(plan, scoring.sign * np.asarray(scores, dtype=np.int64), int(np.sum(t_len * q_len)),
                         positions=np.asarray(positions, dtype=np.int64).reshape(-1, 4),
-                        counts=np.asarray(counts, dtype=np.int64).reshape(-1, 4),
+                        counts=np.asarray(counts, dtype=np.int64).reshape(-1, 4) if stats else None,
                         reverse=np.asarray(reverse, dtype=bool))  # fmt: skip
     if cigar:
         result.cigars = list(found)

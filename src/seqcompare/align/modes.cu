@@ -5,14 +5,13 @@
 // One thread per pair. A thread sweeps its query in strips of R rows: for each target column it takes the cell
 // above the strip (its score, vertical-gap score and their paths) from a border row in global memory, works the R
 // cells down the column in registers, and writes the strip's bottom cell back for the next strip. The border is
-// laid out column-major across the launch's pairs ((column * FIELDS + field) * pairs + pair), so a warp's reads
+// laid out column-major across the launch's pairs ((column * fields + field) * pairs + pair), so a warp's reads
 // and writes of one column are coalesced; the host sorts pairs by shape so a warp's threads run alike.
 //
 // A path is six integers: matches, similar, aligned pairs, length (columns), start row, start column.
 // Scores are 32-bit: the host refuses inputs whose scores could reach 2**29.
 
 #define NEG (-(1 << 30))
-#define FIELDS 14
 
 struct Path {
     int matches, similar, pairs, length, row, column;
@@ -20,20 +19,24 @@ struct Path {
 
 __device__ __forceinline__ Path empty_path(int row, int column) { return Path{0, 0, 0, 0, row, column}; }
 
+template <bool PATHS>
 __device__ __forceinline__ void load(const int* __restrict__ border, long long at, long long stride, int& h, int& f,
                                      Path& hp, Path& fp) {
     h = border[at];
     f = border[at + stride];
+    if (!PATHS) return;
     hp = Path{border[at + 2 * stride], border[at + 3 * stride], border[at + 4 * stride], border[at + 5 * stride],
               border[at + 6 * stride], border[at + 7 * stride]};
     fp = Path{border[at + 8 * stride], border[at + 9 * stride], border[at + 10 * stride], border[at + 11 * stride],
               border[at + 12 * stride], border[at + 13 * stride]};
 }
 
+template <bool PATHS>
 __device__ __forceinline__ void store(int* __restrict__ border, long long at, long long stride, int h, int f,
                                       const Path& hp, const Path& fp) {
     border[at] = h;
     border[at + stride] = f;
+    if (!PATHS) return;
     border[at + 2 * stride] = hp.matches;
     border[at + 3 * stride] = hp.similar;
     border[at + 4 * stride] = hp.pairs;
@@ -54,7 +57,8 @@ __device__ __forceinline__ bool better_local(int h, int i, int j, int best, int 
     return h > best || (h == best && (j < best_j || (j == best_j && i < best_i)));
 }
 
-template <int R>
+// PATHS false: the scores and ends only, the border two integers a column (the paths stay empty and unused).
+template <int R, bool PATHS>
 __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsigned char* __restrict__ q, int m,
                           const int* __restrict__ table, int size, int gap_open, int gap_extend, int mode,
                           int* __restrict__ border, long long stride, int& best, int& best_i, int& best_j,
@@ -63,9 +67,11 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
     const bool free_target_start = mode == 1 || mode == 2 || mode == 3;
     const bool free_query_start = mode == 1 || mode == 2;
     const Path none = empty_path(0, 0);
+    constexpr int FIELDS = PATHS ? 14 : 2;
     for (int j = 0; j <= n; ++j) {
         int h = j == 0 || free_target_start ? 0 : -(gap_open + (j - 1) * gap_extend);
-        store(border, (long long)j * FIELDS * stride, stride, h, NEG, empty_path(0, free_target_start ? j : 0), none);
+        const Path start = empty_path(0, free_target_start ? j : 0);
+        store<PATHS>(border, (long long)j * FIELDS * stride, stride, h, NEG, start, none);
     }
     best = local ? 0 : NEG;
     best_i = local ? 1 : 0;
@@ -86,14 +92,14 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
         }
         // The cell above the strip in column 0 is the next diagonal; the strip's bottom border cell replaces it.
         int diag, unused_f;
-        Path diag_path, unused_path;
-        load(border, 0, stride, diag, unused_f, diag_path, unused_path);
-        store(border, 0, stride, west[rows - 1], NEG, west_path[rows - 1], none);
+        Path diag_path = none, unused_path = none;
+        load<PATHS>(border, 0, stride, diag, unused_f, diag_path, unused_path);
+        store<PATHS>(border, 0, stride, west[rows - 1], NEG, west_path[rows - 1], none);
         for (int j = 1; j <= n; ++j) {
             const long long at = (long long)j * FIELDS * stride;
             int north, f;
-            Path north_path, f_path;
-            load(border, at, stride, north, f, north_path, f_path);
+            Path north_path = none, f_path = none;
+            load<PATHS>(border, at, stride, north, f, north_path, f_path);
             const int next_diag = north;
             const Path next_diag_path = north_path;
             const int a = t[j - 1];
@@ -105,25 +111,26 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
                     const int f_open = north - gap_open, f_extend = f - gap_extend;
                     if (f_open > f_extend) {
                         f = f_open;
-                        f_path = north_path;
+                        if (PATHS) f_path = north_path;
                     } else {
                         f = f_extend;
                     }
-                    f_path.length += 1;
+                    if (PATHS) f_path.length += 1;
                     const int e_open = west[r] - gap_open, e_extend = e[r] - gap_extend;
                     if (e_open > e_extend) {
                         e[r] = e_open;
-                        e_path[r] = west_path[r];
+                        if (PATHS) e_path[r] = west_path[r];
                     } else {
                         e[r] = e_extend;
                     }
-                    e_path[r].length += 1;
+                    if (PATHS) e_path[r].length += 1;
                     const int substitution = __ldg(scores + code[r]);
                     const int h_diag = diag + substitution;
                     int h = max(h_diag, max(e[r], f));
                     if (local && h < 0) h = 0;
-                    Path path;
-                    if (h == h_diag) {
+                    Path path = none;
+                    if (!PATHS) {
+                    } else if (h == h_diag) {
                         path = diag_path;
                         path.matches += a == code[r];
                         path.similar += substitution > 0;
@@ -134,7 +141,7 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
                     } else {
                         path = e_path[r];
                     }
-                    if (local && h <= 0) path = empty_path(i, j);
+                    if (PATHS && local && h <= 0) path = empty_path(i, j);
                     diag = west[r];
                     diag_path = west_path[r];
                     west[r] = h;
@@ -155,23 +162,23 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
                     }
                 }
             }
-            store(border, at, stride, north, f, north_path, f_path);
+            store<PATHS>(border, at, stride, north, f, north_path, f_path);
             diag = next_diag;
             diag_path = next_diag_path;
         }
     }
     // The border now holds the last row.
     int h, f;
-    Path path, f_path;
+    Path path = none, f_path = none;
     if (mode == 0 || (!local && (m == 0 || n == 0))) {
-        load(border, (long long)n * FIELDS * stride, stride, h, f, path, f_path);
+        load<PATHS>(border, (long long)n * FIELDS * stride, stride, h, f, path, f_path);
         best = h;
         best_i = m;
         best_j = n;
         best_path = path;
     } else if (mode == 2) {  // then the last row short of the last column: the smallest column wins ties
         for (int j = 1; j < n; ++j) {
-            load(border, (long long)j * FIELDS * stride, stride, h, f, path, f_path);
+            load<PATHS>(border, (long long)j * FIELDS * stride, stride, h, f, path, f_path);
             if (h > best || (h == best && j < best_j)) {
                 best = h;
                 best_i = m;
@@ -181,7 +188,7 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
         }
     } else if (mode == 3 || mode == 4) {  // the whole query, the leftmost best target end
         for (int j = 0; j <= n; ++j) {
-            load(border, (long long)j * FIELDS * stride, stride, h, f, path, f_path);
+            load<PATHS>(border, (long long)j * FIELDS * stride, stride, h, f, path, f_path);
             if (j == 0 || h > best) {
                 best = h;
                 best_i = m;
@@ -200,7 +207,7 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
 // Pairs 0 .. count - 1 of this launch: pair k aligns target pair_t[k] with query pair_q[k]. Outputs per pair:
 // the score, the positions (target start, target end, query start, query end) and the counts (matches, similar,
 // pairs, length).
-template <int R>
+template <int R, bool PATHS>
 __global__ void mode_pairs(const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
                            const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
                            const long long* __restrict__ pair_t, const long long* __restrict__ pair_q, int count,
@@ -213,13 +220,14 @@ __global__ void mode_pairs(const unsigned char* __restrict__ t_codes, const long
     const int n = (int)(t_off[pair_t[k] + 1] - t0), m = (int)(q_off[pair_q[k] + 1] - q0);
     int best, best_i, best_j;
     Path path;
-    mode_pair<R>(t_codes + t0, n, q_codes + q0, m, table, size, gap_open, gap_extend, mode, border + k,
+    mode_pair<R, PATHS>(t_codes + t0, n, q_codes + q0, m, table, size, gap_open, gap_extend, mode, border + k,
                  (long long)count, best, best_i, best_j, path);
     scores[k] = best;
-    positions[4 * k] = path.column;
+    positions[4 * k] = PATHS ? path.column : -1;
     positions[4 * k + 1] = best_j - 1;
-    positions[4 * k + 2] = path.row;
+    positions[4 * k + 2] = PATHS ? path.row : -1;
     positions[4 * k + 3] = best_i - 1;
+    if (!PATHS) return;
     counts[4 * k] = path.matches;
     counts[4 * k + 1] = path.similar;
     counts[4 * k + 2] = path.pairs;

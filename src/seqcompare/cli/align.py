@@ -14,8 +14,9 @@ def add_parser(subparsers) -> None:
         "align", help="alignment scores (global, local, semi-global, infix, prefix) of many pairs of sequences",
         description="Scores of target[i] against query[i] (two FASTA files), of every pair of one file "
         "(--all-vs-all), or of --pairs. Default: global edit distance. Output TSV: target, query, score; with any "
-        "mode option also target_start, target_end, query_start, query_end (0-based, inclusive; an empty "
-        "alignment starts one past its end), then strand, statistics and cigar as asked. --format matrix writes "
+        "mode option also target_end and query_end (0-based, inclusive), and with --stats, --cigar or "
+        "--both-strands target_start, target_end, query_start, query_end (an empty alignment starts one past "
+        "its end), then strand, statistics and cigar as asked. --format matrix writes "
         "a score or identity matrix instead.",
         formatter_class=HelpFormatter,
     )  # fmt: skip
@@ -88,7 +89,8 @@ def run_command(args) -> int:
 
     in_mode = _in_mode(args)
     options = {"mode": args.mode, "matrix": args.matrix, "gap_open": args.gap_open, "gap_extend": args.gap_extend,
-               "alphabet": args.alphabet, "both_strands": args.both_strands, "stats": args.stats} if in_mode else {}
+               "alphabet": args.alphabet, "both_strands": args.both_strands,
+               "stats": args.stats or args.value == "identity"} if in_mode else {}
     targets, queries = _read(args, in_mode)
     log.duplicates(args.targets, targets.names)
     if queries is not None:
@@ -189,9 +191,12 @@ def _table_text(result, target_names, query_names, args) -> str:
     header = ["target", "query", "score"]
     columns = [np.asarray(target_names, dtype=object)[result.pairs[:, 0]],
                np.asarray(query_names, dtype=object)[result.pairs[:, 1]], result.scores]  # fmt: skip
-    if result.positions is not None:
+    if result.positions is not None and (args.stats or args.cigar or args.both_strands):
         header += ["target_start", "target_end", "query_start", "query_end"]
         columns += list(result.positions.T)
+    elif result.positions is not None:  # the faster pass: ends only
+        header += ["target_end", "query_end"]
+        columns += [result.positions[:, 1], result.positions[:, 3]]
     if args.both_strands:
         header.append("strand")
         columns.append(np.where(result.reverse, "-", "+"))
