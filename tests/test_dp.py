@@ -377,9 +377,10 @@ def test_gpu_nw_equals_the_cpu(rng, costs, low, high):
     # Too long for the Python oracle: against the CPU kernels, which are held to it above.
     count = 40 if high < 1000 else 6
     targets, queries = sequences(rng, count, low, high), sequences(rng, count, low, high)
-    cpu = align(targets, queries, costs=costs)
-    gpu = align(targets, queries, costs=costs, device="cuda")
+    cpu = align(targets, queries, costs=costs, cigar=True)
+    gpu = align(targets, queries, costs=costs, device="cuda", cigar=True)
     assert np.array_equal(cpu.scores, gpu.scores)
+    assert gpu.cigars == cpu.cigars  # the GPU's traceback takes the CPU's path, ties included
 
 
 @pytest.mark.gpu

@@ -233,6 +233,24 @@ class NWScorer:
         found = cigars(self.t_codes, self.t_off, self.q_codes, self.q_off, plan, self.costs, raw, threads)
         return np.array(found, dtype=object).reshape(-1)
 
+    def _gpu_cigars(self, plan, raw) -> np.ndarray:
+        """CIGARs by traceback on the GPU (:func:`.modes_gpu.traceback_on_gpu`, global, the horizontal gap first on
+        ties as :func:`.kernels.nw_traceback`), each checked to cost the batch's score."""
+        from .modes_gpu import traceback_on_gpu
+
+        if not self.cigar:
+            return np.empty(0, dtype=object)
+        costs = self.costs
+        t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
+        # Minimised costs as maximised scores: gaps of L cost open + L x extend, parasail's open + (L - 1) x extend.
+        found, end_scores, _ = traceback_on_gpu(
+            self.t_codes, self.t_off, self.q_codes, self.q_off, plan, -np.asarray(costs.substitution),
+            costs.insert_open + costs.insert_extend, costs.insert_extend, costs.delete_open + costs.delete_extend,
+            costs.delete_extend, 0, q_len, t_len, prefer_e=True)  # fmt: skip
+        if not np.array_equal(-end_scores, raw):
+            raise AssertionError("the GPU's traceback does not cost the batch's scores")
+        return np.array(found + [None], dtype=object)[:-1]
+
     def gpu(self, plan: np.ndarray):
         from .gpu import dp_on_gpu
 
@@ -243,14 +261,14 @@ class NWScorer:
         if unit is not None:  # edit distance (times one unit): Myers' bit-vectors, a word of 32 rows per lane
             raw = unit * dp_on_gpu(4, self.t_codes, self.t_off, self.q_codes, self.q_off, plan,
                                    check=not self.checked)  # fmt: skip
-            return raw, self._cigars(plan, raw, None)
+            return raw, self._gpu_cigars(plan, raw)
         linear = costs.insert_open == 0 and costs.delete_open == 0
         kind = 3 if simple is None else (0 if linear else 2)
         match, mismatch = simple if simple is not None else (0, 0)
         raw = dp_on_gpu(kind, self.t_codes, self.t_off, self.q_codes, self.q_off, plan, match=match, mismatch=mismatch,
                         ins=costs.insert_extend, dele=costs.delete_extend, ins_open=costs.insert_open,
                         del_open=costs.delete_open, substitution=sub, check=not self.checked)  # fmt: skip
-        return raw, self._cigars(plan, raw, None)
+        return raw, self._gpu_cigars(plan, raw)
 
 
 @dataclass

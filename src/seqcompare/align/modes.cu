@@ -233,3 +233,148 @@ __global__ void mode_pairs(const unsigned char* __restrict__ t_codes, const long
     counts[4 * k + 2] = path.pairs;
     counts[4 * k + 3] = path.length;
 }
+
+// Traceback directions, one byte a cell (modes.py's mode_traceback): bits 0-1 where H came from (0 the diagonal,
+// 1 the vertical gap F, 2 the horizontal gap E, 3 a local start), bit 2 F opened here, bit 3 E opened here.
+#define FROM_DIAGONAL 0
+#define FROM_F 1
+#define FROM_E 2
+#define STOP 3
+
+// The CIGAR of one pair ending at cell (end_i, end_j): the DP again over rows 1..end_i and columns 1..end_j,
+// storing each cell's direction byte (interleaved across the launch's pairs: ((i - 1) * width + j - 1) * count +
+// k), then the walk back from the end, writing the CIGAR right to left into the pair's slot of text (so each run
+// is written when it ends, in walk order). Horizontal gaps (a target letter against a gap, I) cost open_e +
+// (L - 1) extend_e, vertical ones (D) open_f + (L - 1) extend_f. prefer_e: on a tie between the two gap states H
+// takes E (the global NW engine's traceback, kernels.py's nw_traceback), else F (parasail's, modes.py's).
+template <int R>
+__global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
+                               const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
+                               const long long* __restrict__ pair_t, const long long* __restrict__ pair_q, int count,
+                               const int* __restrict__ end_rows, const int* __restrict__ end_columns,
+                               const int* __restrict__ table, int size, int open_e, int extend_e, int open_f,
+                               int extend_f, int mode, int prefer_e, int* __restrict__ border,
+                               unsigned char* __restrict__ ways, long long width, char* __restrict__ text,
+                               const long long* __restrict__ text_end, int* __restrict__ text_length,
+                               int* __restrict__ end_score, int* __restrict__ starts) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count) return;
+    const bool local = mode == 1;
+    const bool free_target_start = mode == 1 || mode == 2 || mode == 3;
+    const bool free_query_start = mode == 1 || mode == 2;
+    const unsigned char* __restrict__ t = t_codes + t_off[pair_t[k]];
+    const unsigned char* __restrict__ q = q_codes + q_off[pair_q[k]];
+    const int m = end_rows[k], n = end_columns[k];
+    const long long stride = count;
+    int* __restrict__ own = border + k;
+    for (int j = 0; j <= n; ++j) {
+        own[(long long)j * 2 * stride] = j == 0 || free_target_start ? 0 : -(open_e + (j - 1) * extend_e);
+        own[((long long)j * 2 + 1) * stride] = NEG;
+    }
+    for (int first = 0; first < m; first += R) {
+        const int rows = min(R, m - first);
+        int code[R], west[R], e[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int i = first + r + 1;
+            code[r] = r < rows ? q[i - 1] : 0;
+            west[r] = free_query_start ? 0 : -(open_f + (i - 1) * extend_f);
+            e[r] = NEG;
+        }
+        int diag = own[0];
+        own[0] = west[rows - 1];
+        for (int j = 1; j <= n; ++j) {
+            const long long at = (long long)j * 2 * stride;
+            int north = own[at], f = own[at + stride];
+            const int next_diag = north;
+            const int a = t[j - 1];
+            const int* __restrict__ scores = table + a * size;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                if (r < rows) {
+                    const int i = first + r + 1;
+                    int way = 0;
+                    const int f_open = north - open_f, f_extend = f - extend_f;
+                    if (f_open > f_extend) {
+                        f = f_open;
+                        way |= 4;
+                    } else {
+                        f = f_extend;
+                    }
+                    const int e_open = west[r] - open_e, e_extend = e[r] - extend_e;
+                    if (e_open > e_extend) {
+                        e[r] = e_open;
+                        way |= 8;
+                    } else {
+                        e[r] = e_extend;
+                    }
+                    const int h_diag = diag + __ldg(scores + code[r]);
+                    int h = max(h_diag, max(e[r], f));
+                    if (local && h < 0) h = 0;
+                    if (local && h <= 0) {
+                        way |= STOP;
+                    } else if (h == h_diag) {
+                        way |= FROM_DIAGONAL;
+                    } else if (prefer_e ? h != e[r] : h == f) {
+                        way |= FROM_F;
+                    } else {
+                        way |= FROM_E;
+                    }
+                    ways[((long long)(i - 1) * width + (j - 1)) * stride + k] = (unsigned char)way;
+                    diag = west[r];
+                    west[r] = h;
+                    north = h;
+                }
+            }
+            own[at] = north;
+            own[at + stride] = f;
+            diag = next_diag;
+        }
+    }
+    end_score[k] = own[(long long)n * 2 * stride];
+    // The walk back, the CIGAR written right to left from the end of the pair's slot.
+    char* __restrict__ slot = text;
+    long long at = text_end[k];
+    const long long last = at;
+    int i = m, j = n, state = 0, run_op = -1, run = 0;
+    auto emit = [&](int op) {
+        if (op != run_op && run > 0) {
+            slot[--at] = "MID"[run_op];
+            for (int left = run; left > 0; left /= 10) slot[--at] = (char)('0' + left % 10);
+            run = 0;
+        }
+        run_op = op;
+        ++run;
+    };
+    while (true) {
+        if (state == 0) {
+            if (i == 0 || j == 0) {
+                if ((i == 0 && free_target_start) || (j == 0 && free_query_start)) break;
+                for (; j > 0; --j) emit(1);
+                for (; i > 0; --i) emit(2);
+                break;
+            }
+            const int source = ways[((long long)(i - 1) * width + (j - 1)) * stride + k] & 3;
+            if (source == STOP) break;
+            if (source == FROM_DIAGONAL) {
+                emit(0);
+                --i;
+                --j;
+            } else {
+                state = source == FROM_F ? 1 : 2;
+            }
+        } else if (state == 1) {
+            emit(2);
+            if (ways[((long long)(i - 1) * width + (j - 1)) * stride + k] & 4) state = 0;
+            --i;
+        } else {
+            emit(1);
+            if (ways[((long long)(i - 1) * width + (j - 1)) * stride + k] & 8) state = 0;
+            --j;
+        }
+    }
+    emit(-1);  // the last run
+    text_length[k] = (int)(last - at);
+    starts[2 * k] = i;
+    starts[2 * k + 1] = j;
+}

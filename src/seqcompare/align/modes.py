@@ -442,7 +442,7 @@ class ModeScorer:
     def _strand_runner(self, threads):
         return lambda plan: self._strand(self.q_reverse, plan, threads, SILENT)
 
-    def _finish(self, plan, scores, positions, counts, threads, other_strand):
+    def _finish(self, plan, scores, positions, counts, threads, other_strand, gpu: bool = False):
         reverse = np.zeros(len(plan), dtype=bool)
         if self.q_reverse is not None and len(plan):
             r_scores, r_positions, r_counts = other_strand(plan)
@@ -450,7 +450,9 @@ class ModeScorer:
             scores = np.where(reverse, r_scores, scores)
             positions = np.where(reverse[:, None], r_positions, positions)
             counts = np.where(reverse[:, None], r_counts, counts)
-        cigars = self._cigars(plan, positions, reverse, threads) if self.cigar else np.empty(0, dtype=object)
+        cigars = np.empty(0, dtype=object)
+        if self.cigar:
+            cigars = (self._gpu_cigars if gpu else self._cigars)(plan, scores, positions, reverse, threads)
         if reverse.any():  # the reverse strand's query positions, on the query as given
             q_len = np.diff(self.q_off)[plan[:, 1]]
             start, end = positions[:, 2].copy(), positions[:, 3].copy()
@@ -458,7 +460,27 @@ class ModeScorer:
             positions[:, 3] = np.where(reverse, q_len - 1 - start, end)
         return scores, positions, counts, reverse, cigars
 
-    def _cigars(self, plan, positions, reverse, threads) -> np.ndarray:
+    def _gpu_cigars(self, plan, scores, positions, reverse, threads) -> np.ndarray:
+        """CIGARs by traceback on the GPU (each strand's pairs in one call), checked as :meth:`_cigars` checks."""
+        from .modes_gpu import traceback_on_gpu
+
+        s = self.scoring
+        cigars = np.empty(len(plan), dtype=object)
+        for strand in (False, True):
+            chosen = np.flatnonzero(reverse == strand)
+            if not chosen.size:
+                continue
+            q_codes = self.q_reverse if strand else self.q_codes
+            found, end_scores, starts = traceback_on_gpu(
+                self.t_codes, self.t_off, q_codes, self.q_off, plan[chosen], s.scores, s.gap_open, s.gap_extend,
+                s.gap_open, s.gap_extend, MODE_CODES[s.mode], positions[chosen, 3] + 1, positions[chosen, 1] + 1)
+            expected = np.stack([positions[chosen, 2], positions[chosen, 0]], axis=1)
+            if not (np.array_equal(starts, expected) and np.array_equal(end_scores, scores[chosen])):
+                raise AssertionError("the GPU's traceback does not start or score where the scores' pass said")
+            cigars[chosen] = found
+        return cigars
+
+    def _cigars(self, plan, scores, positions, reverse, threads) -> np.ndarray:
         """CIGARs by traceback (threads over pairs), each checked to start where the scores' pass said."""
         s = self.scoring
         by_query = self._by_query()
@@ -481,7 +503,7 @@ class ModeScorer:
             return np.array(list(pool.map(one, range(len(plan)))) + [None], dtype=object)[:-1]
 
     def gpu(self, plan: np.ndarray):
-        """As :meth:`cpu`, the scores' pass on the GPU (:mod:`.modes_gpu`)."""
+        """As :meth:`cpu`, on the GPU (:mod:`.modes_gpu`): the scores' pass, and the CIGARs by traceback there."""
         from .modes_gpu import mode_pairs_on_gpu
 
         s = self.scoring
@@ -489,4 +511,4 @@ class ModeScorer:
         run = lambda q_codes, plan: mode_pairs_on_gpu(self.t_codes, self.t_off, q_codes, self.q_off, plan,  # noqa: E731
                                                       s.scores, s.gap_open, s.gap_extend, MODE_CODES[s.mode], paths)
         scores, positions, counts = run(self.q_codes, plan)
-        return self._finish(plan, scores, positions, counts, None, lambda plan: run(self.q_reverse, plan))
+        return self._finish(plan, scores, positions, counts, None, lambda plan: run(self.q_reverse, plan), gpu=True)

@@ -21,9 +21,15 @@ _THREADS = 128
 BORDER_BYTES = 1 << 30
 
 
-def _kernel(paths: bool):
-    names = tuple(f"mode_pairs<{STRIP_ROWS[kind]},{'true' if kind else 'false'}>" for kind in (True, False))
-    return module(_SOURCE, names).get_function(names[0 if paths else 1])
+TRACEBACK_ROWS = 4
+WAYS_BYTES = 4 << 30  # direction bytes of one launch (the batch's longest end row x end column x pairs)
+_NAMES = (f"mode_pairs<{STRIP_ROWS[True]},true>", f"mode_pairs<{STRIP_ROWS[False]},false>",
+          f"mode_traceback<{TRACEBACK_ROWS}>")  # fmt: skip
+
+
+def _kernel(name: str):
+    """One of the file's kernels (the three compiled together, once)."""
+    return module(_SOURCE, _NAMES).get_function(name)
 
 
 def batches(t_len_sorted: np.ndarray, budget_bytes: int, fields: int) -> list:
@@ -54,7 +60,7 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
     device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
               (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip
     table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
-    kernel = _kernel(paths)
+    kernel = _kernel(_NAMES[0 if paths else 1])
     fields = _FIELDS[paths]
     bounds = batches(t_len[order], BORDER_BYTES, fields)
     results = []
@@ -76,3 +82,68 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
         if paths:
             out_counts[chosen] = c.get().reshape(-1, 4)
     return out_scores, out_positions, out_counts
+
+
+def traceback_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, open_e: int, extend_e: int, open_f: int,
+                     extend_f: int, mode: int, end_rows, end_columns, prefer_e: bool = False):  # fmt: skip
+    """CIGARs of ``plan``'s pairs by traceback on the GPU, each alignment ending at cell ``(end_rows[k],
+    end_columns[k])`` (1-based query row, target column; 0 for none).
+
+    A horizontal gap of L (a target letter against a gap, ``I``) costs ``open_e + (L - 1) * extend_e``, a vertical
+    one (``D``) ``open_f + (L - 1) * extend_f``; ``scores[a, b]`` scores target code ``a`` against query code
+    ``b``; ``mode`` is a :data:`.modes.MODE_CODES` value. The path is :func:`.modes.mode_traceback`'s (with
+    ``prefer_e``, :func:`.kernels.nw_traceback`'s: a tie between the gap states takes the horizontal one).
+
+    Returns
+    -------
+    (list of str, numpy.ndarray, numpy.ndarray)
+        The CIGARs, the score of each end cell (int64, to check against the scores' pass) and each alignment's
+        start ``(k, 2)``: (row, column) where the walk stopped.
+    """
+    cupy = require_cupy()
+    k = len(plan)
+    end_rows = np.asarray(end_rows, dtype=np.int64)
+    end_columns = np.asarray(end_columns, dtype=np.int64)
+    cigars = [""] * k
+    end_scores = np.empty(k, np.int64)
+    starts = np.empty((k, 2), np.int64)
+    if k == 0:
+        return cigars, end_scores, starts
+    order = np.lexsort((-end_columns, -end_rows))
+    device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
+              (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip
+    table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
+    kernel = _kernel(_NAMES[2])
+    first = 0
+    while first < k:
+        # A batch: as many pairs (sorted by end row, longest first) as the direction bytes allow.
+        rows = int(end_rows[order[first]])
+        widest = np.maximum.accumulate(end_columns[order[first:]])
+        cost = max(1, rows) * np.maximum(widest, 1) * (np.arange(len(widest)) + 1)  # nondecreasing
+        last = first + max(1, int(np.searchsorted(cost, WAYS_BYTES, side="right")))
+        chosen = order[first:last]
+        count = len(chosen)
+        width = int(end_columns[chosen].max())
+        slot = 2 * (end_rows[chosen] + end_columns[chosen]) + 1
+        text_end = np.cumsum(slot)
+        ways = cupy.empty(max(1, rows * width * count), dtype=np.uint8)
+        border = cupy.empty((width + 1) * 2 * count, dtype=np.int32)
+        text = cupy.empty(int(text_end[-1]), dtype=np.uint8)
+        lengths = cupy.empty(count, np.int32)
+        got_scores = cupy.empty(count, np.int32)
+        got_starts = cupy.empty(2 * count, np.int32)
+        as_device = lambda values: cupy.asarray(np.ascontiguousarray(values))  # noqa: E731
+        kernel(((count + _THREADS - 1) // _THREADS,), (_THREADS,),
+               (device["t_codes"], device["t_off"], device["q_codes"], device["q_off"],
+                as_device(plan[chosen, 0].astype(np.int64)), as_device(plan[chosen, 1].astype(np.int64)),
+                np.int32(count), as_device(end_rows[chosen].astype(np.int32)),
+                as_device(end_columns[chosen].astype(np.int32)), table, np.int32(table.shape[0]), np.int32(open_e),
+                np.int32(extend_e), np.int32(open_f), np.int32(extend_f), np.int32(mode), np.int32(prefer_e),
+                border, ways, np.int64(width), text, as_device(text_end), lengths, got_scores, got_starts))  # fmt: skip
+        raw = text.get().tobytes()
+        for at, end, length in zip(chosen.tolist(), text_end.tolist(), lengths.get().tolist()):
+            cigars[at] = raw[end - length : end].decode("ascii")
+        end_scores[chosen] = got_scores.get()
+        starts[chosen] = got_starts.get().reshape(-1, 2)
+        first = last
+    return cigars, end_scores, starts
