@@ -17,6 +17,8 @@
 # tn93: bench/tn93_bench.py (TN93 links of a 5,000 x 9,000 pol-like alignment against veg/tn93 built from .peers/tn93).
 # tn93scale: bench/tn93_gpu_scale.py (GPU TN93 links, 100,000 x 30,000 disk to disk; TN93_SCALE_ARGS for options).
 # collapse: bench/collapse_bench.py (--collapse against the plain run, 30% duplicates, CPU and GPU; COLLAPSE_ARGS).
+# modes: bench/align_modes.py (issue 19: GPU traceback against the CPU's --cigar; protein search against CUDASW++4.0
+# built from .peers/CUDASW4; MODES_PARTS="traceback search" and MODES_ARGS for options).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
 # Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
 # docs/DEVELOPING.md); they are installed to /tmp/site first.
@@ -45,6 +47,12 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw -
 
 status=0
 wants() { [[ ",$WHAT," == *",$1,"* || "$WHAT" == all ]]; }
+if wants modes; then
+    for part in ${MODES_PARTS:-traceback search}; do
+        python3 bench/align_modes.py "$part" --out "$OUT" ${MODES_ARGS:-} 2>&1 | tee "$OUT/modes_$part.log"
+        [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+    done
+fi
 if wants tests; then
     # Run from outside the tree so the installed package (with its .cu files) is what gets tested.
     (cd tests && python3 -m pytest -q -m gpu -p no:cacheprovider "$@" . 2>&1) | tee "$OUT/gpu_tests.log"

@@ -196,7 +196,8 @@ def align(targets, queries=None, *, costs: Costs | None = None, mode: str = "glo
         ``gap_open`` and ``gap_extend``, and is not combined with ``costs``.
     gap_open, gap_extend : int
         With ``matrix``: a gap of length L costs ``gap_open + (L - 1) * gap_extend`` (parasail's convention; both
-        at least 0, ``gap_open >= gap_extend``). BLAST's defaults with BLOSUM62 are 11 and 1.
+        at least 0, ``gap_open >= gap_extend``). CUDASW++'s default with BLOSUM62 is 11 and 1; BLAST's "11, 1"
+        (existence and extension: 11 + L) is 12 and 1 here.
     alphabet : {"dna", "protein", "bytes"}, optional
         How letters are read when no matrix gives them: ``dna`` (A, C, G, T, N; other IUPAC codes as N; the
         default), ``protein`` (20 amino acids, B, Z, X, ``*``) or ``bytes`` (any byte but 0xff, case-sensitive).
@@ -279,7 +280,7 @@ def _mode_scoring(mode, costs, matrix, gap_open, gap_extend, alphabet) -> ModeSc
             raise InputError("give either a matrix (with gap_open and gap_extend) or costs, not both")
         if gap_open is None or gap_extend is None:
             raise InputError("a matrix needs gap_open and gap_extend (a gap of L costs open + (L - 1) x extend; "
-                             "BLAST uses 11 and 1 with BLOSUM62)")  # fmt: skip
+                             "11 and 1 are CUDASW++'s default with BLOSUM62; BLAST's 11/1 is 12 and 1 here)")  # fmt: skip
         if not isinstance(matrix, SubstitutionMatrix):
             matrix = substitution_matrix(matrix)
         gap_open = validation.integer(gap_open, "gap_open", minimum=0)

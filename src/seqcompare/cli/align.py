@@ -34,8 +34,9 @@ def add_parser(subparsers) -> None:
     costs.add_argument("--matrix", metavar="NAME|FILE",
                        help="substitution matrix to maximise: BLOSUM45/50/62/80/90, PAM250, NUC.4.4, or a file in "
                             "the NCBI format; its letters are the alphabet. Needs --gap-open and --gap-extend")  # fmt: skip
-    parser.add_argument("--gap-open", type=int, metavar="O", help="with --matrix: a gap of L costs O + (L - 1) x E "
-                        "(parasail's convention; BLAST uses 11 and 1 with BLOSUM62)")  # fmt: skip
+    parser.add_argument("--gap-open", type=int, metavar="O",
+                        help="with --matrix: a gap of L costs O + (L - 1) x E (parasail's convention; 11 and 1 are "
+                             "CUDASW++'s default with BLOSUM62; BLAST's 11/1 is 12 and 1)")  # fmt: skip
     parser.add_argument("--gap-extend", type=int, metavar="E", help="with --matrix: see --gap-open")
     parser.add_argument("--mode", choices=MODES, default="global",
                         help="global: end to end; local: Smith-Waterman; semi-global: end gaps free (parasail's "
@@ -126,7 +127,7 @@ def _check_mode_options(args) -> None:
     """One line for each combination the options cannot mean, before any input is read."""
     if args.matrix and (args.gap_open is None or args.gap_extend is None):
         raise InputError("--matrix needs --gap-open and --gap-extend (a gap of L costs OPEN + (L - 1) x EXTEND; "
-                         "BLAST uses 11 and 1 with BLOSUM62)")  # fmt: skip
+                         "11 and 1 are CUDASW++'s default with BLOSUM62; BLAST's 11/1 is 12 and 1 here)")  # fmt: skip
     if not args.matrix and (args.gap_open is not None or args.gap_extend is not None):
         raise InputError("--gap-open and --gap-extend go with --matrix (with --scores the gaps are its OPEN and "
                          "EXTEND)")  # fmt: skip

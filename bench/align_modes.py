@@ -1,0 +1,232 @@
+"""Issue 19's figures: alignment modes through the public API, side by side with the peers, in one run.
+
+Usage::
+
+    python3 bench/align_modes.py traceback --out DIR [--pairs 20000 --length 1000 --repeats 3]
+    python3 bench/align_modes.py search --out DIR --cudasw-source .peers/CUDASW4 [--db 200000 --db-length 256]
+    python3 bench/align_modes.py cpu --out DIR [--threads N --repeats 3]
+
+- ``traceback``: global NW with ``cigar=True`` (edit costs, DNA pairs of about ``--length`` at 10% divergence):
+  the CPU's path (scores, then a compiled traceback per pair on every thread) against the GPU's (scores, then the
+  traceback kernel), and scores alone on each; the CIGARs must be identical.
+- ``search``: protein Smith-Waterman of CUDASW++4.0's own query set (its ``allqueries.fasta``: 20 real proteins of
+  144 to 5,478 residues) against a database of ``--db`` random proteins of ``--db-length`` residues (the shape of
+  its ``runpeakbenchmark.sh`` pseudo database, written as FASTA so both tools read the same sequences), BLOSUM62,
+  gap open 11 and extend 1 (CUDASW++'s defaults; a gap of L costs 11 + (L - 1)). CUDASW++4.0 is built from
+  ``--cudasw-source`` (its Makefile, ``-arch=sm_90``) and its database made with its ``makedb`` (not timed, as in
+  its benchmarks); each tool runs in a fresh process, wall time from the process's start. Every top-10 hit it
+  reports must have the same score in ours.
+- ``cpu``: local alignment of the bundled 31 UniProt proteins, all against all (BLOSUM62, 11/1), scores and ends,
+  then with statistics.
+
+Results go to ``DIR/results_align_modes_<part>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+AMINO = "ARNDCQEGHILKMFPSTWYV"
+
+
+def commit() -> str:
+    done = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def write(out: str, part: str, record: dict) -> None:
+    record.update({"commit": commit(), "host": platform.node(), "cpu": platform.processor() or platform.machine(),
+                   "cores": os.cpu_count()})  # fmt: skip
+    path = os.path.join(out, f"results_align_modes_{part}.json")
+    with open(path, "w") as handle:
+        json.dump(record, handle, indent=1)
+    print(json.dumps(record, indent=1))
+
+
+def mutated(rng, sequence: np.ndarray, rate: float) -> np.ndarray:
+    """Substitutions, insertions and deletions, each at ``rate / 3`` a base."""
+    keep = rng.random(sequence.size) >= rate / 3
+    out = np.where(rng.random(sequence.size) < rate / 3, rng.integers(0, 4, sequence.size), sequence)[keep]
+    at = rng.integers(0, out.size + 1, rng.binomial(out.size, rate / 3))
+    return np.insert(out, at, rng.integers(0, 4, at.size))
+
+
+def traceback(args) -> None:
+    import seqcompare
+
+    rng = np.random.default_rng(19)
+    targets, queries = [], []
+    for _ in range(args.pairs):
+        base = rng.integers(0, 4, args.length)
+        targets.append("".join("ACGT"[c] for c in base))
+        queries.append("".join("ACGT"[c] for c in mutated(rng, base, 0.1)))
+    cells = sum(len(t) * len(q) for t, q in zip(targets, queries))
+    record = {"part": "traceback", "pairs": args.pairs, "length": args.length, "cells": cells, "runs": {}}
+    results = {}
+    for name, options in (("cpu_scores", {}), ("cpu_cigar", {"cigar": True}), ("gpu_scores", {"device": "cuda"}),
+                          ("gpu_cigar", {"device": "cuda", "cigar": True})):  # fmt: skip
+        if name.startswith("gpu") and args.no_gpu:
+            continue
+        times = []
+        for _ in range(args.repeats + 1):  # the first run compiles or loads: not counted
+            started = time.perf_counter()
+            results[name] = seqcompare.align(targets, queries, **options)
+            times.append(time.perf_counter() - started)
+        record["runs"][name] = {"seconds": times[1:], "median": statistics.median(times[1:]),
+                                "gcups": cells / statistics.median(times[1:]) / 1e9}  # fmt: skip
+        print(name, record["runs"][name], flush=True)
+    if "gpu_cigar" in results:
+        assert results["gpu_cigar"].cigars == results["cpu_cigar"].cigars, "CIGARs differ"
+        assert np.array_equal(results["gpu_cigar"].scores, results["cpu_cigar"].scores)
+        record["identical_cigars"] = True
+        runs = record["runs"]
+        record["gpu_cigar_speedup_over_cpu_cigar"] = runs["cpu_cigar"]["median"] / runs["gpu_cigar"]["median"]
+    write(args.out, "traceback", record)
+
+
+def random_proteins(rng, count: int, length: int) -> list:
+    letters = np.frombuffer(AMINO.encode(), dtype=np.uint8)
+    codes = letters[rng.integers(0, len(AMINO), (count, length))]
+    return [row.tobytes().decode() for row in codes]
+
+
+def our_search(db: str, queries: str, out: str) -> None:
+    """One search in this process (run as a fresh process by :func:`search`): every query against every database
+    sequence, local, BLOSUM62 11/1, on the GPU; scores to ``out`` (.npy, queries by rows)."""
+    started = time.perf_counter()
+    import seqcompare
+    from seqcompare.align.alphabets import from_letters
+    from seqcompare.align.matrices import substitution_matrix
+    from seqcompare.io.fasta import read_sequences
+
+    matrix = substitution_matrix("BLOSUM62")
+    alphabet = from_letters(matrix.name, matrix.letters)
+    database = read_sequences(db, alphabet=alphabet)
+    asked = read_sequences(queries, alphabet=alphabet)
+    n_db, n_queries = len(database), len(asked)
+    pairs = np.stack([np.tile(np.arange(n_db), n_queries), np.repeat(np.arange(n_queries), n_db)], axis=1)
+    computed = time.perf_counter()
+    result = seqcompare.align(database, asked, mode="local", matrix=matrix, gap_open=11, gap_extend=1, pairs=pairs,
+                              device="cuda")  # fmt: skip
+    finished = time.perf_counter()
+    np.save(out, result.scores.reshape(n_queries, n_db))
+    print(json.dumps({"read_s": computed - started, "align_s": finished - computed, "cells": result.cells}))
+
+
+def search(args) -> None:
+    source = os.path.abspath(args.cudasw_source)
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    build = subprocess.run(f"make -j{os.cpu_count()} release NVCC_FLAGS='-arch=sm_90 -lineinfo "
+                           f"--expt-relaxed-constexpr -rdc=true --extended-lambda -Xcompiler=-fopenmp'",
+                           shell=True, cwd=source, capture_output=True, text=True)  # fmt: skip
+    print(build.stdout[-2000:], build.stderr[-3000:], flush=True)
+    build.check_returncode()
+    rng = np.random.default_rng(19)
+    db = os.path.join(work, "db.fasta")
+    with open(db, "w") as handle:
+        for k, sequence in enumerate(random_proteins(rng, args.db, args.db_length)):
+            handle.write(f">r{k}\n{sequence}\n")
+    queries = os.path.join(source, "allqueries.fasta")
+    prefix = os.path.join(work, "cudasw_db", "db")
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    subprocess.run([os.path.join(source, "makedb"), db, prefix], check=True, capture_output=True)
+    record = {"part": "search", "db": args.db, "db_length": args.db_length, "queries": "CUDASW4 allqueries.fasta",
+              "runs": {"cudasw4": [], "seqcompare": []}}  # fmt: skip
+    hits = None
+    for _ in range(args.repeats):
+        tsv = os.path.join(work, "cudasw.tsv")
+        started = time.perf_counter()
+        done = subprocess.run([os.path.join(source, "align"), "--query", queries, "--db", prefix, "--top", "10",
+                               "--verbose", "--uploadFull", "--mat", "blosum62", "--gop", "-11", "--gex", "-1",
+                               "--tsv", "--of", tsv], capture_output=True, text=True)  # fmt: skip
+        wall = time.perf_counter() - started
+        if done.returncode:
+            print(done.stdout[-3000:], done.stderr[-3000:])
+            done.check_returncode()
+        gcups = [line for line in (done.stdout + done.stderr).splitlines() if "GCUPS" in line]
+        record["runs"]["cudasw4"].append({"wall_s": wall, "reported": gcups[-3:]})
+        print("cudasw4", wall, gcups[-3:], flush=True)
+        hits = [line.split("\t") for line in open(tsv).read().splitlines() if line and line[0].isdigit()]
+    for _ in range(args.repeats):
+        scores_path = os.path.join(work, "ours.npy")
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, __file__, "our-search", db, queries, scores_path],
+                              capture_output=True, text=True)  # fmt: skip
+        wall = time.perf_counter() - started
+        if done.returncode:
+            print(done.stdout[-3000:], done.stderr[-3000:])
+            done.check_returncode()
+        inside = json.loads(done.stdout.strip().splitlines()[-1])
+        record["runs"]["seqcompare"].append({"wall_s": wall, **inside})
+        print("seqcompare", wall, inside, flush=True)
+    ours = np.load(scores_path)
+    cells = record["runs"]["seqcompare"][0]["cells"]
+    record["cells"] = cells
+    # Every top hit CUDASW++ reports: (query number, ..., score, ..., reference id in the database).
+    mismatched = [hit for hit in hits if ours[int(hit[0]), int(hit[7])] != int(hit[4])]
+    record["top_hits_checked"] = len(hits)
+    record["top_hits_differing"] = len(mismatched)
+    record["examples_differing"] = mismatched[:5]
+    for tool in ("cudasw4", "seqcompare"):
+        walls = [run["wall_s"] for run in record["runs"][tool]]
+        record[f"{tool}_wall_median_s"] = statistics.median(walls)
+        record[f"{tool}_wall_gcups"] = cells / statistics.median(walls) / 1e9
+    record["seqcompare_align_gcups"] = cells / statistics.median(r["align_s"] for r in record["runs"]["seqcompare"]) / 1e9
+    write(args.out, "search", record)
+
+
+def cpu(args) -> None:
+    import seqcompare
+
+    path = os.path.join(ROOT, "data", "uniprot_31.fasta")
+    record = {"part": "cpu", "data": "data/uniprot_31.fasta all-vs-all, local BLOSUM62 11/1", "runs": {}}
+    for name, options in (("scores_and_ends", {}), ("with_stats", {"stats": True})):
+        times = []
+        for _ in range(args.repeats + 1):
+            started = time.perf_counter()
+            result = seqcompare.align(path, mode="local", matrix="BLOSUM62", gap_open=11, gap_extend=1,
+                                      threads=args.threads, **options)  # fmt: skip
+            times.append(time.perf_counter() - started)
+        record["cells"] = result.cells
+        record["runs"][name] = {"seconds": times[1:], "median": statistics.median(times[1:]),
+                                "gcups": result.cells / statistics.median(times[1:]) / 1e9}  # fmt: skip
+        print(name, record["runs"][name], flush=True)
+    write(args.out, "cpu", record)
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "our-search":
+        our_search(*sys.argv[2:5])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("part", choices=("traceback", "search", "cpu"))
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--pairs", type=int, default=20000)
+    parser.add_argument("--length", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--no-gpu", action="store_true")
+    parser.add_argument("--cudasw-source", default=os.path.join(ROOT, ".peers", "CUDASW4"))
+    parser.add_argument("--db", type=int, default=200000)
+    parser.add_argument("--db-length", type=int, default=256)
+    parser.add_argument("--work", default="/tmp/seqcompare-align-modes")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    {"traceback": traceback, "search": search, "cpu": cpu}[args.part](args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
