@@ -257,3 +257,21 @@ def test_cli_errors_are_one_line_and_leave_no_output(tmp_path):
         assert done.returncode != 0 and message in done.stderr, (options, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert not out.exists()
+
+
+@pytest.mark.gpu
+def test_gpu_launches_in_pieces_equal_one_launch(rng, monkeypatch):
+    # Borders and direction bytes too small for more than a pair or two a launch: the same results.
+    from seqcompare.align import modes_gpu
+
+    matrix = random_matrix(rng, "ACDEF")
+    targets = ["".join(rng.choice(list("ACDEF"), rng.integers(0, 60))) for _ in range(40)]
+    queries = ["".join(rng.choice(list("ACDEF"), rng.integers(0, 60))) for _ in range(40)]
+    options = {"mode": "semi-global", "matrix": matrix, "gap_open": 3, "gap_extend": 1, "stats": True, "cigar": True}
+    whole = seqcompare.align(targets, queries, device="cuda", **options)
+    monkeypatch.setattr(modes_gpu, "BORDER_BYTES", 3000)
+    monkeypatch.setattr(modes_gpu, "WAYS_BYTES", 5000)
+    pieces = seqcompare.align(targets, queries, device="cuda", **options)
+    cpu = seqcompare.align(targets, queries, **options)
+    assert pieces.cigars == whole.cigars == cpu.cigars
+    assert np.array_equal(pieces.positions, cpu.positions) and np.array_equal(pieces.counts, cpu.counts)
