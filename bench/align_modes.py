@@ -13,7 +13,8 @@ Usage::
   144 to 5,478 residues) against a database of ``--db`` random proteins of ``--db-length`` residues (the shape of
   its ``runpeakbenchmark.sh`` pseudo database, written as FASTA so both tools read the same sequences), BLOSUM62,
   gap open 11 and extend 1 (CUDASW++'s defaults; a gap of L costs 11 + (L - 1)). CUDASW++4.0 is built from
-  ``--cudasw-source`` (its Makefile, ``-arch=sm_90``) and its database made with its ``makedb`` (not timed, as in
+  ``--cudasw-source`` (its Makefile: ``make release`` with ``-arch=sm_90`` and ``-x cu``, the command below) and
+  its database made with its ``makedb`` (not timed, as in
   its benchmarks); each tool runs in a fresh process, wall time from the process's start. Every top-10 hit it
   reports must have the same score in ours.
 - ``cpu``: local alignment of the bundled 31 UniProt proteins, all against all (BLOSUM62, 11/1), scores and ends,
@@ -128,9 +129,11 @@ def search(args) -> None:
     source = os.path.abspath(args.cudasw_source)
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
+    # Its Makefile, for sm_90 without NVTX's library; its .cpp files compiled as CUDA (-x cu), which CUDA 13's
+    # headers need (makedb.cpp reaches CCCL's device intrinsics).
     build = subprocess.run(f"make -j{os.cpu_count()} release NVCC_FLAGS='-arch=sm_90 -lineinfo "
-                           f"--expt-relaxed-constexpr -rdc=true --extended-lambda -Xcompiler=-fopenmp'",
-                           shell=True, cwd=source, capture_output=True, text=True)  # fmt: skip
+                           f"--expt-relaxed-constexpr -rdc=true --extended-lambda -Xcompiler=-fopenmp' "
+                           f"DIALECT='-std=c++17 -x cu'", shell=True, cwd=source, capture_output=True, text=True)  # fmt: skip
     print(build.stdout[-2000:], build.stderr[-3000:], flush=True)
     build.check_returncode()
     rng = np.random.default_rng(19)
