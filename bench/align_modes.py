@@ -102,11 +102,15 @@ def random_proteins(rng, count: int, length: int) -> list:
     return [row.tobytes().decode() for row in codes]
 
 
-def our_search(db: str, queries: str, out: str) -> None:
+def our_search(db: str, queries: str, out: str, rows: str = "8") -> None:
     """One search in this process (run as a fresh process by :func:`search`): every query against every database
-    sequence, local, BLOSUM62 11/1, on the GPU; scores to ``out`` (.npy, queries by rows)."""
+    sequence, local, BLOSUM62 11/1, on the GPU (strips of ``rows`` query rows a thread); scores to ``out`` (.npy,
+    queries by rows)."""
     started = time.perf_counter()
     import seqcompare
+    from seqcompare.align import modes_gpu
+
+    modes_gpu.STRIP_ROWS[False] = int(rows)
     from seqcompare.align.alphabets import from_letters
     from seqcompare.align.matrices import substitution_matrix
     from seqcompare.io.fasta import read_sequences
@@ -146,7 +150,7 @@ def search(args) -> None:
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
     subprocess.run([os.path.join(source, "makedb"), db, prefix], check=True, capture_output=True)
     record = {"part": "search", "db": args.db, "db_length": args.db_length, "queries": "CUDASW4 allqueries.fasta",
-              "runs": {"cudasw4": [], "seqcompare": []}}  # fmt: skip
+              "runs": {"cudasw4": []}}  # fmt: skip
     hits = None
     for _ in range(args.repeats):
         tsv = os.path.join(work, "cudasw.tsv")
@@ -162,31 +166,39 @@ def search(args) -> None:
         record["runs"]["cudasw4"].append({"wall_s": wall, "reported": gcups[-3:]})
         print("cudasw4", wall, gcups[-3:], flush=True)
         hits = [line.split("\t") for line in open(tsv).read().splitlines() if line and line[0].isdigit()]
-    for _ in range(args.repeats):
-        scores_path = os.path.join(work, "ours.npy")
-        started = time.perf_counter()
-        done = subprocess.run([sys.executable, __file__, "our-search", db, queries, scores_path],
-                              capture_output=True, text=True)  # fmt: skip
-        wall = time.perf_counter() - started
-        if done.returncode:
-            print(done.stdout[-3000:], done.stderr[-3000:])
-            done.check_returncode()
-        inside = json.loads(done.stdout.strip().splitlines()[-1])
-        record["runs"]["seqcompare"].append({"wall_s": wall, **inside})
-        print("seqcompare", wall, inside, flush=True)
-    ours = np.load(scores_path)
-    cells = record["runs"]["seqcompare"][0]["cells"]
-    record["cells"] = cells
-    # Every top hit CUDASW++ reports: (query number, ..., score, ..., reference id in the database).
-    mismatched = [hit for hit in hits if ours[int(hit[0]), int(hit[7])] != int(hit[4])]
-    record["top_hits_checked"] = len(hits)
-    record["top_hits_differing"] = len(mismatched)
-    record["examples_differing"] = mismatched[:5]
-    for tool in ("cudasw4", "seqcompare"):
+    tools = ["cudasw4"]
+    for rows in args.rows.split(","):
+        tool = f"seqcompare_rows{rows}"
+        tools.append(tool)
+        record["runs"][tool] = []
+        for _ in range(args.repeats):
+            scores_path = os.path.join(work, "ours.npy")
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, __file__, "our-search", db, queries, scores_path, rows],
+                                  capture_output=True, text=True)  # fmt: skip
+            wall = time.perf_counter() - started
+            if done.returncode:
+                print(done.stdout[-3000:], done.stderr[-3000:])
+                done.check_returncode()
+            inside = json.loads(done.stdout.strip().splitlines()[-1])
+            record["runs"][tool].append({"wall_s": wall, **inside})
+            print(tool, wall, inside, flush=True)
+        ours = np.load(scores_path)
+        cells = record["runs"][tool][0]["cells"]
+        record["cells"] = cells
+        # Every top hit CUDASW++ reports (query number, ..., score, reference length, reference header, ...): the
+        # header r<k> names database sequence k.
+        mismatched = [hit for hit in hits if ours[int(hit[0]), int(hit[6][1:])] != int(hit[4])]
+        record[f"{tool}_top_hits_checked"] = len(hits)
+        record[f"{tool}_top_hits_differing"] = len(mismatched)
+        record[f"{tool}_examples_differing"] = mismatched[:5]
+        aligning = statistics.median(run["align_s"] for run in record["runs"][tool])
+        record[f"{tool}_align_median_s"] = aligning
+        record[f"{tool}_align_gcups"] = cells / aligning / 1e9
+    for tool in tools:
         walls = [run["wall_s"] for run in record["runs"][tool]]
         record[f"{tool}_wall_median_s"] = statistics.median(walls)
-        record[f"{tool}_wall_gcups"] = cells / statistics.median(walls) / 1e9
-    record["seqcompare_align_gcups"] = cells / statistics.median(r["align_s"] for r in record["runs"]["seqcompare"]) / 1e9
+        record[f"{tool}_wall_gcups"] = record["cells"] / statistics.median(walls) / 1e9
     write(args.out, "search", record)
 
 
@@ -211,7 +223,7 @@ def cpu(args) -> None:
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "our-search":
-        our_search(*sys.argv[2:5])
+        our_search(*sys.argv[2:6])
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("part", choices=("traceback", "search", "cpu"))
@@ -224,6 +236,7 @@ def main() -> int:
     parser.add_argument("--cudasw-source", default=os.path.join(ROOT, ".peers", "CUDASW4"))
     parser.add_argument("--db", type=int, default=200000)
     parser.add_argument("--db-length", type=int, default=256)
+    parser.add_argument("--rows", default="8,16", help="search: our strip heights to run (query rows a thread)")
     parser.add_argument("--work", default="/tmp/seqcompare-align-modes")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)

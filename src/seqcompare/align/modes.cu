@@ -51,6 +51,36 @@ __device__ __forceinline__ void store(int* __restrict__ border, long long at, lo
     border[at + 13 * stride] = fp.column;
 }
 
+// The substitution table in shared memory (SHARED, when it fits: the host gives the launch size x (size | 1) ints
+// of dynamic shared memory), rows padded to an odd number of entries: the threads of a warp read one query
+// letter's column from different target letters' rows, and an even row length such as 24 would put up to eight of
+// them in one bank. Otherwise the table in global memory, rows unpadded. load_table runs in every thread of the
+// block before any returns (it synchronises).
+// SHARED is a template parameter of the kernels, so that the compiler knows which memory the table's reads go
+// to (through a pointer that may be either it kept the strip's query codes in local memory).
+__device__ __forceinline__ int table_stride(int size, bool shared) { return shared ? size | 1 : size; }
+
+template <bool SHARED>
+__device__ __forceinline__ void load_table(const int* __restrict__ table, int size) {
+    if constexpr (SHARED) {
+        extern __shared__ int padded[];
+        const int stride = table_stride(size, true);
+        for (int at = threadIdx.x; at < size * size; at += blockDim.x) padded[(at / size) * stride + at % size] = table[at];
+        __syncthreads();
+    }
+}
+
+// Row a of the table (padded rows in shared memory, or the caller's in global memory).
+template <bool SHARED>
+__device__ __forceinline__ const int* table_row(const int* __restrict__ table, int a, int stride) {
+    if constexpr (SHARED) {
+        extern __shared__ int padded[];
+        return padded + a * stride;
+    } else {
+        return table + a * stride;
+    }
+}
+
 // Whether (h, i, j) beats the best local cell so far: the higher score, then the smaller column, then row (the
 // order modes.py's row-by-row scan settles on, whatever order the cells are visited in).
 __device__ __forceinline__ bool better_local(int h, int i, int j, int best, int best_i, int best_j) {
@@ -58,9 +88,9 @@ __device__ __forceinline__ bool better_local(int h, int i, int j, int best, int 
 }
 
 // PATHS false: the scores and ends only, the border two integers a column (the paths stay empty and unused).
-template <int R, bool PATHS>
+template <int R, bool PATHS, bool SHARED>
 __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsigned char* __restrict__ q, int m,
-                          const int* __restrict__ table, int size, int gap_open, int gap_extend, int mode,
+                          const int* table, int row_length, int gap_open, int gap_extend, int mode,
                           int* __restrict__ border, long long stride, int& best, int& best_i, int& best_j,
                           Path& best_path) {
     const bool local = mode == 1;
@@ -79,11 +109,15 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
     best_path = local ? empty_path(1, 1) : none;
     for (int first = 0; first < m; first += R) {
         const int rows = min(R, m - first);
-        int code[R], west[R], e[R];
+        int code[R], west[R], e[R], row_best[PATHS ? 1 : R], row_column[PATHS ? 1 : R];
         Path west_path[R], e_path[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int i = first + r + 1;
+            if constexpr (!PATHS) {
+                row_best[r] = -1;  // below every local score: the row's first cell of its maximum is taken
+                row_column[r] = 0;
+            }
             code[r] = r < rows ? q[i - 1] : 0;
             west[r] = free_query_start ? 0 : -(gap_open + (i - 1) * gap_extend);
             west_path[r] = empty_path(free_query_start ? i : 0, 0);
@@ -103,7 +137,35 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
             const int next_diag = north;
             const Path next_diag_path = north_path;
             const int a = t[j - 1];
-            const int* __restrict__ scores = table + a * size;
+            const int* scores = table_row<SHARED>(table, a, row_length);
+            if constexpr (!PATHS) {
+                // Values only: Hopper's DPX instructions, max(x + y, z) for each gap state and one three-way
+                // maximum (clamped at 0 in local mode) for the cell; local ends tracked per row (below).
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    if (r < rows) {
+                        f = __viaddmax_s32(f, -gap_extend, north - gap_open);
+                        e[r] = __viaddmax_s32(e[r], -gap_extend, west[r] - gap_open);
+                        const int h_diag = diag + scores[code[r]];
+                        const int h = local ? __vimax3_s32_relu(h_diag, e[r], f) : __vimax3_s32(h_diag, e[r], f);
+                        if (local && h > row_best[r]) {  // the first column of the row's best
+                            row_best[r] = h;
+                            row_column[r] = j;
+                        }
+                        if (mode == 2 && j == n && h > best) {
+                            best = h;
+                            best_i = first + r + 1;
+                            best_j = n;
+                        }
+                        diag = west[r];
+                        west[r] = h;
+                        north = h;
+                    }
+                }
+                store<PATHS>(border, at, stride, north, f, north_path, f_path);
+                diag = next_diag;
+                continue;
+            }
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 if (r < rows) {
@@ -124,7 +186,7 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
                         e[r] = e_extend;
                     }
                     if (PATHS) e_path[r].length += 1;
-                    const int substitution = __ldg(scores + code[r]);
+                    const int substitution = scores[code[r]];
                     const int h_diag = diag + substitution;
                     int h = max(h_diag, max(e[r], f));
                     if (local && h < 0) h = 0;
@@ -165,6 +227,18 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
             store<PATHS>(border, at, stride, north, f, north_path, f_path);
             diag = next_diag;
             diag_path = next_diag_path;
+        }
+        if constexpr (!PATHS) {
+            if (local) {  // each row's best against the best so far, rows in order
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    if (r < rows && better_local(row_best[r], first + r + 1, row_column[r], best, best_i, best_j)) {
+                        best = row_best[r];
+                        best_i = first + r + 1;
+                        best_j = row_column[r];
+                    }
+                }
+            }
         }
     }
     // The border now holds the last row.
@@ -207,20 +281,22 @@ __device__ void mode_pair(const unsigned char* __restrict__ t, int n, const unsi
 // Pairs 0 .. count - 1 of this launch: pair k aligns target pair_t[k] with query pair_q[k]. Outputs per pair:
 // the score, the positions (target start, target end, query start, query end) and the counts (matches, similar,
 // pairs, length).
-template <int R, bool PATHS>
+template <int R, bool PATHS, bool SHARED>
 __global__ void mode_pairs(const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
                            const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
                            const long long* __restrict__ pair_t, const long long* __restrict__ pair_q, int count,
                            const int* __restrict__ table, int size, int gap_open, int gap_extend, int mode,
                            int* __restrict__ border, int* __restrict__ scores, int* __restrict__ positions,
                            int* __restrict__ counts) {
+    load_table<SHARED>(table, size);
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= count) return;
     const long long t0 = t_off[pair_t[k]], q0 = q_off[pair_q[k]];
     const int n = (int)(t_off[pair_t[k] + 1] - t0), m = (int)(q_off[pair_q[k] + 1] - q0);
     int best, best_i, best_j;
     Path path;
-    mode_pair<R, PATHS>(t_codes + t0, n, q_codes + q0, m, table, size, gap_open, gap_extend, mode, border + k,
+    mode_pair<R, PATHS, SHARED>(t_codes + t0, n, q_codes + q0, m, table, table_stride(size, SHARED), gap_open,
+                                gap_extend, mode, border + k,
                  (long long)count, best, best_i, best_j, path);
     scores[k] = best;
     positions[4 * k] = PATHS ? path.column : -1;
@@ -247,7 +323,7 @@ __global__ void mode_pairs(const unsigned char* __restrict__ t_codes, const long
 // is written when it ends, in walk order). Horizontal gaps (a target letter against a gap, I) cost open_e +
 // (L - 1) extend_e, vertical ones (D) open_f + (L - 1) extend_f. prefer_e: on a tie between the two gap states H
 // takes E (the global NW engine's traceback, kernels.py's nw_traceback), else F (parasail's, modes.py's).
-template <int R>
+template <int R, bool SHARED>
 __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
                                const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
                                const long long* __restrict__ pair_t, const long long* __restrict__ pair_q, int count,
@@ -257,6 +333,8 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
                                unsigned char* __restrict__ ways, long long width, char* __restrict__ text,
                                const long long* __restrict__ text_end, int* __restrict__ text_length,
                                int* __restrict__ end_score, int* __restrict__ starts) {
+    load_table<SHARED>(table, size);
+    const int stride_of_table = table_stride(size, SHARED);
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= count) return;
     const bool local = mode == 1;
@@ -288,7 +366,7 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
             int north = own[at], f = own[at + stride];
             const int next_diag = north;
             const int a = t[j - 1];
-            const int* __restrict__ scores = table + a * size;
+            const int* scores = table_row<SHARED>(table, a, stride_of_table);
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 if (r < rows) {
@@ -308,7 +386,7 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
                     } else {
                         e[r] = e_extend;
                     }
-                    const int h_diag = diag + __ldg(scores + code[r]);
+                    const int h_diag = diag + scores[code[r]];
                     int h = max(h_diag, max(e[r], f));
                     if (local && h < 0) h = 0;
                     if (local && h <= 0) {

@@ -27,13 +27,25 @@ TRACEBACK_ROWS = 8
 # launches of 4 GB ran 5x slower than in one).
 WAYS_BYTES = 48 << 30
 WAYS_SHARE = 0.6
-_NAMES = (f"mode_pairs<{STRIP_ROWS[True]},true>", f"mode_pairs<{STRIP_ROWS[False]},false>",
-          f"mode_traceback<{TRACEBACK_ROWS}>")  # fmt: skip
 
 
-def _kernel(name: str):
-    """One of the file's kernels (the three compiled together, once)."""
-    return module(_SOURCE, _NAMES).get_function(name)
+def _names(shared: bool) -> tuple:
+    flag = "true" if shared else "false"
+    return (f"mode_pairs<{STRIP_ROWS[True]},true,{flag}>", f"mode_pairs<{STRIP_ROWS[False]},false,{flag}>",
+            f"mode_traceback<{TRACEBACK_ROWS},{flag}>")  # fmt: skip
+
+
+def _kernel(which: int, size: int):
+    """Kernel ``which`` of :func:`_names` for a table of ``size`` letters (its copy in shared memory or not; each
+    set of three compiled together, once)."""
+    names = _names(shared_bytes(size) > 0)
+    return module(_SOURCE, names).get_function(names[which])
+
+
+def shared_bytes(size: int) -> int:
+    """Dynamic shared memory for a ``size`` x ``size`` table (modes.cu's ``shared_table``): rows padded to an odd
+    length when it fits in 44 KB, else none (the table stays in global memory)."""
+    return size * (size | 1) * 4 if size * size <= 11 * 1024 else 0
 
 
 def batches(t_len_sorted: np.ndarray, budget_bytes: int, fields: int) -> list:
@@ -64,7 +76,7 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
     device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
               (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip
     table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
-    kernel = _kernel(_NAMES[0 if paths else 1])
+    kernel = _kernel(0 if paths else 1, table.shape[0])
     fields = _FIELDS[paths]
     bounds = batches(t_len[order], BORDER_BYTES, fields)
     results = []
@@ -78,7 +90,7 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
         kernel(((count + _THREADS - 1) // _THREADS,), (_THREADS,),
                (device["t_codes"], device["t_off"], device["q_codes"], device["q_off"], pair_t, pair_q,
                 np.int32(count), table, np.int32(table.shape[0]), np.int32(gap_open), np.int32(gap_extend),
-                np.int32(mode), border, *got))  # fmt: skip
+                np.int32(mode), border, *got), shared_mem=shared_bytes(table.shape[0]))  # fmt: skip
         results.append((chosen, got))
     for chosen, (s, p, c) in results:
         out_scores[chosen] = s.get()
@@ -117,7 +129,7 @@ def traceback_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, open_e: int, 
     device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
               (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip
     table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
-    kernel = _kernel(_NAMES[2])
+    kernel = _kernel(2, table.shape[0])
     from ..cuda.runtime import free_bytes
 
     budget = int(min(WAYS_BYTES, WAYS_SHARE * free_bytes(cupy)))
@@ -146,7 +158,8 @@ def traceback_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, open_e: int, 
                 np.int32(count), as_device(end_rows[chosen].astype(np.int32)),
                 as_device(end_columns[chosen].astype(np.int32)), table, np.int32(table.shape[0]), np.int32(open_e),
                 np.int32(extend_e), np.int32(open_f), np.int32(extend_f), np.int32(mode), np.int32(prefer_e),
-                border, ways, np.int64(width), text, as_device(text_end), lengths, got_scores, got_starts))  # fmt: skip
+                border, ways, np.int64(width), text, as_device(text_end), lengths, got_scores, got_starts),
+               shared_mem=shared_bytes(table.shape[0]))  # fmt: skip
         raw = text.get().tobytes()
         for at, end, length in zip(chosen.tolist(), text_end.tolist(), lengths.get().tolist()):
             cigars[at] = raw[end - length : end].decode("ascii")
