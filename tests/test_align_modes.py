@@ -275,3 +275,29 @@ def test_gpu_launches_in_pieces_equal_one_launch(rng, monkeypatch):
     cpu = seqcompare.align(targets, queries, **options)
     assert pieces.cigars == whole.cigars == cpu.cigars
     assert np.array_equal(pieces.positions, cpu.positions) and np.array_equal(pieces.counts, cpu.counts)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lanes_of_one_query_against_many_targets_equal_the_oracle(rng, mode):
+    # All against all: each query meets many targets, so the CPU's scores pass runs them in SIMD lanes that share
+    # the query (targets of different lengths padded in one vector); the scores and ends must not move.
+    from seqcompare.align import mode_kernels
+
+    letters = "ACDEF"
+    matrix = random_matrix(rng, letters)
+    sequences = ["".join(rng.choice(list(letters), rng.integers(0, 22))) for _ in range(45)] + ["A" * 40]
+    calls = []
+    original = mode_kernels.mode_lanes
+
+    def counted(*args):
+        calls.append(1)
+        return original(*args)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(mode_kernels, "mode_lanes", counted):
+        result = seqcompare.align(sequences, mode=mode, matrix=matrix, gap_open=3, gap_extend=1)
+    assert calls, "the lanes were not used"
+    scores, positions, _, _ = expected(sequences, sequences, result.pairs, matrix, 3, 1, mode)
+    assert result.scores.tolist() == scores
+    assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]

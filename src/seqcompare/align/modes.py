@@ -15,7 +15,8 @@ counts aligned pairs of the same code, ``similar`` pairs whose score is positive
 gaps of a global alignment) are not columns.
 
 :class:`ModeScorer` is what :class:`~seqcompare.align.work.PairWork` runs: its ``cpu`` spreads pairs over threads,
-its ``gpu`` runs :mod:`.modes_gpu`.
+its ``gpu`` runs :mod:`.modes_gpu`. The compiled kernels are in :mod:`.mode_kernels` (imported when first
+needed, with Numba).
 """
 
 from __future__ import annotations
@@ -26,13 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._jit import jit
 from ..progress import SILENT
 from .alphabets import Alphabet
 from .batch import cigar_string
 
 MODE_CODES = {"global": 0, "local": 1, "semi-global": 2, "infix": 3, "prefix": 4}
-NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalty is subtracted
+LANES = 32  # pairs a vector group of mode_kernels.mode_lanes
 # Columns of the positions and counts arrays.
 POSITIONS = ("target_start", "target_end", "query_start", "query_end")
 COUNTS = ("matches", "similar", "pairs", "length")
@@ -69,314 +69,6 @@ class ModeScoring:
         return int(max(np.abs(self.scores).max(initial=0), abs(self.gap_open), abs(self.gap_extend)))
 
 
-@jit
-def _longest(offsets, index, first, last):
-    longest = 0
-    for p in range(first, last):
-        longest = max(longest, offsets[index[p] + 1] - offsets[index[p]])
-    return longest
-
-
-@jit
-def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend, mode,
-               scores_out, positions_out, counts_out):  # fmt: skip
-    """Score, positions and statistics of pairs ``first:last`` in ``mode`` (a :data:`MODE_CODES` value), in one
-    row of each quantity (linear space). ``by_query[b, a]`` is the score of target code ``a`` against query code
-    ``b`` (the table transposed, so a query row's scores are contiguous)."""
-    local = mode == 1
-    free_target_start = mode == 1 or mode == 2 or mode == 3
-    free_query_start = mode == 1 or mode == 2
-    longest = _longest(t_off, pair_t, first, last) + 1
-    H = np.empty(longest, np.int64)
-    F = np.empty(longest, np.int64)
-    # Per column, the statistics and start of the path to H (h_*) and to F (f_*): matches, similar, pairs,
-    # length, start row, start column.
-    h_stats = np.empty((longest, 6), np.int64)
-    f_stats = np.empty((longest, 6), np.int64)
-    west = np.empty(6, np.int64)
-    diag_stats = np.empty(6, np.int64)
-    e_stats = np.empty(6, np.int64)
-    best_stats = np.empty(6, np.int64)
-    for p in range(first, last):
-        t0 = t_off[pair_t[p]]
-        n = t_off[pair_t[p] + 1] - t0
-        q0 = q_off[pair_q[p]]
-        m = q_off[pair_q[p] + 1] - q0
-        H[0] = 0
-        h_stats[0, :] = 0
-        for j in range(1, n + 1):
-            H[j] = 0 if free_target_start else -(gap_open + (j - 1) * gap_extend)
-            F[j] = NEG
-            h_stats[j, :] = 0
-            f_stats[j, :] = 0
-            if free_target_start:
-                h_stats[j, 5] = j
-        best = NEG
-        best_i = 0
-        best_j = 0
-        best_stats[:] = 0
-        if local:
-            best = 0
-            best_i = 1
-            best_j = 1
-            best_stats[4] = 1
-            best_stats[5] = 1
-        for i in range(1, m + 1):
-            diag = H[0]
-            diag_stats[:] = h_stats[0]
-            H[0] = 0 if free_query_start else -(gap_open + (i - 1) * gap_extend)
-            h_stats[0, :] = 0
-            if free_query_start:
-                h_stats[0, 4] = i
-            west_h = H[0]
-            west[:] = h_stats[0]
-            e = NEG
-            e_stats[:] = 0
-            b = q_codes[q0 + i - 1]
-            row = by_query[b]
-            for j in range(1, n + 1):
-                north = H[j]
-                f_open = north - gap_open
-                f_extend = F[j] - gap_extend
-                if f_open > f_extend:
-                    F[j] = f_open
-                    f_stats[j, :] = h_stats[j]
-                else:
-                    F[j] = f_extend
-                f_stats[j, 3] += 1
-                e_open = west_h - gap_open
-                e_extend = e - gap_extend
-                if e_open > e_extend:
-                    e = e_open
-                    e_stats[:] = west
-                else:
-                    e = e_extend
-                e_stats[3] += 1
-                a = t_codes[t0 + j - 1]
-                substitution = row[a]
-                h_diag = diag + substitution
-                h = max(h_diag, max(e, F[j]))
-                if local and h < 0:
-                    h = 0
-                # The cell's path: its statistics replace the northern cell's, which becomes the next diagonal.
-                diag = north
-                if h == h_diag:
-                    for k in range(6):
-                        west[k] = diag_stats[k]
-                    west[0] += a == b
-                    west[1] += substitution > 0
-                    west[2] += 1
-                    west[3] += 1
-                elif h == F[j]:
-                    for k in range(6):
-                        west[k] = f_stats[j, k]
-                else:
-                    for k in range(6):
-                        west[k] = e_stats[k]
-                if local and h <= 0:
-                    west[:4] = 0
-                    west[4] = i
-                    west[5] = j
-                for k in range(6):
-                    diag_stats[k] = h_stats[j, k]
-                    h_stats[j, k] = west[k]
-                H[j] = h
-                west_h = h
-                if local and (h > best or (h == best and j < best_j)):
-                    best, best_i, best_j = h, i, j
-                    best_stats[:] = west
-            if mode == 2 and n > 0 and H[n] > best:  # semi-global: the last column, smallest row first
-                best, best_i, best_j = H[n], i, n
-                best_stats[:] = h_stats[n]
-        if mode == 0 or (not local and (m == 0 or n == 0)):
-            best, best_i, best_j = H[n], m, n
-            best_stats[:] = h_stats[n]
-        elif mode == 2:  # then the last row short of the last column: the smallest column wins ties
-            for j in range(1, n):
-                if H[j] > best or (H[j] == best and j < best_j):
-                    best, best_i, best_j = H[j], m, j
-                    best_stats[:] = h_stats[j]
-        elif mode == 3 or mode == 4:  # the whole query, the leftmost best target end
-            best, best_i, best_j = H[0], m, 0
-            best_stats[:] = h_stats[0]
-            for j in range(1, n + 1):
-                if H[j] > best:
-                    best, best_i, best_j = H[j], m, j
-                    best_stats[:] = h_stats[j]
-        elif local and (m == 0 or n == 0):
-            best, best_i, best_j = 0, 0, 0
-            best_stats[:] = 0
-        scores_out[p] = best
-        positions_out[p, 0] = best_stats[5]
-        positions_out[p, 1] = best_j - 1
-        positions_out[p, 2] = best_stats[4]
-        positions_out[p, 3] = best_i - 1
-        for k in range(4):
-            counts_out[p, k] = best_stats[k]
-
-
-@jit
-def mode_scores(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend, mode,
-                scores_out, positions_out):  # fmt: skip
-    """:func:`mode_pairs` without the paths: the score and end positions only (start columns left as they are),
-    the same cells and ties, several times faster."""
-    local = mode == 1
-    free_target_start = mode == 1 or mode == 2 or mode == 3
-    free_query_start = mode == 1 or mode == 2
-    longest = _longest(t_off, pair_t, first, last) + 1
-    H = np.empty(longest, np.int64)
-    F = np.empty(longest, np.int64)
-    for p in range(first, last):
-        t0 = t_off[pair_t[p]]
-        n = t_off[pair_t[p] + 1] - t0
-        q0 = q_off[pair_q[p]]
-        m = q_off[pair_q[p] + 1] - q0
-        H[0] = 0
-        for j in range(1, n + 1):
-            H[j] = 0 if free_target_start else -(gap_open + (j - 1) * gap_extend)
-            F[j] = NEG
-        best, best_i, best_j = NEG, 0, 0
-        if local:
-            best, best_i, best_j = 0, 1, 1
-        for i in range(1, m + 1):
-            diag = H[0]
-            H[0] = 0 if free_query_start else -(gap_open + (i - 1) * gap_extend)
-            west = H[0]
-            e = NEG
-            row = by_query[q_codes[q0 + i - 1]]
-            for j in range(1, n + 1):
-                north = H[j]
-                f = max(north - gap_open, F[j] - gap_extend)
-                e = max(west - gap_open, e - gap_extend)
-                h = max(diag + row[t_codes[t0 + j - 1]], max(e, f))
-                if local:
-                    h = max(h, 0)
-                    if h > best or (h == best and j < best_j):
-                        best, best_i, best_j = h, i, j
-                diag = north
-                F[j] = f
-                H[j] = h
-                west = h
-            if mode == 2 and n > 0 and H[n] > best:
-                best, best_i, best_j = H[n], i, n
-        if mode == 0 or (not local and (m == 0 or n == 0)):
-            best, best_i, best_j = H[n], m, n
-        elif mode == 2:
-            for j in range(1, n):
-                if H[j] > best or (H[j] == best and j < best_j):
-                    best, best_i, best_j = H[j], m, j
-        elif mode == 3 or mode == 4:
-            best, best_i, best_j = H[0], m, 0
-            for j in range(1, n + 1):
-                if H[j] > best:
-                    best, best_i, best_j = H[j], m, j
-        elif local and (m == 0 or n == 0):
-            best, best_i, best_j = 0, 0, 0
-        scores_out[p] = best
-        positions_out[p, 1] = best_j - 1
-        positions_out[p, 3] = best_i - 1
-
-
-# Traceback directions, one byte a cell: bits 0-1 where H came from, bit 2 F opened here, bit 3 E opened here.
-_FROM_DIAGONAL, _FROM_F, _FROM_E, _STOP = 0, 1, 2, 3
-
-
-@jit
-def mode_traceback(t, q, by_query, gap_open, gap_extend, mode, end_i, end_j, ops):
-    """The alignment of one pair ending at cell ``(end_i, end_j)`` (1-based rows of ``q``, columns of ``t``),
-    along the path :func:`mode_pairs` follows: operation codes (0 M, 1 I: target letter against a gap, 2 D: query
-    letter against a gap) at the end of ``ops``. Returns ``(first op index, start row, start column)``."""
-    local = mode == 1
-    free_target_start = mode == 1 or mode == 2 or mode == 3
-    free_query_start = mode == 1 or mode == 2
-    m, n = end_i, end_j
-    way = np.zeros((m + 1, n + 1), np.uint8)
-    H = np.empty(n + 1, np.int64)
-    F = np.empty(n + 1, np.int64)
-    H[0] = 0
-    for j in range(1, n + 1):
-        H[j] = 0 if free_target_start else -(gap_open + (j - 1) * gap_extend)
-        F[j] = NEG
-    for i in range(1, m + 1):
-        diag = H[0]
-        H[0] = 0 if free_query_start else -(gap_open + (i - 1) * gap_extend)
-        west_h = H[0]
-        e = NEG
-        row = by_query[q[i - 1]]
-        for j in range(1, n + 1):
-            north = H[j]
-            code = 0
-            f_open = north - gap_open
-            f_extend = F[j] - gap_extend
-            if f_open > f_extend:
-                F[j] = f_open
-                code |= 4
-            else:
-                F[j] = f_extend
-            e_open = west_h - gap_open
-            e_extend = e - gap_extend
-            if e_open > e_extend:
-                e = e_open
-                code |= 8
-            else:
-                e = e_extend
-            h_diag = diag + row[t[j - 1]]
-            h = max(h_diag, max(e, F[j]))
-            if local and h < 0:
-                h = 0
-            if local and h <= 0:
-                code |= _STOP
-            elif h == h_diag:
-                code |= _FROM_DIAGONAL
-            elif h == F[j]:
-                code |= _FROM_F
-            else:
-                code |= _FROM_E
-            way[i, j] = code
-            diag = north
-            H[j] = h
-            west_h = h
-    at = ops.size
-    i, j, state = m, n, 0  # state 0 H, 1 F, 2 E
-    while True:
-        if state == 0:
-            if i == 0 or j == 0:
-                if (i == 0 and free_target_start) or (j == 0 and free_query_start):
-                    break
-                while j > 0:  # leading gaps along the first row or column
-                    at -= 1
-                    ops[at] = 1
-                    j -= 1
-                while i > 0:
-                    at -= 1
-                    ops[at] = 2
-                    i -= 1
-                break
-            source = way[i, j] & 3
-            if source == _STOP:
-                break
-            if source == _FROM_DIAGONAL:
-                at -= 1
-                ops[at] = 0
-                i -= 1
-                j -= 1
-            else:
-                state = 1 if source == _FROM_F else 2
-        elif state == 1:
-            at -= 1
-            ops[at] = 2
-            if way[i, j] & 4:
-                state = 0
-            i -= 1
-        else:
-            at -= 1
-            ops[at] = 1
-            if way[i, j] & 8:
-                state = 0
-            j -= 1
-    return at, i, j
-
-
 def _chunks(weights: np.ndarray, threads: int) -> list:
     cumulative = np.cumsum(weights)
     cuts = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], 4 * threads + 1)[1:-1])
@@ -403,6 +95,47 @@ class ModeScorer:
     def _by_query(self) -> np.ndarray:
         return np.ascontiguousarray(self.scoring.scores.T, dtype=np.int64)
 
+    def _lanes(self, q_codes, plan, threads, report):
+        """Scores and ends by :func:`.mode_kernels.mode_lanes`: each query's pairs, targets sorted by length, in
+        groups of :data:`LANES` lanes (threads over groups)."""
+        from .mode_kernels import LANE_PAD, mode_lanes
+
+        threads = threads or os.cpu_count() or 1
+        k = len(plan)
+        scores = np.empty(k, np.int64)
+        positions = np.full((k, 4), -1, np.int64)
+        t_len = np.diff(self.t_off)[plan[:, 0]].astype(np.int64)
+        s = self.scoring
+        size = s.scores.shape[0]
+        # by_query[b, a]: query code b against target code a; column `size` is the padding's.
+        by_query = np.full((size, size + 1), LANE_PAD, dtype=np.int32)
+        by_query[:, :size] = s.scores.T
+        order = np.lexsort((-t_len, plan[:, 1]))
+        starts = np.flatnonzero(np.r_[True, plan[order[1:], 1] != plan[order[:-1], 1]])
+        groups = [order[at : min(at + LANES, stop)] for first, stop in zip(starts, np.r_[starts[1:], k])
+                  for at in range(first, stop, LANES)]  # fmt: skip
+        mode = np.int64(MODE_CODES[s.mode])
+        steps = (np.int64(s.gap_open), np.int64(s.gap_extend), mode)
+
+        def work(group):
+            b = plan[group[0], 1]
+            lengths = np.zeros(LANES, np.int64)
+            lengths[: len(group)] = t_len[group]
+            codes = np.full((int(lengths.max()), LANES), size, dtype=np.int64)  # the padding code
+            for lane, a in enumerate(plan[group, 0].tolist()):
+                codes[: lengths[lane], lane] = self.t_codes[self.t_off[a] : self.t_off[a + 1]]
+            profile = np.ascontiguousarray(by_query[:, codes])  # (query code, column, lane); contiguous: it vectorises
+            got = (np.empty(LANES, np.int64), np.empty(LANES, np.int64), np.empty(LANES, np.int64))
+            mode_lanes(profile, q_codes[self.q_off[b] : self.q_off[b + 1]], lengths, *steps, *got)
+            scores[group] = got[0][: len(group)]
+            positions[group, 1] = got[1][: len(group)]
+            positions[group, 3] = got[2][: len(group)]
+            report.update(len(group))
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(work, groups))
+        return scores, positions, np.full((k, 4), -1, np.int64)
+
     def _strand(self, q_codes, plan, threads, report):
         threads = threads or os.cpu_count() or 1
         k = len(plan)
@@ -411,7 +144,14 @@ class ModeScorer:
         counts = np.full((k, 4), -1, np.int64)
         if k == 0:
             return scores, positions, counts
+        from .mode_kernels import LANE_LIMIT, mode_pairs, mode_scores
+
         t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
+        paths = self.paths or self.cigar or self.q_reverse is not None
+        reach = (int((t_len + q_len).max()) + 1) * (self.scoring.bound + 1)
+        if not paths and reach < LANE_LIMIT and k >= LANES and k >= 4 * len(np.unique(plan[:, 1])):
+            # Most queries have several targets: lanes that share a query vectorise (see mode_lanes).
+            return self._lanes(q_codes, plan, threads, report)
         bounds = _chunks(t_len * np.maximum(q_len, 1) + 1, threads)
         pair_t, pair_q = np.ascontiguousarray(plan[:, 0]), np.ascontiguousarray(plan[:, 1])
         by_query = self._by_query()
@@ -482,6 +222,8 @@ class ModeScorer:
 
     def _cigars(self, plan, scores, positions, reverse, threads) -> np.ndarray:
         """CIGARs by traceback (threads over pairs), each checked to start where the scores' pass said."""
+        from .mode_kernels import mode_traceback
+
         s = self.scoring
         by_query = self._by_query()
         steps = (np.int64(s.gap_open), np.int64(s.gap_extend), np.int64(MODE_CODES[s.mode]))
