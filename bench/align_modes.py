@@ -4,7 +4,7 @@ Usage::
 
     python3 bench/align_modes.py traceback --out DIR [--pairs 20000 --length 1000 --repeats 3]
     python3 bench/align_modes.py search --out DIR --cudasw-source .peers/CUDASW4 [--db 200000 --db-length 256]
-    python3 bench/align_modes.py cpu --out DIR [--threads N --repeats 3]
+    python3 bench/align_modes.py cpu --out DIR --parasail-source DIR [--threads N --repeats 3]
 
 - ``traceback``: global NW with ``cigar=True`` (edit costs, DNA pairs of about ``--length`` at 10% divergence):
   the CPU's path (scores, then a compiled traceback per pair on every thread) against the GPU's (scores, then the
@@ -17,8 +17,10 @@ Usage::
   its database made with its ``makedb`` (not timed, as in
   its benchmarks); each tool runs in a fresh process, wall time from the process's start. Every top-10 hit it
   reports must have the same score in ours.
-- ``cpu``: local alignment of the bundled 31 UniProt proteins, all against all (BLOSUM62, 11/1), scores and ends,
-  then with statistics.
+- ``cpu``: the same search on the CPU, side by side with parasail's striped AVX2 ``sw`` (a profile per query,
+  16-bit lanes, 32-bit where saturated) built from ``--parasail-source`` with ``bench/peers/parasail_search.c``:
+  the bundled 31 UniProt proteins against themselves, and CUDASW++'s queries against ``--cpu-db`` random proteins;
+  identical scores required.
 
 Results go to ``DIR/results_align_modes_<part>.json``.
 """
@@ -102,10 +104,10 @@ def random_proteins(rng, count: int, length: int) -> list:
     return [row.tobytes().decode() for row in codes]
 
 
-def our_search(db: str, queries: str, out: str, rows: str = "8") -> None:
-    """One search in this process (run as a fresh process by :func:`search`): every query against every database
-    sequence, local, BLOSUM62 11/1, on the GPU (strips of ``rows`` query rows a thread); scores to ``out`` (.npy,
-    queries by rows)."""
+def our_search(db: str, queries: str, out: str, rows: str = "8", device: str = "cuda", threads: str = "0") -> None:
+    """One search in this process (run as a fresh process by :func:`search` and :func:`cpu`): every query against
+    every database sequence, local, BLOSUM62 11/1, on ``device`` (the GPU: strips of ``rows`` query rows a thread;
+    the CPU: ``threads``); scores to ``out`` (.npy, queries by rows)."""
     started = time.perf_counter()
     import seqcompare
     from seqcompare.align import modes_gpu
@@ -123,7 +125,7 @@ def our_search(db: str, queries: str, out: str, rows: str = "8") -> None:
     pairs = np.stack([np.tile(np.arange(n_db), n_queries), np.repeat(np.arange(n_queries), n_db)], axis=1)
     computed = time.perf_counter()
     result = seqcompare.align(database, asked, mode="local", matrix=matrix, gap_open=11, gap_extend=1, pairs=pairs,
-                              device="cuda")  # fmt: skip
+                              device=device, threads=int(threads) or None)  # fmt: skip
     finished = time.perf_counter()
     np.save(out, result.scores.reshape(n_queries, n_db))
     print(json.dumps({"read_s": computed - started, "align_s": finished - computed, "cells": result.cells}))
@@ -202,28 +204,67 @@ def search(args) -> None:
     write(args.out, "search", record)
 
 
-def cpu(args) -> None:
-    import seqcompare
+def build_parasail(source: str, work: str) -> str:
+    """``bench/peers/parasail_search.c`` linked with parasail's own striped AVX2 Smith-Waterman files, built
+    from its source (a two-line config.h), with OpenMP."""
+    with open(os.path.join(work, "config.h"), "w") as handle:
+        handle.write("#define HAVE_POSIX_MEMALIGN 1\n#define SIZEOF_INT 4\n")
+    driver = os.path.join(work, "parasail_search")
+    files = [os.path.join(source, "src", name) for name in ("sw_striped_avx2_256_16.c", "sw_striped_avx2_256_32.c",
+                                                            "memory.c", "memory_avx2.c", "matrix_lookup.c")]  # fmt: skip
+    subprocess.run(["gcc", "-O3", "-std=gnu99", "-mavx2", "-fopenmp", f"-I{work}", f"-I{source}",
+                    f"-I{os.path.join(source, 'src')}", "-o", driver, os.path.join(HERE, "peers", "parasail_search.c"),
+                    *files], check=True)  # fmt: skip
+    return driver
 
-    path = os.path.join(ROOT, "data", "uniprot_31.fasta")
-    record = {"part": "cpu", "data": "data/uniprot_31.fasta all-vs-all, local BLOSUM62 11/1", "runs": {}}
-    for name, options in (("scores_and_ends", {}), ("with_stats", {"stats": True})):
-        times = []
-        for _ in range(args.repeats + 1):
+
+def cpu(args) -> None:
+    """Local protein alignment on the CPU, every query against every database sequence, side by side with
+    parasail's striped AVX2 ``sw`` (a profile per query, 16-bit lanes, 32-bit where saturated), same threads;
+    each tool in a fresh process, wall time; the scores must be identical."""
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    driver = build_parasail(os.path.abspath(args.parasail_source), work)
+    threads = args.threads or os.cpu_count()
+    rng = np.random.default_rng(19)
+    db = os.path.join(work, "db_cpu.fasta")
+    with open(db, "w") as handle:
+        for k, sequence in enumerate(random_proteins(rng, args.cpu_db, args.db_length)):
+            handle.write(f">r{k}\n{sequence}\n")
+    proteins = os.path.join(ROOT, "data", "uniprot_31.fasta")
+    queries = os.path.join(os.path.abspath(args.cudasw_source), "allqueries.fasta")
+    record = {"part": "cpu", "threads": threads, "workloads": {}}
+    for name, (query_file, db_file) in {"uniprot_31_x_uniprot_31": (proteins, proteins),
+                                        f"cudasw_queries_x_{args.cpu_db}_random_{args.db_length}": (queries, db)}.items():  # fmt: skip
+        runs = {"parasail": [], "seqcompare": []}
+        for _ in range(args.repeats):
             started = time.perf_counter()
-            result = seqcompare.align(path, mode="local", matrix="BLOSUM62", gap_open=11, gap_extend=1,
-                                      threads=args.threads, **options)  # fmt: skip
-            times.append(time.perf_counter() - started)
-        record["cells"] = result.cells
-        record["runs"][name] = {"seconds": times[1:], "median": statistics.median(times[1:]),
-                                "gcups": result.cells / statistics.median(times[1:]) / 1e9}  # fmt: skip
-        print(name, record["runs"][name], flush=True)
+            done = subprocess.run([driver, query_file, db_file, "11", "1"], capture_output=True, text=True, check=True,
+                                  env={**os.environ, "OMP_NUM_THREADS": str(threads)})  # fmt: skip
+            runs["parasail"].append(time.perf_counter() - started)
+            theirs = np.array(done.stdout.split(), dtype=np.int64)
+            scores_path = os.path.join(work, "ours_cpu.npy")
+            started = time.perf_counter()
+            ours_run = subprocess.run([sys.executable, __file__, "our-search", db_file, query_file, scores_path, "8",
+                                       "cpu", str(threads)], capture_output=True, text=True)  # fmt: skip
+            runs["seqcompare"].append(time.perf_counter() - started)
+            if ours_run.returncode:
+                print(ours_run.stdout[-2000:], ours_run.stderr[-2000:])
+                ours_run.check_returncode()
+            cells = json.loads(ours_run.stdout.strip().splitlines()[-1])["cells"]
+            ours = np.load(scores_path).reshape(-1)
+            assert np.array_equal(ours, theirs), f"{name}: scores differ from parasail's"
+        medians = {tool: statistics.median(times) for tool, times in runs.items()}
+        record["workloads"][name] = {"cells": cells, "seconds": runs, "median_s": medians, "identical_scores": True,
+                                     "gcups": {tool: cells / medians[tool] / 1e9 for tool in medians},
+                                     "seqcompare_over_parasail": medians["parasail"] / medians["seqcompare"]}  # fmt: skip
+        print(name, record["workloads"][name], flush=True)
     write(args.out, "cpu", record)
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "our-search":
-        our_search(*sys.argv[2:6])
+        our_search(*sys.argv[2:8])
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("part", choices=("traceback", "search", "cpu"))
@@ -237,6 +278,8 @@ def main() -> int:
     parser.add_argument("--db", type=int, default=200000)
     parser.add_argument("--db-length", type=int, default=256)
     parser.add_argument("--rows", default="8,16", help="search: our strip heights to run (query rows a thread)")
+    parser.add_argument("--parasail-source", default="/tmp/parasail", help="cpu: parasail's source tree")
+    parser.add_argument("--cpu-db", type=int, default=2000, help="cpu: random database proteins")
     parser.add_argument("--work", default="/tmp/seqcompare-align-modes")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
