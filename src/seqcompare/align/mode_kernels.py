@@ -221,13 +221,15 @@ def mode_scores(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_
 
 
 LANE_PAD = -(1 << 28)  # the score of the padding code, beyond a lane's sequences: far below any real cell
+LANE_PAD_16 = -(1 << 13)  # the same in int16 lanes, for groups whose values stay within +-2**13
 LANE_LIMIT = 1 << 27  # the lanes' 32-bit cells hold scores of magnitude below this (with the padding's, below 2**30)
 
 
 @jit
-def mode_lanes(profile, q, t_len, gap_open, gap_extend, mode, scores_out, t_end_out, q_end_out):
-    """:func:`mode_scores` of one query ``q`` against ``L`` targets at once, one per SIMD lane, in 32-bit integers
-    (the caller bounds every score below :data:`LANE_LIMIT`).
+def mode_lanes(profile, q, t_len, gap_open, gap_extend, negative, mode, scores_out, t_end_out, q_end_out):
+    """:func:`mode_scores` of one query ``q`` against ``L`` targets at once, one per SIMD lane, in the profile's
+    integer type (int16 or int32; ``gap_open``, ``gap_extend`` and ``negative``, the unreachable value, of the
+    same type; the caller bounds every value, the padding's sums included, within it).
 
     ``profile[b, j, lane]`` is the score of lane ``lane``'s target letter at column ``j + 1`` against query code
     ``b``: with the query shared by the lanes, a row's scores are one contiguous vector a column, and the loops
@@ -240,41 +242,48 @@ def mode_lanes(profile, q, t_len, gap_open, gap_extend, mode, scores_out, t_end_
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
     free_query_start = mode == 1 or mode == 2
-    negative = np.int32(-(1 << 30))
-    go, ge = np.int32(gap_open), np.int32(gap_extend)
-    floor = np.int32(0) if local else negative  # local cells stop at 0; elsewhere this maximum changes nothing
-    H = np.empty((n_max + 1, L), np.int32)
-    F = np.empty((n_max + 1, L), np.int32)
-    E = np.empty(L, np.int32)
-    west = np.empty(L, np.int32)
-    diag = np.empty(L, np.int32)
-    best = np.empty(L, np.int32)
+    kind = profile.dtype
+    go, ge = gap_open, gap_extend
+    zero = sub_narrow(go, go)
+    floor = zero if local else negative  # local cells stop at 0; elsewhere this maximum changes nothing
+    H = np.empty((n_max + 1, L), kind)
+    F = np.empty((n_max + 1, L), kind)
+    E = np.empty(L, kind)
+    west = np.empty(L, kind)
+    diag = np.empty(L, kind)
+    best = np.empty(L, kind)
+    row_best = np.empty(L, kind)  # the maximum of the row being computed (local)
     best_i = np.zeros(L, np.int32)
     best_j = np.zeros(L, np.int32)
     for lane in range(L):
-        best[lane] = 0 if local else negative
+        best[lane] = zero if local else negative
+        row_best[lane] = zero
         if local:
             best_i[lane] = 1
             best_j[lane] = 1
+    # Leading gaps in the narrow type: -(open + (k - 1) extend), one subtraction at a time.
+    opening = zero
     for j in range(n_max + 1):
-        opening = np.int32(0 if (j == 0 or free_target_start) else -(go + (j - 1) * ge))
+        if j == 1:
+            opening = sub_narrow(zero, go)
+        elif j > 1:
+            opening = sub_narrow(opening, ge)
         for lane in range(L):
-            H[j, lane] = opening
+            H[j, lane] = zero if free_target_start else opening
             F[j, lane] = negative
+    border = zero
     for i in range(1, m + 1):
-        border = np.int32(0 if free_query_start else -(go + (i - 1) * ge))
+        border = sub_narrow(zero, go) if i == 1 else sub_narrow(border, ge)
         for lane in range(L):
             diag[lane] = H[0, lane]
-            H[0, lane] = border
-            west[lane] = border
+            H[0, lane] = zero if free_query_start else border
+            west[lane] = zero if free_query_start else border
             E[lane] = negative
         scores = profile[q[i - 1]]
-        row_number = np.int32(i)
         for j in range(1, n_max + 1):
             column_scores = scores[j - 1]
             row = H[j]
             gaps = F[j]
-            column = np.int32(j)
             for lane in range(L):
                 north = row[lane]
                 f = max_narrow(sub_narrow(north, go), sub_narrow(gaps[lane], ge))
@@ -285,11 +294,20 @@ def mode_lanes(profile, q, t_len, gap_open, gap_extend, mode, scores_out, t_end_
                 gaps[lane] = f
                 E[lane] = e
                 west[lane] = h
-                if local:  # the best cell: higher, or as high in a smaller column (rows come in order)
-                    better = (h > best[lane]) | ((h == best[lane]) & (column < best_j[lane]))
-                    best[lane] = h if better else best[lane]
-                    best_i[lane] = row_number if better else best_i[lane]
-                    best_j[lane] = column if better else best_j[lane]
+                row_best[lane] = max_narrow(row_best[lane], h)
+        if local:
+            # The best cell: higher, or as high in a smaller column (rows come in order). A row is searched for
+            # the first column of its maximum only in the lanes where that maximum reaches the best so far.
+            for lane in range(L):
+                top = row_best[lane]
+                row_best[lane] = zero
+                if top < best[lane]:
+                    continue
+                for j in range(1, n_max + 1):
+                    if H[j, lane] == top:
+                        if top > best[lane] or j < best_j[lane]:
+                            best[lane], best_i[lane], best_j[lane] = top, i, j
+                        break
         if mode == 2:  # semi-global: each lane's last column, the smallest row first
             for lane in range(L):
                 n = t_len[lane]
