@@ -287,7 +287,7 @@ def test_lanes_of_one_query_against_many_targets_equal_the_oracle(rng, mode):
     matrix = random_matrix(rng, letters)
     sequences = ["".join(rng.choice(list(letters), rng.integers(0, 22))) for _ in range(45)] + ["A" * 40]
     calls = []
-    original = mode_kernels.mode_lanes
+    original = mode_kernels.mode_strips
 
     def counted(*args):
         calls.append(1)
@@ -295,7 +295,7 @@ def test_lanes_of_one_query_against_many_targets_equal_the_oracle(rng, mode):
 
     import unittest.mock
 
-    with unittest.mock.patch.object(mode_kernels, "mode_lanes", counted):
+    with unittest.mock.patch.object(mode_kernels, "mode_strips", counted):
         result = seqcompare.align(sequences, mode=mode, matrix=matrix, gap_open=3, gap_extend=1)
     assert calls, "the lanes were not used"
     scores, positions, _, _ = expected(sequences, sequences, result.pairs, matrix, 3, 1, mode)

@@ -130,7 +130,22 @@ def _binary(name, build):
 
 
 add = _binary("add", lambda builder, x, y: builder.add(x, y))
+subtract = _binary("subtract", lambda builder, x, y: builder.sub(x, y))
 minimum = _binary("minimum", lambda builder, x, y: builder.select(builder.icmp_signed("<", x, y), x, y))
+maximum = _binary("maximum", lambda builder, x, y: builder.select(builder.icmp_signed(">", x, y), x, y))
+
+
+@intrinsic
+def where_greater(typingctx, a, b, if_greater, otherwise):
+    """Lane by lane, ``if_greater`` where ``a > b``, else ``otherwise``."""
+    if not (isinstance(a, Vector) and a == b and isinstance(if_greater, Vector) and if_greater == otherwise
+            and a.lanes == if_greater.lanes):  # fmt: skip
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.select(builder.icmp_signed(">", args[0], args[1]), args[2], args[3])
+
+    return if_greater(a, b, if_greater, otherwise), codegen
 
 
 @intrinsic

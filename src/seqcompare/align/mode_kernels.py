@@ -8,6 +8,7 @@ import numpy as np
 
 from .._intrinsics import add_narrow, max_narrow, sub_narrow
 from .._jit import jit
+from .._simd import add, load, maximum, splat, store, subtract, where_equal, where_greater
 
 NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalty is subtracted
 
@@ -432,3 +433,178 @@ def mode_traceback(t, q, by_query, gap_open, gap_extend, mode, end_i, end_j, ops
                 state = 0
             j -= 1
     return at, i, j
+
+
+# The same pass on explicit SIMD vectors (seqcompare._simd), eight query rows a sweep held in registers, as
+# strips.py holds them for NW: a column costs two loads and two stores of the row above and below the strip and
+# the eight rows' profile vectors, where the array form above loads and stores every cell's state.
+STRIP = 8
+
+
+@jit(inline="always")
+def _cell(diag, left, up, e, f, score, go, ge, floor):
+    """A cell (maximised): ``e`` the best ending in a horizontal gap, ``f`` in a vertical one, then H."""
+    e = maximum(subtract(e, ge), subtract(left, go))
+    f = maximum(subtract(f, ge), subtract(up, go))
+    return maximum(maximum(add(diag, score), maximum(e, f)), floor), e, f
+
+
+@jit(inline="always")
+def _track(h, best, best_column, column):
+    """A row's maximum so far and the first column that reached it."""
+    return maximum(best, h), where_greater(h, best, column, best_column)
+
+
+@jit
+def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scores_out, t_end_out, q_end_out):
+    """:func:`mode_lanes` with the rows in registers: ``profile`` ``(codes, n, L)`` with ``L`` the lanes of one
+    vector of its type (:func:`seqcompare._simd.lanes_of`), the padding code's row and column :data:`LANE_PAD`;
+    ``q`` the shared query of ``m`` codes, padded with the padding code to a multiple of :data:`STRIP` rows. The
+    padded rows are computed but never chosen, as :func:`mode_lanes`'s padded columns. Same results as it."""
+    codes, n_max, L = profile.shape
+    kind = profile.dtype
+    flat = profile.reshape(-1)
+    local = mode == 1
+    free_target_start = mode == 1 or mode == 2 or mode == 3
+    free_query_start = mode == 1 or mode == 2
+    zero = sub_narrow(gap_open, gap_open)
+    H = np.empty((n_max + 1) * L, kind)
+    F = np.empty((n_max + 1) * L, kind)
+    last_row = np.empty((n_max + 1) * L, kind)  # row m, for the modes that end there
+    column_values = np.empty(STRIP * L, kind)  # semi-global: each row's cell at each lane's last column
+    row_best = np.empty(STRIP * L, kind)
+    row_column = np.empty(STRIP * L, kind)
+    best = np.empty(L, kind)
+    best_i = np.zeros(L, np.int64)
+    best_j = np.zeros(L, np.int64)
+    lengths = np.empty(L, kind)
+    ones = np.ones(L, kind)
+    for lane in range(L):
+        best[lane] = zero if local else negative
+        lengths[lane] = t_len[lane]
+        if local:
+            best_i[lane] = 1
+            best_j[lane] = 1
+    opening = zero
+    for j in range(n_max + 1):
+        if j == 1:
+            opening = sub_narrow(zero, gap_open)
+        elif j > 1:
+            opening = sub_narrow(opening, gap_extend)
+        for lane in range(L):
+            H[j * L + lane] = zero if free_target_start else opening
+            F[j * L + lane] = negative
+            last_row[j * L + lane] = zero if free_target_start else opening
+    go, ge, floor = splat(gap_open), splat(gap_extend), splat(zero if local else negative)
+    none = splat(negative)
+    ends = load(lengths, 0)
+    one = load(ones, 0)
+    border = zero
+    for first in range(0, q.size, STRIP):
+        # Column 0 of the strip's rows (leading gaps in the narrow type, one subtraction at a time).
+        h = np.empty(STRIP, kind)
+        for r in range(STRIP):
+            i = first + r + 1
+            border = sub_narrow(zero, gap_open) if i == 1 else sub_narrow(border, gap_extend)
+            h[r] = zero if free_query_start else border
+        h0, h1, h2, h3, h4, h5, h6, h7 = (splat(h[0]), splat(h[1]), splat(h[2]), splat(h[3]), splat(h[4]),
+                                          splat(h[5]), splat(h[6]), splat(h[7]))  # fmt: skip
+        e0 = e1 = e2 = e3 = e4 = e5 = e6 = e7 = none
+        # Below any cell, so each row's first cell starts its maximum (local cells are at least 0).
+        b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = none
+        c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = splat(zero)
+        v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = none
+        rows = (q[first] * n_max, q[first + 1] * n_max, q[first + 2] * n_max, q[first + 3] * n_max,
+                q[first + 4] * n_max, q[first + 5] * n_max, q[first + 6] * n_max, q[first + 7] * n_max)  # fmt: skip
+        diag = load(H, 0)
+        store(H, 0, h7)
+        keep_last = first < m <= first + STRIP
+        last_at = m - first - 1
+        if keep_last:
+            store(last_row, 0, splat(h[last_at]))
+        column = splat(zero)
+        for j in range(1, n_max + 1):
+            at = j * L
+            up = load(H, at)
+            f = load(F, at)
+            column = add(column, one)
+            x = (j - 1) * L
+            n0, e0, f = _cell(diag, h0, up, e0, f, load(flat, rows[0] * L + x), go, ge, floor)
+            n1, e1, f = _cell(h0, h1, n0, e1, f, load(flat, rows[1] * L + x), go, ge, floor)
+            n2, e2, f = _cell(h1, h2, n1, e2, f, load(flat, rows[2] * L + x), go, ge, floor)
+            n3, e3, f = _cell(h2, h3, n2, e3, f, load(flat, rows[3] * L + x), go, ge, floor)
+            n4, e4, f = _cell(h3, h4, n3, e4, f, load(flat, rows[4] * L + x), go, ge, floor)
+            n5, e5, f = _cell(h4, h5, n4, e5, f, load(flat, rows[5] * L + x), go, ge, floor)
+            n6, e6, f = _cell(h5, h6, n5, e6, f, load(flat, rows[6] * L + x), go, ge, floor)
+            n7, e7, f = _cell(h6, h7, n6, e7, f, load(flat, rows[7] * L + x), go, ge, floor)
+            if local:
+                b0, c0 = _track(n0, b0, c0, column)
+                b1, c1 = _track(n1, b1, c1, column)
+                b2, c2 = _track(n2, b2, c2, column)
+                b3, c3 = _track(n3, b3, c3, column)
+                b4, c4 = _track(n4, b4, c4, column)
+                b5, c5 = _track(n5, b5, c5, column)
+                b6, c6 = _track(n6, b6, c6, column)
+                b7, c7 = _track(n7, b7, c7, column)
+            elif mode == 2:  # each row's cell at each lane's last column
+                v0 = where_equal(ends, column, n0, v0)
+                v1 = where_equal(ends, column, n1, v1)
+                v2 = where_equal(ends, column, n2, v2)
+                v3 = where_equal(ends, column, n3, v3)
+                v4 = where_equal(ends, column, n4, v4)
+                v5 = where_equal(ends, column, n5, v5)
+                v6 = where_equal(ends, column, n6, v6)
+                v7 = where_equal(ends, column, n7, v7)
+            if keep_last:
+                picked = n0
+                picked = n1 if last_at == 1 else picked
+                picked = n2 if last_at == 2 else picked
+                picked = n3 if last_at == 3 else picked
+                picked = n4 if last_at == 4 else picked
+                picked = n5 if last_at == 5 else picked
+                picked = n6 if last_at == 6 else picked
+                picked = n7 if last_at == 7 else picked
+                store(last_row, at, picked)
+            diag = up
+            h0, h1, h2, h3, h4, h5, h6, h7 = n0, n1, n2, n3, n4, n5, n6, n7
+            store(H, at, n7)
+            store(F, at, f)
+        real = min(STRIP, m - first)
+        if local:
+            for r, (value, where) in enumerate(((b0, c0), (b1, c1), (b2, c2), (b3, c3), (b4, c4), (b5, c5),
+                                                (b6, c6), (b7, c7))):  # fmt: skip
+                store(row_best, r * L, value)
+                store(row_column, r * L, where)
+            for r in range(real):
+                for lane in range(L):
+                    value, j = row_best[r * L + lane], np.int64(row_column[r * L + lane])
+                    if value > best[lane] or (value == best[lane] and j < best_j[lane]):
+                        best[lane], best_i[lane], best_j[lane] = value, first + r + 1, j
+        elif mode == 2:
+            for r, value in enumerate((v0, v1, v2, v3, v4, v5, v6, v7)):
+                store(column_values, r * L, value)
+            for r in range(real):
+                for lane in range(L):
+                    n = t_len[lane]
+                    if n > 0 and column_values[r * L + lane] > best[lane]:
+                        best[lane], best_i[lane], best_j[lane] = column_values[r * L + lane], first + r + 1, n
+    for lane in range(L):
+        n = t_len[lane]
+        if local:
+            if m == 0 or n == 0:
+                best[lane], best_i[lane], best_j[lane] = zero, 0, 0
+        elif mode == 0 or m == 0 or n == 0:
+            best[lane], best_i[lane], best_j[lane] = last_row[n * L + lane], m, n
+        elif mode == 2:
+            for j in range(1, n):
+                value = last_row[j * L + lane]
+                if value > best[lane] or (value == best[lane] and j < best_j[lane]):
+                    best[lane], best_i[lane], best_j[lane] = value, m, j
+        else:
+            best[lane], best_i[lane], best_j[lane] = last_row[lane], m, 0
+            for j in range(1, n + 1):
+                if last_row[j * L + lane] > best[lane]:
+                    best[lane], best_i[lane], best_j[lane] = last_row[j * L + lane], m, j
+        scores_out[lane] = best[lane]
+        t_end_out[lane] = best_j[lane] - 1
+        q_end_out[lane] = best_i[lane] - 1

@@ -34,6 +34,7 @@ from .batch import cigar_string
 MODE_CODES = {"global": 0, "local": 1, "semi-global": 2, "infix": 3, "prefix": 4}
 LANES = 64  # pairs a group of mode_kernels.mode_lanes (two or four vectors: 16-bit lanes ran 1.5x 32-bit ones)
 MIN_LANE_PAIRS = 4  # fewer pairs of one query go to the scalar kernel (the lanes run about 10x its rate)
+PROFILE_BYTES = 1 << 30  # target profiles kept for reuse by other queries, at most
 # Columns of the positions and counts arrays.
 POSITIONS = ("target_start", "target_end", "query_start", "query_end")
 COUNTS = ("matches", "similar", "pairs", "length")
@@ -101,7 +102,8 @@ class ModeScorer:
         pairs, targets sorted by length, in groups of up to :data:`LANES` lanes (threads over groups). Returns the
         pairs left out (groups of fewer than :data:`MIN_LANE_PAIRS`, for the scalar kernel: a vector of mostly
         padding costs more than it gives)."""
-        from .mode_kernels import LANE_PAD, LANE_PAD_16, mode_lanes
+        from .._simd import lanes_of
+        from .mode_kernels import LANE_PAD, LANE_PAD_16, STRIP, mode_strips
 
         threads = threads or os.cpu_count() or 1
         k = len(plan)
@@ -110,10 +112,11 @@ class ModeScorer:
         size = s.scores.shape[0]
         # by_query[b, a]: query code b against target code a; column `size` is the padding's. Groups whose values
         # provably stay within 16 bits run in int16 (twice the lanes a vector), the others in int32.
-        by_query = {np.int32: np.full((size, size + 1), LANE_PAD, dtype=np.int32),
-                    np.int16: np.full((size, size + 1), LANE_PAD_16, dtype=np.int16)}  # fmt: skip
+        # Row `size` too: the padding of the query to whole strips of rows.
+        by_query = {np.int32: np.full((size + 1, size + 1), LANE_PAD, dtype=np.int32),
+                    np.int16: np.full((size + 1, size + 1), LANE_PAD_16, dtype=np.int16)}  # fmt: skip
         for table in by_query.values():
-            table[:, :size] = s.scores.T
+            table[:size, :size] = s.scores.T
         q_len = np.diff(self.q_off)[plan[:, 1]].astype(np.int64)
         top = int(max(0, s.scores.max(initial=0)))
         order = np.lexsort((-t_len, plan[:, 1]))
@@ -122,10 +125,11 @@ class ModeScorer:
         # less than the scalar kernel (31 UniProt proteins, 24 to 5,478 residues, against each other on 2 threads:
         # 1.6 s in groups padded to their longest, 2.1 s cut where lengths fell 4x, 4.6 s scalar).
         for at in range(1, k + 1):
-            if at == k or plan[order[at], 1] != plan[order[start], 1] or at - start == LANES:
+            if at == k or plan[order[at], 1] != plan[order[start], 1] or at - start == lanes_of(np.dtype(np.int16)):
                 (groups if at - start >= MIN_LANE_PAIRS else left_out).append(order[start:at])
                 start = at
         mode = np.int64(MODE_CODES[s.mode])
+        profiles, kept = {}, [0]
 
         def narrow(group) -> bool:
             """Whether every value of the group's DP stays within +-2**13 (the padding's -2**13 added to it then
@@ -140,18 +144,32 @@ class ModeScorer:
 
         def work(group):
             b = plan[group[0], 1]
-            width = -(-len(group) // 32) * 32  # whole vectors of 16-bit lanes
+            kind = np.int16 if narrow(group) else np.int32
+            width = lanes_of(np.dtype(kind))
+            if len(group) > width:  # a group of 16-bit size in 32-bit lanes: two vectors
+                half = len(group) // 2
+                work(group[:half])
+                work(group[half:])
+                return
             lengths = np.zeros(width, np.int64)
             lengths[: len(group)] = t_len[group]
-            codes = np.full((int(lengths.max()), width), size, dtype=np.int64)  # the padding code
-            for lane, a in enumerate(plan[group, 0].tolist()):
-                codes[: lengths[lane], lane] = self.t_codes[self.t_off[a] : self.t_off[a + 1]]
-            kind = np.int16 if narrow(group) else np.int32
-            # (query code, column, lane), contiguous: the kernel's loops vectorise only over contiguous arrays.
-            profile = np.ascontiguousarray(by_query[kind][:, codes])
+            profile = profiles.get((kind, plan[group, 0].tobytes()))
+            if profile is None:
+                codes = np.full((int(lengths.max()), width), size, dtype=np.int64)  # the padding code
+                for lane, a in enumerate(plan[group, 0].tolist()):
+                    codes[: lengths[lane], lane] = self.t_codes[self.t_off[a] : self.t_off[a + 1]]
+                # (query code, column, lane), contiguous: the kernel loads a lane vector of it a cell row. Kept
+                # for the other queries of the same targets (a search meets each group once a query).
+                profile = np.ascontiguousarray(by_query[kind][:, codes])
+                if kept[0] + profile.nbytes <= PROFILE_BYTES:
+                    profiles[(kind, plan[group, 0].tobytes())] = profile
+                    kept[0] += profile.nbytes
+            query = q_codes[self.q_off[b] : self.q_off[b + 1]]
+            padded = np.full(-(-max(1, query.size) // STRIP) * STRIP, size, dtype=np.int64)
+            padded[: query.size] = query
             got = (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64))
             steps = (kind(s.gap_open), kind(s.gap_extend), kind(-(1 << 14) if kind is np.int16 else -(1 << 30)), mode)
-            mode_lanes(profile, q_codes[self.q_off[b] : self.q_off[b + 1]], lengths, *steps, *got)
+            mode_strips(profile, padded, np.int64(query.size), lengths, *steps, *got)
             scores[group] = got[0][: len(group)]
             positions[group, 1] = got[1][: len(group)]
             positions[group, 3] = got[2][: len(group)]
