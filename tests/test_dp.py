@@ -102,15 +102,19 @@ def test_narrower_simd_widths_give_the_same_scores(width):
         "seqs = [''.join(rng.choice(list('ACGT'), rng.integers(0, 30))) for _ in range(70)]\n"
         "for costs in (Costs.scores(2, -3, -5, -2), Costs.seed(0, 300, 200, 500)):\n"
         "    print(align(seqs[:35], seqs[35:], costs=costs).scores.tolist())\n"
+        "for mode in ('local', 'semi-global'):\n"  # the modes' vector strips (mode_kernels.mode_strips)
+        "    print(align(seqs, mode=mode, costs=Costs.scores(2, -3, -5, -2)).scores.tolist())\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env={**os.environ, "SEQCOMPARE_VECTOR_BYTES": width}, check=True)  # fmt: skip
     lines = done.stdout.splitlines()
     rng = np.random.default_rng(5)
     seqs = ["".join(rng.choice(list("ACGT"), rng.integers(0, 30))) for _ in range(70)]
-    for line, costs in zip(lines, (Costs.scores(2, -3, -5, -2), Costs.seed(0, 300, 200, 500)), strict=True):
+    for line, costs in zip(lines[:2], (Costs.scores(2, -3, -5, -2), Costs.seed(0, 300, 200, 500)), strict=True):
         expected = [costs.sign * nw_reference(codes(t), codes(q), costs) for t, q in zip(seqs[:35], seqs[35:])]
         assert line == str(expected)
+    for line, mode in zip(lines[2:], ("local", "semi-global"), strict=True):  # as the full width computes them
+        assert line == str(align(seqs, mode=mode, costs=Costs.scores(2, -3, -5, -2)).scores.tolist())
 
 
 def test_edit_distance_by_bit_vectors_equals_the_oracle(rng, device):
