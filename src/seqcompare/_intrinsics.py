@@ -44,5 +44,3 @@ add_narrow = _same_type("add_narrow", lambda b, x, y: b.add(x, y), lambda b, x, 
 sub_narrow = _same_type("sub_narrow", lambda b, x, y: b.sub(x, y), lambda b, x, y: b.fsub(x, y))
 min_narrow = _same_type("min_narrow", lambda b, x, y: b.select(b.icmp_signed("<", x, y), x, y),
                         lambda b, x, y: b.select(b.fcmp_ordered("<", x, y), x, y))  # fmt: skip
-max_narrow = _same_type("max_narrow", lambda b, x, y: b.select(b.icmp_signed(">", x, y), x, y),
-                        lambda b, x, y: b.select(b.fcmp_ordered(">", x, y), x, y))  # fmt: skip

@@ -1,12 +1,12 @@
 """The CPU kernels of the alignment modes (:mod:`.modes` describes the model, the tie rules and the paths):
-:func:`mode_pairs` (scores, positions and statistics), :func:`mode_scores` (scores and ends), :func:`mode_lanes`
+:func:`mode_pairs` (scores, positions and statistics), :func:`mode_scores` (scores and ends), :func:`mode_strips`
 (scores and ends of one query against many targets in SIMD lanes) and :func:`mode_traceback` (a CIGAR)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._intrinsics import add_narrow, max_narrow, sub_narrow
+from .._intrinsics import sub_narrow
 from .._jit import jit
 from .._simd import add, load, maximum, splat, store, subtract, where_equal, where_greater
 
@@ -226,115 +226,6 @@ LANE_PAD_16 = -(1 << 13)  # the same in int16 lanes, for groups whose values sta
 LANE_LIMIT = 1 << 27  # the lanes' 32-bit cells hold scores of magnitude below this (with the padding's, below 2**30)
 
 
-@jit
-def mode_lanes(profile, q, t_len, gap_open, gap_extend, negative, mode, scores_out, t_end_out, q_end_out):
-    """:func:`mode_scores` of one query ``q`` against ``L`` targets at once, one per SIMD lane, in the profile's
-    integer type (int16 or int32; ``gap_open``, ``gap_extend`` and ``negative``, the unreachable value, of the
-    same type; the caller bounds every value, the padding's sums included, within it).
-
-    ``profile[b, j, lane]`` is the score of lane ``lane``'s target letter at column ``j + 1`` against query code
-    ``b``: with the query shared by the lanes, a row's scores are one contiguous vector a column, and the loops
-    vectorise with no gather. Columns past a lane's target hold :data:`LANE_PAD`; those cells are computed but
-    never chosen: their values come from the lane's real cells by adding the padding's score or subtracting
-    gaps, so they are lower than a real cell or equal to one of a smaller column, which the tie rules prefer.
-    The other modes' end cells are read from each lane's own last column and the last row."""
-    _, n_max, L = profile.shape
-    m = q.size
-    local = mode == 1
-    free_target_start = mode == 1 or mode == 2 or mode == 3
-    free_query_start = mode == 1 or mode == 2
-    kind = profile.dtype
-    go, ge = gap_open, gap_extend
-    zero = sub_narrow(go, go)
-    floor = zero if local else negative  # local cells stop at 0; elsewhere this maximum changes nothing
-    H = np.empty((n_max + 1, L), kind)
-    F = np.empty((n_max + 1, L), kind)
-    E = np.empty(L, kind)
-    west = np.empty(L, kind)
-    diag = np.empty(L, kind)
-    best = np.empty(L, kind)
-    row_best = np.empty(L, kind)  # the maximum of the row being computed (local)
-    best_i = np.zeros(L, np.int32)
-    best_j = np.zeros(L, np.int32)
-    for lane in range(L):
-        best[lane] = zero if local else negative
-        row_best[lane] = zero
-        if local:
-            best_i[lane] = 1
-            best_j[lane] = 1
-    # Leading gaps in the narrow type: -(open + (k - 1) extend), one subtraction at a time.
-    opening = zero
-    for j in range(n_max + 1):
-        if j == 1:
-            opening = sub_narrow(zero, go)
-        elif j > 1:
-            opening = sub_narrow(opening, ge)
-        for lane in range(L):
-            H[j, lane] = zero if free_target_start else opening
-            F[j, lane] = negative
-    border = zero
-    for i in range(1, m + 1):
-        border = sub_narrow(zero, go) if i == 1 else sub_narrow(border, ge)
-        for lane in range(L):
-            diag[lane] = H[0, lane]
-            H[0, lane] = zero if free_query_start else border
-            west[lane] = zero if free_query_start else border
-            E[lane] = negative
-        scores = profile[q[i - 1]]
-        for j in range(1, n_max + 1):
-            column_scores = scores[j - 1]
-            row = H[j]
-            gaps = F[j]
-            for lane in range(L):
-                north = row[lane]
-                f = max_narrow(sub_narrow(north, go), sub_narrow(gaps[lane], ge))
-                e = max_narrow(sub_narrow(west[lane], go), sub_narrow(E[lane], ge))
-                h = max_narrow(max_narrow(add_narrow(diag[lane], column_scores[lane]), max_narrow(e, f)), floor)
-                diag[lane] = north
-                row[lane] = h
-                gaps[lane] = f
-                E[lane] = e
-                west[lane] = h
-                row_best[lane] = max_narrow(row_best[lane], h)
-        if local:
-            # The best cell: higher, or as high in a smaller column (rows come in order). A row is searched for
-            # the first column of its maximum only in the lanes where that maximum reaches the best so far.
-            for lane in range(L):
-                top = row_best[lane]
-                row_best[lane] = zero
-                if top < best[lane]:
-                    continue
-                for j in range(1, n_max + 1):
-                    if H[j, lane] == top:
-                        if top > best[lane] or j < best_j[lane]:
-                            best[lane], best_i[lane], best_j[lane] = top, i, j
-                        break
-        if mode == 2:  # semi-global: each lane's last column, the smallest row first
-            for lane in range(L):
-                n = t_len[lane]
-                if n > 0 and H[n, lane] > best[lane]:
-                    best[lane], best_i[lane], best_j[lane] = H[n, lane], i, n
-    for lane in range(L):
-        n = t_len[lane]
-        if local:
-            if m == 0 or n == 0:
-                best[lane], best_i[lane], best_j[lane] = 0, 0, 0
-        elif mode == 0 or m == 0 or n == 0:
-            best[lane], best_i[lane], best_j[lane] = H[n, lane], m, n
-        elif mode == 2:  # then the last row short of the last column: the smallest column wins ties
-            for j in range(1, n):
-                if H[j, lane] > best[lane] or (H[j, lane] == best[lane] and j < best_j[lane]):
-                    best[lane], best_i[lane], best_j[lane] = H[j, lane], m, j
-        else:  # infix, prefix: the whole query, the leftmost best target end
-            best[lane], best_i[lane], best_j[lane] = H[0, lane], m, 0
-            for j in range(1, n + 1):
-                if H[j, lane] > best[lane]:
-                    best[lane], best_i[lane], best_j[lane] = H[j, lane], m, j
-        scores_out[lane] = best[lane]
-        t_end_out[lane] = best_j[lane] - 1
-        q_end_out[lane] = best_i[lane] - 1
-
-
 # Traceback directions, one byte a cell: bits 0-1 where H came from, bit 2 F opened here, bit 3 E opened here.
 _FROM_DIAGONAL, _FROM_F, _FROM_E, _STOP = 0, 1, 2, 3
 
@@ -435,9 +326,10 @@ def mode_traceback(t, q, by_query, gap_open, gap_extend, mode, end_i, end_j, ops
     return at, i, j
 
 
-# The same pass on explicit SIMD vectors (seqcompare._simd), eight query rows a sweep held in registers, as
-# strips.py holds them for NW: a column costs two loads and two stores of the row above and below the strip and
-# the eight rows' profile vectors, where the array form above loads and stores every cell's state.
+# The scores pass of one query against many targets on explicit SIMD vectors (seqcompare._simd), one target a
+# lane, eight query rows a sweep held in registers, as strips.py holds them for NW: a column costs two loads and
+# two stores (the row above and below the strip) and the eight rows' profile vectors. (An auto-vectorised form,
+# every cell's state in arrays, ran at 2.2 GCUPS a thread; this one's int16 kernel at 11.4 local, 16.7 global.)
 STRIP = 8
 
 
@@ -457,10 +349,18 @@ def _track(h, best, best_column, column):
 
 @jit
 def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scores_out, t_end_out, q_end_out):
-    """:func:`mode_lanes` with the rows in registers: ``profile`` ``(codes, n, L)`` with ``L`` the lanes of one
-    vector of its type (:func:`seqcompare._simd.lanes_of`), the padding code's row and column :data:`LANE_PAD`;
-    ``q`` the shared query of ``m`` codes, padded with the padding code to a multiple of :data:`STRIP` rows. The
-    padded rows are computed but never chosen, as :func:`mode_lanes`'s padded columns. Same results as it."""
+    """:func:`mode_scores` of one query ``q`` against ``L`` targets at once, one per SIMD lane, in the profile's
+    integer type (int16 or int32; ``gap_open``, ``gap_extend`` and ``negative``, the unreachable value, of the same
+    type; the caller bounds every value, the padding's sums included, within it).
+
+    ``profile[b, j, lane]`` is the score of lane ``lane``'s target letter at column ``j + 1`` against query code
+    ``b``, ``L`` the lanes of one vector of its type (:func:`seqcompare._simd.lanes_of`): with the query shared by
+    the lanes a row's scores are one vector load a column, with no gather. The padding code (the last) scores
+    :data:`LANE_PAD` against everything; ``q`` holds the query's ``m`` codes, padded with it to whole strips of
+    :data:`STRIP` rows, and targets shorter than the longest are padded with it too. Padded cells are computed
+    but never chosen: their values come from real cells by adding the padding's score or subtracting gaps, so
+    they are lower than a real cell or equal to one of a smaller row or column, which the tie rules prefer. The
+    other modes' end cells are read from each lane's own last column and the query's last row."""
     codes, n_max, L = profile.shape
     kind = profile.dtype
     flat = profile.reshape(-1)

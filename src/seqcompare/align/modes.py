@@ -32,7 +32,6 @@ from .alphabets import Alphabet
 from .batch import cigar_string
 
 MODE_CODES = {"global": 0, "local": 1, "semi-global": 2, "infix": 3, "prefix": 4}
-LANES = 64  # pairs a group of mode_kernels.mode_lanes (two or four vectors: 16-bit lanes ran 1.5x 32-bit ones)
 MIN_LANE_PAIRS = 4  # fewer pairs of one query go to the scalar kernel (the lanes run about 10x its rate)
 PROFILE_BYTES = 1 << 30  # target profiles kept for reuse by other queries, at most
 # Columns of the positions and counts arrays.
@@ -98,8 +97,8 @@ class ModeScorer:
         return np.ascontiguousarray(self.scoring.scores.T, dtype=np.int64)
 
     def _lanes(self, q_codes, plan, threads, report, scores, positions) -> np.ndarray:
-        """Scores and ends, into ``scores`` and ``positions``, by :func:`.mode_kernels.mode_lanes`: each query's
-        pairs, targets sorted by length, in groups of up to :data:`LANES` lanes (threads over groups). Returns the
+        """Scores and ends, into ``scores`` and ``positions``, by :func:`.mode_kernels.mode_strips`: each query's
+        pairs, targets sorted by length, in groups of a vector's 16-bit lanes (threads over groups). Returns the
         pairs left out (groups of fewer than :data:`MIN_LANE_PAIRS`, for the scalar kernel: a vector of mostly
         padding costs more than it gives)."""
         from .._simd import lanes_of
@@ -194,7 +193,7 @@ class ModeScorer:
         reach = (int((t_len + q_len).max()) + 1) * (self.scoring.bound + 1)
         rest = np.arange(k)
         if not paths and reach < LANE_LIMIT and k >= MIN_LANE_PAIRS:
-            # Queries met by several targets: lanes that share a query vectorise (see mode_lanes); the rest below.
+            # Queries met by several targets: lanes that share a query vectorise (see mode_strips); the rest below.
             rest = self._lanes(q_codes, plan, threads, report, scores, positions)
             if not rest.size:
                 return scores, positions, counts
