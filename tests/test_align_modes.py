@@ -301,3 +301,20 @@ def test_lanes_of_one_query_against_many_targets_equal_the_oracle(rng, mode):
     scores, positions, _, _ = expected(sequences, sequences, result.pairs, matrix, 3, 1, mode)
     assert result.scores.tolist() == scores
     assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]
+
+
+def test_fastq_reads_align_as_dna(tmp_path):
+    # Read sets come as FASTQ (16S amplicons, nanopore runs): the scan example's first ten real nanopore reads give
+    # the same alignments as the same records written as FASTA.
+    reads = os.path.join(DATA, "scan_example", "reads.fastq")
+    lines = open(reads).read().splitlines()[:40]
+    lines = [line[:300] if k % 2 else line for k, line in enumerate(lines)]  # their first 300 bases (and qualities)
+    fastq = tmp_path / "r.fastq"
+    fastq.write_text("\n".join(lines) + "\n")
+    fasta = tmp_path / "r.fasta"
+    fasta.write_text("".join(f">{lines[k][1:].split()[0]}\n{lines[k + 1]}\n" for k in range(0, 40, 4)))
+    options = ["--all-vs-all", "--mode", "local", "--stats", "-q"]
+    assert run_cli(str(fastq), *options).stdout == run_cli(str(fasta), *options).stdout
+    done = run_cli(str(fastq), "--all-vs-all", "--matrix", "BLOSUM62", "--gap-open", "11", "--gap-extend", "1",
+                   check=False)  # fmt: skip
+    assert done.returncode != 0 and "FASTQ records are read as DNA" in done.stderr

@@ -109,9 +109,9 @@ def _as_sequences(items, what: str):
         rows, width = items.shape
         return np.ascontiguousarray(items).reshape(-1), np.arange(rows + 1, dtype=np.int64) * width, False
     if isinstance(items, (str, os.PathLike)):
-        from ..io.fasta import read_sequences
+        from ..io.fasta import read_fasta_or_fastq
 
-        items = read_sequences(items, iupac_as_n=True)
+        items = read_fasta_or_fastq(items, iupac_as_n=True)
     if isinstance(items, SequenceSet):
         return items.codes, items.offsets, True
     items = list(items)
@@ -173,7 +173,7 @@ def align(targets, queries=None, *, costs: Costs | None = None, mode: str = "glo
 
     Parameters
     ----------
-    targets, queries : FASTA path, SequenceSet, list of str, or 2-D uint8 array of base codes
+    targets, queries : FASTA or FASTQ path, SequenceSet, list of str, or 2-D uint8 array of base codes
         Pairs are ``targets[i]`` against ``queries[i]`` by order, or one sequence against every one of the other
         side; without ``queries``, every pair ``i < j`` of ``targets`` (all-vs-all); with ``pairs``, those
         ``(target, query)`` indices. A 2-D uint8 array holds one sequence per row as codes 0..4 (A, C, G, T,
@@ -334,9 +334,9 @@ def _as_coded(items, what: str, alphabet):
         rows, width = items.shape
         return codes, np.arange(rows + 1, dtype=np.int64) * width
     if isinstance(items, (str, os.PathLike)):
-        from ..io.fasta import read_sequences
+        from ..io.fasta import read_fasta_or_fastq
 
-        found = read_sequences(items, alphabet=alphabet)
+        found = read_fasta_or_fastq(items, alphabet=alphabet)
         return found.codes, found.offsets
     if isinstance(items, SequenceSet):
         if items.alphabet == alphabet.name:

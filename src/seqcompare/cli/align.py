@@ -20,8 +20,8 @@ def add_parser(subparsers) -> None:
         "a score or identity matrix instead.",
         formatter_class=HelpFormatter,
     )  # fmt: skip
-    parser.add_argument("targets", help="FASTA (plain or gzip; '-' for standard input)")
-    parser.add_argument("queries", nargs="?", help="FASTA; pairs by order with the targets")
+    parser.add_argument("targets", help="FASTA or FASTQ (plain or gzip; '-' for standard input, FASTA)")
+    parser.add_argument("queries", nargs="?", help="FASTA or FASTQ; pairs by order with the targets")
     parser.add_argument("--all-vs-all", action="store_true", help="every pair i < j of the targets (one file)")
     parser.add_argument("--pairs", metavar="FILE", help="TSV of (target name, query name) pairs to score")
     costs = parser.add_mutually_exclusive_group()
@@ -141,10 +141,10 @@ def _check_mode_options(args) -> None:
 
 def _read(args, in_mode: bool):
     """The targets and queries (None without a second file), in the alphabet the options choose."""
-    from ..io.fasta import read_sequences
+    from ..io.fasta import read_fasta_or_fastq
 
     if not in_mode:
-        read = lambda path: read_sequences(path, iupac_as_n=True)  # noqa: E731
+        read = lambda path: read_fasta_or_fastq(path, iupac_as_n=True)  # noqa: E731
     else:
         from ..align.alphabets import from_letters, named
         from ..align.matrices import substitution_matrix
@@ -154,7 +154,7 @@ def _read(args, in_mode: bool):
             alphabet = from_letters(found.name, found.letters)
         else:
             alphabet = named(args.alphabet or "dna")
-        read = lambda path: read_sequences(path, alphabet=alphabet)  # noqa: E731
+        read = lambda path: read_fasta_or_fastq(path, alphabet=alphabet)  # noqa: E731
     return read(args.targets), (read(args.queries) if args.queries else None)
 
 
