@@ -5,6 +5,7 @@ Usage::
     python3 bench/align_modes.py traceback --out DIR [--pairs 20000 --length 1000 --repeats 3]
     python3 bench/align_modes.py search --out DIR --cudasw-source .peers/CUDASW4 [--db 200000 --db-length 256]
     python3 bench/align_modes.py cpu --out DIR --parasail-source DIR [--threads N --repeats 3]
+    python3 bench/align_modes.py identity16s --out DIR [--reads FASTQ --subset 100]
 
 - ``traceback``: global NW with ``cigar=True`` (edit costs, DNA pairs of about ``--length`` at 10% divergence):
   the CPU's path (scores, then a compiled traceback per pair on every thread) against the GPU's (scores, then the
@@ -21,6 +22,8 @@ Usage::
   16-bit lanes, 32-bit where saturated) built from ``--parasail-source`` with ``bench/peers/parasail_search.c``:
   the bundled 31 UniProt proteins against themselves, and CUDASW++'s queries against ``--cpu-db`` random proteins;
   identical scores required.
+
+- ``identity16s``: the identity matrix of real PacBio HiFi 16S reads, both strands, through the CLI.
 
 Results go to ``DIR/results_align_modes_<part>.json``.
 """
@@ -262,12 +265,52 @@ def cpu(args) -> None:
     write(args.out, "cpu", record)
 
 
+def identity16s(args) -> None:
+    """The 16S workflow on real reads: ``seqcompare align READS --all-vs-all --both-strands --format matrix
+    --value identity`` (global edit distance, parasail's identity), the CLI in a fresh process: every read on the
+    GPU, and the first ``--subset`` reads on both the CPU and the GPU (identical matrices required)."""
+    reads = os.path.abspath(args.reads)
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    subset = os.path.join(work, "16s_subset.fastq")
+    with open(reads) as handle, open(subset, "w") as out:
+        for number, line in enumerate(handle):
+            if number >= 4 * args.subset:
+                break
+            out.write(line)
+    record = {"part": "identity16s", "reads": reads, "subset": args.subset, "runs": {}}
+    outputs = {}
+    for name, path, device in (("subset_cpu", subset, "cpu"), ("subset_gpu", subset, "cuda"),
+                               ("all_gpu", reads, "cuda")):  # fmt: skip
+        if device == "cuda" and args.no_gpu:
+            continue
+        out = os.path.join(work, f"{name}.tsv")
+        times = []
+        for _ in range(args.repeats):
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "seqcompare", "align", path, "--all-vs-all", "--both-strands",
+                                   "--format", "matrix", "--value", "identity", "--device", device, "-o", out],
+                                  capture_output=True, text=True)  # fmt: skip
+            times.append(time.perf_counter() - started)
+            if done.returncode:
+                print(done.stderr[-3000:])
+                done.check_returncode()
+        with open(out) as handle:
+            outputs[name] = handle.read()
+        record["runs"][name] = {"seconds": times, "median": statistics.median(times), "log": done.stderr.strip()}
+        print(name, record["runs"][name], flush=True)
+    if "subset_gpu" in outputs:
+        record["subset_identical"] = outputs["subset_gpu"] == outputs["subset_cpu"]
+        assert record["subset_identical"], "the CPU's and the GPU's identity matrices differ"
+    write(args.out, "identity16s", record)
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "our-search":
         our_search(*sys.argv[2:8])
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("part", choices=("traceback", "search", "cpu"))
+    parser.add_argument("part", choices=("traceback", "search", "cpu", "identity16s"))
     parser.add_argument("--out", required=True)
     parser.add_argument("--pairs", type=int, default=20000)
     parser.add_argument("--length", type=int, default=1000)
@@ -280,10 +323,13 @@ def main() -> int:
     parser.add_argument("--rows", default="8,16", help="search: our strip heights to run (query rows a thread)")
     parser.add_argument("--parasail-source", default="/tmp/parasail", help="cpu: parasail's source tree")
     parser.add_argument("--cpu-db", type=int, default=2000, help="cpu: random database proteins")
+    parser.add_argument("--reads", default=os.path.join(ROOT, "bench", "work", "16s_reads.fastq"),
+                        help="identity16s: the reads (the shared PacBio HiFi 16S set, copied here)")  # fmt: skip
+    parser.add_argument("--subset", type=int, default=100, help="identity16s: reads run on both devices")
     parser.add_argument("--work", default="/tmp/seqcompare-align-modes")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    {"traceback": traceback, "search": search, "cpu": cpu}[args.part](args)
+    {"traceback": traceback, "search": search, "cpu": cpu, "identity16s": identity16s}[args.part](args)
     return 0
 
 
