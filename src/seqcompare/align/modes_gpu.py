@@ -2,7 +2,8 @@
 
 One thread per pair, a strip of query rows in registers (:data:`STRIP_ROWS`, by whether the paths are carried), the
 row above the strip in a border in global memory (a column's two scores, and with the paths their 12 integers). Pairs are sorted by shape, so the threads of
-a warp sweep alike, and launched in batches whose border fits :data:`BORDER_BYTES`. Results are identical to
+a warp sweep alike, and launched in batches whose border fits :data:`BORDER_BYTES` (and a share of the free memory).
+Results are identical to
 :func:`.modes.mode_pairs` (scores, positions and statistics); the host refuses scores that could reach 2**29.
 """
 
@@ -18,7 +19,11 @@ _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modes.cu")
 STRIP_ROWS = {True: 4, False: 8}  # with the paths, 4 rows keep the registers within 255 (154 used, no spills)
 _FIELDS = {True: 14, False: 2}
 _THREADS = 128
-BORDER_BYTES = 1 << 30
+# The border of one launch at most, and at most this share of the free memory: one thread a pair, so a launch
+# needs every pair it can get (with the paths, 14 integers a column: 986 16S reads of 1.5 kb against each other
+# ran 12,700 pairs a launch under a 1 GB cap, 3 warps a multiprocessor, at 33 GCUPS).
+BORDER_BYTES = 48 << 30
+BORDER_SHARE = 0.5
 
 
 TRACEBACK_ROWS = 8
@@ -78,7 +83,9 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
     table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
     kernel = _kernel(0 if paths else 1, table.shape[0])
     fields = _FIELDS[paths]
-    bounds = batches(t_len[order], BORDER_BYTES, fields)
+    from ..cuda.runtime import free_bytes
+
+    bounds = batches(t_len[order], int(min(BORDER_BYTES, BORDER_SHARE * free_bytes(cupy))), fields)
     results = []
     for first, last in zip(bounds[:-1], bounds[1:]):
         chosen = order[first:last]
