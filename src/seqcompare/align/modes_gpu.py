@@ -1,10 +1,10 @@
 """The alignment modes' scores pass on an NVIDIA GPU (``modes.cu``): what :meth:`.modes.ModeScorer.gpu` runs.
 
 One thread per pair, a strip of query rows in registers (:data:`STRIP_ROWS`, by whether the paths are carried), the
-row above the strip in a border in global memory (a column's two scores, and with the paths their 12 integers). Pairs are sorted by shape, so the threads of
-a warp sweep alike, and launched in batches whose border fits :data:`BORDER_BYTES` (and a share of the free memory).
-Results are identical to
-:func:`.modes.mode_pairs` (scores, positions and statistics); the host refuses scores that could reach 2**29.
+row above the strip in a border in global memory (a column's two scores, and with the paths their 12 integers).
+Pairs are sorted by shape, so the threads of a warp sweep alike, and launched in batches whose border fits
+:data:`BORDER_BYTES` and a share of the free memory. Results are identical to :func:`.mode_kernels.mode_pairs`
+(scores, positions and statistics); the host refuses scores that could reach 2**29.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ def batches(t_len_sorted: np.ndarray, budget_bytes: int, fields: int) -> list:
 
 def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: int, gap_extend: int, mode: int,
                       paths: bool = True):  # fmt: skip
-    """``(scores, positions (k, 4), counts (k, 4))`` of ``plan``'s pairs, as :func:`.modes.mode_pairs` gives them
-    (int64, in plan order); without ``paths`` as :func:`.modes.mode_scores` (starts and counts -1)."""
+    """``(scores, positions (k, 4), counts (k, 4))`` of ``plan``'s pairs, as :func:`.mode_kernels.mode_pairs` gives them
+    (int64, in plan order); without ``paths`` as :func:`.mode_kernels.mode_scores` (starts and counts -1)."""
     cupy = require_cupy()
     k = len(plan)
     out_scores = np.empty(k, np.int64)
@@ -114,7 +114,7 @@ def traceback_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, open_e: int, 
 
     A horizontal gap of L (a target letter against a gap, ``I``) costs ``open_e + (L - 1) * extend_e``, a vertical
     one (``D``) ``open_f + (L - 1) * extend_f``; ``scores[a, b]`` scores target code ``a`` against query code
-    ``b``; ``mode`` is a :data:`.modes.MODE_CODES` value. The path is :func:`.modes.mode_traceback`'s (with
+    ``b``; ``mode`` is a :data:`.modes.MODE_CODES` value. The path is :func:`.mode_kernels.mode_traceback`'s (with
     ``prefer_e``, :func:`.kernels.nw_traceback`'s: a tie between the gap states takes the horizontal one).
 
     Returns
