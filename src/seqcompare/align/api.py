@@ -109,7 +109,7 @@ def _as_sequences(items, what: str):
         rows, width = items.shape
         return np.ascontiguousarray(items).reshape(-1), np.arange(rows + 1, dtype=np.int64) * width, False
     if isinstance(items, (str, os.PathLike)):
-        from ..io.fasta import read_fasta_or_fastq
+        from ..io.fastq import read_fasta_or_fastq
 
         items = read_fasta_or_fastq(items, iupac_as_n=True)
     if isinstance(items, SequenceSet):
@@ -334,7 +334,7 @@ def _as_coded(items, what: str, alphabet):
         rows, width = items.shape
         return codes, np.arange(rows + 1, dtype=np.int64) * width
     if isinstance(items, (str, os.PathLike)):
-        from ..io.fasta import read_fasta_or_fastq
+        from ..io.fastq import read_fasta_or_fastq
 
         found = read_fasta_or_fastq(items, alphabet=alphabet)
         return found.codes, found.offsets

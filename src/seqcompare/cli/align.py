@@ -141,7 +141,7 @@ def _check_mode_options(args) -> None:
 
 def _read(args, in_mode: bool):
     """The targets and queries (None without a second file), in the alphabet the options choose."""
-    from ..io.fasta import read_fasta_or_fastq
+    from ..io.fastq import read_fasta_or_fastq
 
     if not in_mode:
         read = lambda path: read_fasta_or_fastq(path, iupac_as_n=True)  # noqa: E731

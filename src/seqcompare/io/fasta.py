@@ -629,39 +629,6 @@ def read_sequences(path: str | os.PathLike, *, iupac_as_n: bool = False, alphabe
     return SequenceSet(names, codes[: offsets[-1]].copy(), offsets, None, source, name)
 
 
-def read_fasta_or_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, alphabet=None):
-    """:func:`read_sequences`, or :func:`~seqcompare.io.fastq.read_fastq` for a FASTQ file (its first record starts
-    with '@'; its qualities are kept). FASTQ is DNA: with another ``alphabet`` it is an error.
-
-    Raises
-    ------
-    InputError
-        As the reader of the file's format, or FASTQ given for an alphabet other than DNA.
-    """
-    source = os.fspath(path)
-    try:
-        return read_sequences(source, iupac_as_n=iupac_as_n, alphabet=alphabet)
-    except InputError as error:
-        if "not a FASTA file (byte 1 " not in str(error) or source == "-" or not _starts_with(source, b"@"):
-            raise
-    if alphabet is not None and alphabet.name != "dna":
-        raise InputError(f"{source}: FASTQ records are read as DNA; give FASTA for the {alphabet.name} alphabet")
-    from .fastq import read_fastq
-
-    return read_fastq(source, iupac_as_n=iupac_as_n or alphabet is not None)
-
-
-def _starts_with(path: str, prefix: bytes) -> bool:
-    """Whether the file (plain or gzip) starts with ``prefix``."""
-    import gzip
-
-    with open(path, "rb") as handle:
-        head = handle.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rb") as handle:
-        return handle.read(len(prefix)) == prefix
-
-
 def duplicated_names(names: list[str]) -> list[str]:
     """Names that occur more than once, in order of first repeat."""
     seen: set[str] = set()

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._jit import jit
 from ..errors import InputError
-from .fasta import SMALL_BYTES, _decode_name, _line_ends, _line_spans, _piece_starts, read_bytes
+from .fasta import SMALL_BYTES, _decode_name, _line_ends, _line_spans, _piece_starts, read_bytes, read_sequences
 from .sequences import ILLEGAL, SequenceSet, code_table, illegal_base_message
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
@@ -240,3 +240,34 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
                              f"'{shown}' at position {position + 1}, outside Phred+33 ('!' to '~')")  # fmt: skip
     names = [name_of(r) for r in range(len(table))]
     return SequenceSet(names, codes, offsets, quality, source)
+
+
+def read_fasta_or_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, alphabet=None):
+    """:func:`~seqcompare.io.fasta.read_sequences`, or :func:`read_fastq` for a FASTQ file (its first record starts
+    with '@'; its qualities are kept). FASTQ is DNA: with another ``alphabet`` it is an error.
+
+    Raises
+    ------
+    InputError
+        As the reader of the file's format, or FASTQ given for an alphabet other than DNA.
+    """
+    source = os.fspath(path)
+    try:
+        return read_sequences(source, iupac_as_n=iupac_as_n, alphabet=alphabet)
+    except InputError as error:
+        if "not a FASTA file (byte 1 " not in str(error) or source == "-" or not _starts_with(source, b"@"):
+            raise
+    if alphabet is not None and alphabet.name != "dna":
+        raise InputError(f"{source}: FASTQ records are read as DNA; give FASTA for the {alphabet.name} alphabet")
+    return read_fastq(source, iupac_as_n=iupac_as_n or alphabet is not None)
+
+
+def _starts_with(path: str, prefix: bytes) -> bool:
+    """Whether the file (plain or gzip) starts with ``prefix``."""
+    import gzip
+
+    with open(path, "rb") as handle:
+        head = handle.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rb") as handle:
+        return handle.read(len(prefix)) == prefix
