@@ -255,7 +255,9 @@ def test_cli_errors_are_one_line_and_leave_no_output(tmp_path):
     for options, message in cases:
         done = run_cli(str(proteins), *options, "-o", str(out), check=False)
         assert done.returncode != 0 and message in done.stderr, (options, done.stderr)
-        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        # One line (besides the notice a cold cache prints once while kernels compile).
+        lines = [line for line in done.stderr.strip().splitlines() if "compiling kernels (first run only)" not in line]
+        assert len(lines) == 1, done.stderr
         assert not out.exists()
 
 
