@@ -5,8 +5,6 @@ edlib's golden files; both strands; score and identity matrices; one-line errors
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -207,14 +205,26 @@ def test_bad_input_gets_one_clear_line():
     assert os.path.exists(fasta)  # the file for the CLI's errors below
 
 
-def run_cli(*args, check=True):
-    done = subprocess.run([sys.executable, "-m", "seqcompare", "align", *args], capture_output=True, text=True)
-    if check:
-        assert done.returncode == 0, done.stderr
-    return done
+class InProcess:
+    """``seqcompare align`` run in this process (the command line's own entry), its output captured."""
+
+    def __init__(self, capsysbinary):
+        self.capture = capsysbinary
+
+    def __call__(self, *args, check=True):
+        from types import SimpleNamespace
+
+        from seqcompare.cli import main
+
+        status = main(["align", *map(str, args)])
+        captured = self.capture.readouterr()
+        if check:
+            assert status == 0, captured.err.decode()
+        return SimpleNamespace(returncode=status, stdout=captured.out.decode(), stderr=captured.err.decode())
 
 
-def test_cli_modes_statistics_and_matrices(tmp_path):
+def test_cli_modes_statistics_and_matrices(tmp_path, capsysbinary):
+    run_cli = InProcess(capsysbinary)
     proteins = tmp_path / "p.fasta"
     proteins.write_text(">a\nHEAGAWGHEE\n>b\nPAWHEAE\n>c\nMKTAYIAKQR\n")
     options = ["--mode", "local", "--matrix", "BLOSUM50", "--gap-open", "8", "--gap-extend", "8", "-q"]
@@ -239,7 +249,8 @@ def test_cli_modes_statistics_and_matrices(tmp_path):
     assert strands[0].split("\t")[-1] == "strand" and len(strands) == 3
 
 
-def test_cli_errors_are_one_line_and_leave_no_output(tmp_path):
+def test_cli_errors_are_one_line_and_leave_no_output(tmp_path, capsysbinary):
+    run_cli = InProcess(capsysbinary)
     proteins = tmp_path / "p.fasta"
     proteins.write_text(">a\nMKV\n>b\nMKJV\n")
     out = tmp_path / "out.tsv"
@@ -305,7 +316,8 @@ def test_lanes_of_one_query_against_many_targets_equal_the_oracle(rng, mode):
     assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]
 
 
-def test_fastq_reads_align_as_dna(tmp_path):
+def test_fastq_reads_align_as_dna(tmp_path, capsysbinary):
+    run_cli = InProcess(capsysbinary)
     # Read sets come as FASTQ (16S amplicons, nanopore runs): the scan example's first ten real nanopore reads give
     # the same alignments as the same records written as FASTA.
     reads = os.path.join(DATA, "scan_example", "reads.fastq")
