@@ -65,9 +65,9 @@ def test_modes_on_long_and_uneven_pairs(rng, device):
     # Queries longer than a strip of rows, unequal strips, and a batch of pairs of very different shapes.
     matrix = substitution_matrix("BLOSUM62")
     letters = "ARNDCQEGHILKMFPSTWYV"
-    base = "".join(rng.choice(list(letters), 300))
-    targets = [base[: int(rng.integers(0, 300))] for _ in range(10)] + [base]
-    queries = [base[int(rng.integers(0, 100)) : int(rng.integers(150, 301))] for _ in range(10)] + ["W"]
+    base = "".join(rng.choice(list(letters), 160))
+    targets = [base[: int(rng.integers(0, 160))] for _ in range(10)] + [base]
+    queries = [base[int(rng.integers(0, 50)) : int(rng.integers(80, 161))] for _ in range(10)] + ["W"]
     for mode in MODES:
         result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=11, gap_extend=1,
                                   stats=True, device=device)  # fmt: skip
