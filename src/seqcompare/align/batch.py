@@ -21,6 +21,14 @@ from .diagonals import dtw_small, is_small, nw_small
 DTW_MODES = {"full": 0, "open-end": 1, "subsequence": 2}
 
 
+def equal_work_bounds(weights: np.ndarray, threads: int) -> list:
+    """Boundaries of about ``4 * threads`` runs of consecutive items of about equal total ``weights`` (so threads
+    that finish early take more), in order."""
+    cumulative = np.cumsum(weights)
+    cuts = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], 4 * threads + 1)[1:-1])
+    return np.unique(np.concatenate([[0], cuts, [len(weights)]])).tolist()
+
+
 def run_pairs(kernel, plan, threads, weights, *args, report=SILENT):
     """A scalar kernel (``nw_pairs``, ``dtw_pairs``) over ``plan``'s pairs: threads over chunks of about equal
     ``weights``, results of the last argument's type in pair order."""
@@ -28,10 +36,7 @@ def run_pairs(kernel, plan, threads, weights, *args, report=SILENT):
     out = np.empty(len(plan), dtype=args[-1])
     if len(plan) == 0:
         return out
-    # Chunks of about equal work, in order.
-    cumulative = np.cumsum(weights)
-    cuts = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], 4 * threads + 1)[1:-1])
-    bounds = np.unique(np.concatenate([[0], cuts, [len(plan)]]))
+    bounds = equal_work_bounds(weights, threads)
     pair_t, pair_q = np.ascontiguousarray(plan[:, 0]), np.ascontiguousarray(plan[:, 1])
     fixed = args[:-1]
     def chunk(first, last):

@@ -9,16 +9,9 @@ import numpy as np
 from .._intrinsics import sub_narrow
 from .._jit import jit
 from .._simd import add, load, maximum, splat, store, subtract, where_equal, where_greater
+from .kernels import _longest_target
 
 NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalty is subtracted
-
-
-@jit
-def _longest(offsets, index, first, last):
-    longest = 0
-    for p in range(first, last):
-        longest = max(longest, offsets[index[p] + 1] - offsets[index[p]])
-    return longest
 
 
 # A path's statistics and start in three words: (matches << 32) | pairs, (similar << 32) | length, and
@@ -38,7 +31,7 @@ def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_q
     free_target_start = mode == 1 or mode == 2 or mode == 3
     free_query_start = mode == 1 or mode == 2
     high, low = _HIGH, _LOW
-    longest = _longest(t_off, pair_t, first, last) + 1
+    longest = _longest_target(t_off, pair_t, first, last) + 1
     H = np.empty(longest, np.int64)
     F = np.empty(longest, np.int64)
     # Per column, the path to H and to F (its three words).
@@ -164,7 +157,7 @@ def mode_scores(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
     free_query_start = mode == 1 or mode == 2
-    longest = _longest(t_off, pair_t, first, last) + 1
+    longest = _longest_target(t_off, pair_t, first, last) + 1
     H = np.empty(longest, np.int64)
     F = np.empty(longest, np.int64)
     for p in range(first, last):

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..progress import SILENT
 from .alphabets import Alphabet
-from .batch import cigar_string
+from .batch import cigar_string, equal_work_bounds
 
 MODE_CODES = {"global": 0, "local": 1, "semi-global": 2, "infix": 3, "prefix": 4}
 MIN_LANE_PAIRS = 4  # fewer pairs of one query go to the scalar kernel (the lanes run about 10x its rate)
@@ -70,12 +70,6 @@ class ModeScoring:
         return int(max(np.abs(self.scores).max(initial=0), abs(self.gap_open), abs(self.gap_extend)))
 
 
-def _chunks(weights: np.ndarray, threads: int) -> list:
-    cumulative = np.cumsum(weights)
-    cuts = np.searchsorted(cumulative, np.linspace(0, cumulative[-1], 4 * threads + 1)[1:-1])
-    return np.unique(np.concatenate([[0], cuts, [len(weights)]])).tolist()
-
-
 @dataclass
 class ModeScorer:
     """Alignments in a mode (:class:`ModeScoring`) of pairs of codes; with ``q_reverse`` (the queries' reverse
@@ -93,7 +87,13 @@ class ModeScorer:
     q_reverse: np.ndarray | None = None
     paths: bool = True
 
+    @property
+    def needs_paths(self) -> bool:
+        """Whether the pass must carry the paths: asked for, or needed by CIGARs or the reverse strand."""
+        return self.paths or self.cigar or self.q_reverse is not None
+
     def _by_query(self) -> np.ndarray:
+        """The table transposed, as the scalar kernels read it (a query code's row contiguous)."""
         return np.ascontiguousarray(self.scoring.scores.T, dtype=np.int64)
 
     def _lanes(self, q_codes, plan, threads, report, scores, positions) -> np.ndarray:
@@ -189,7 +189,7 @@ class ModeScorer:
         from .mode_kernels import LANE_LIMIT, mode_pairs, mode_scores
 
         t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
-        paths = self.paths or self.cigar or self.q_reverse is not None
+        paths = self.needs_paths
         reach = (int((t_len + q_len).max()) + 1) * (self.scoring.bound + 1)
         rest = np.arange(k)
         if not paths and reach < LANE_LIMIT and k >= MIN_LANE_PAIRS:
@@ -197,7 +197,7 @@ class ModeScorer:
             rest = self._lanes(q_codes, plan, threads, report, scores, positions)
             if not rest.size:
                 return scores, positions, counts
-        bounds = _chunks(t_len[rest] * np.maximum(q_len[rest], 1) + 1, threads)
+        bounds = equal_work_bounds(t_len[rest] * np.maximum(q_len[rest], 1) + 1, threads)
         pair_t, pair_q = np.ascontiguousarray(plan[rest, 0]), np.ascontiguousarray(plan[rest, 1])
         by_query = self._by_query()
         s = self.scoring
@@ -207,7 +207,7 @@ class ModeScorer:
         steps = (by_query, np.int64(s.gap_open), np.int64(s.gap_extend), np.int64(MODE_CODES[s.mode]), *part[:2])
 
         def chunk(first, last):
-            if self.paths or self.cigar or self.q_reverse is not None:
+            if paths:
                 mode_pairs(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps, part[2])
             else:
                 mode_scores(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps)
@@ -296,7 +296,7 @@ class ModeScorer:
         from .modes_gpu import mode_pairs_on_gpu
 
         s = self.scoring
-        paths = self.paths or self.cigar or self.q_reverse is not None
+        paths = self.needs_paths
         run = lambda q_codes, plan: mode_pairs_on_gpu(self.t_codes, self.t_off, q_codes, self.q_off, plan,  # noqa: E731
                                                       s.scores, s.gap_open, s.gap_extend, MODE_CODES[s.mode], paths)
         scores, positions, counts = run(self.q_codes, plan)

@@ -89,10 +89,15 @@ def run_command(args) -> int:
     from ..io.output import open_output
 
     in_mode = _in_mode(args)
-    options = {"mode": args.mode, "matrix": args.matrix, "gap_open": args.gap_open, "gap_extend": args.gap_extend,
+    matrix = None
+    if in_mode and args.matrix:
+        from ..align.matrices import substitution_matrix
+
+        matrix = substitution_matrix(args.matrix)  # read once: it gives the alphabet here and the scores to align
+    options = {"mode": args.mode, "matrix": matrix, "gap_open": args.gap_open, "gap_extend": args.gap_extend,
                "alphabet": args.alphabet, "both_strands": args.both_strands,
                "stats": args.stats or args.value == "identity"} if in_mode else {}
-    targets, queries = _read(args, in_mode)
+    targets, queries = _read(args, in_mode, matrix)
     log.duplicates(args.targets, targets.names)
     if queries is not None:
         log.duplicates(args.queries, queries.names)
@@ -139,19 +144,18 @@ def _check_mode_options(args) -> None:
         raise InputError("--format matrix holds one number per pair; --cigar needs the TSV output")
 
 
-def _read(args, in_mode: bool):
-    """The targets and queries (None without a second file), in the alphabet the options choose."""
+def _read(args, in_mode: bool, matrix=None):
+    """The targets and queries (None without a second file), in the alphabet the options choose (``matrix``'s
+    letters where one is given)."""
     from ..io.fastq import read_fasta_or_fastq
 
     if not in_mode:
         read = lambda path: read_fasta_or_fastq(path, iupac_as_n=True)  # noqa: E731
     else:
         from ..align.alphabets import from_letters, named
-        from ..align.matrices import substitution_matrix
 
-        if args.matrix:
-            found = substitution_matrix(args.matrix)
-            alphabet = from_letters(found.name, found.letters)
+        if matrix is not None:
+            alphabet = from_letters(matrix.name, matrix.letters)
         else:
             alphabet = named(args.alphabet or "dna")
         read = lambda path: read_fasta_or_fastq(path, alphabet=alphabet)  # noqa: E731
