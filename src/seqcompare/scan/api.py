@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import validation
 from ..errors import InputError
-from ..io.sequences import SequenceSet, reverse_complement
+from ..io.sequences import NumberedNames, SequenceSet, reverse_complement
 from .common import DEFAULT_K, MAX_K, METHODS, REPORTS
 
 # Signatures of at most this many bases (strands included) get their CPU index only when a scan needs it: a
@@ -38,6 +38,11 @@ class ScanResult:
     sample_names, signature_names : list of str
     integrity : ndarray of int64
         Per match: the sum of all the matched sample's Phred scores modulo 97 (a check that two runs read the same qualities).
+    distance : ndarray of int64
+        Mismatches or edits of each occurrence (0 for an exact scan).
+    end : ndarray of int64
+        Where each occurrence ends in the sample (exclusive): ``offset + length``.
+    metric : {"exact", "mismatches", "edits"}
     """
 
     sample: np.ndarray
@@ -51,25 +56,37 @@ class ScanResult:
     integrity: np.ndarray
     both_strands: bool = False
     report: str = "first"
+    distance: np.ndarray | None = None
+    end: np.ndarray | None = None
+    metric: str = "exact"
+
+    def __post_init__(self):
+        if self.distance is None:
+            self.distance = np.zeros(self.sample.size, dtype=np.int64)
+        if self.end is None:
+            self.end = self.offset + self.length
 
     def __len__(self) -> int:
         return int(self.sample.size)
 
     @property
     def score(self) -> np.ndarray:
-        """Confidence: mean Phred score of the sample over the occurrence."""
+        """Confidence: mean Phred score of the sample's bases over the occurrence (``offset .. end``)."""
         return self.quality_sum / np.maximum(self.length, 1)
 
     def lines(self, *, tsv: bool = False, integrity: bool = False):
         """Yield output lines (str, no newline).
 
         The default format is ``sample: signature (score)`` with 3 decimals, then
-        `` [integrity]`` when asked, `` offset=N`` for ``report="all"`` and `` strand=-`` for reverse-strand
-        matches; ``tsv`` gives a header and columns sample, signature, offset, score (+ strand, integrity).
+        `` [integrity]`` when asked, `` mismatches=N`` or `` edits=N`` for an approximate scan, `` offset=N``
+        (and `` end=N`` for edits) for ``report="all"`` and `` strand=-`` for reverse-strand matches; ``tsv``
+        gives a header and columns sample, signature, offset, score (+ end and mismatches or edits, strand,
+        integrity).
         """
         scores = self.score
+        approximate = self.metric != "exact"
         if tsv:
-            header = ["sample", "signature", "offset", "score"]
+            header = ["sample", "signature", "offset", "score"] + ["end", self.metric] * approximate
             header += ["strand"] * self.both_strands + ["integrity"] * integrity
             yield "\t".join(header)
         for row in range(len(self)):
@@ -78,6 +95,8 @@ class ScanResult:
             score = f"{scores[row]:.3f}"
             if tsv:
                 fields = [sample, signature, str(self.offset[row]), score]
+                if approximate:
+                    fields += [str(self.end[row]), str(self.distance[row])]
                 if self.both_strands:
                     fields.append("-" if self.strand[row] else "+")
                 if integrity:
@@ -87,8 +106,12 @@ class ScanResult:
             line = f"{sample}: {signature} ({score})"
             if integrity:
                 line += f" [{self.integrity[row]}]"
+            if approximate:
+                line += f" {self.metric}={self.distance[row]}"
             if self.report == "all":
                 line += f" offset={self.offset[row]}"
+                if self.metric == "edits":
+                    line += f" end={self.end[row]}"
             if self.strand[row]:
                 line += " strand=-"
             yield line
@@ -193,8 +216,10 @@ def _reverse_complements(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def scan(samples, signatures, *, report: str = "first", min_score: float | None = None,
          both_strands: bool = False, iupac_as_n: bool = False, k: int = DEFAULT_K, method: str = "auto",
-         device: str = "cpu", threads: int | None = None, progress=False, client=None) -> ScanResult:  # fmt: skip
-    """Find which signatures occur in which samples, exactly ('N' on either side matches any base).
+         device: str = "cpu", threads: int | None = None, progress=False, client=None,
+         max_mismatches: int | None = None, max_edits: int | None = None) -> ScanResult:  # fmt: skip
+    """Find which signatures occur in which samples: exactly ('N' on either side matches any base), or within
+    a number of mismatches or edits.
 
     Parameters
     ----------
@@ -204,8 +229,8 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         FASTA file of signatures (e.g. viral genomes), the sequences themselves, or their prepared index
         (:func:`prepare_signatures`, to scan many sample sets against one set of signatures).
     report : {"first", "best", "all"}
-        Per (sample, signature): the leftmost occurrence, the one with the highest confidence (ties: the
-        leftmost), or every occurrence.
+        Per (sample, signature): the occurrence ending leftmost; the best (fewest mismatches or edits, then the
+        highest confidence, then leftmost); or every occurrence.
     min_score : float, optional
         Occurrences whose confidence is below this do not count (``first`` is then the leftmost occurrence
         that reaches it).
@@ -229,11 +254,19 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     client : dask.distributed.Client, optional
         Scan on this Dask cluster: chunks of samples over the workers, the signatures' index built once per
         worker (``device`` is the workers'). The result is identical.
+    max_mismatches : int, optional
+        Occurrences are the offsets where the signature differs from the sample in at most this many positions
+        (substitutions only). Smaller than every signature's length.
+    max_edits : int, optional
+        Occurrences are the sample positions where an alignment of the whole signature with at most this many
+        substitutions, insertions and deletions ends (edlib's HW mode, Sassy's every match); the start is that
+        of the shortest such alignment of least cost. Exclusive with ``max_mismatches``.
 
     Returns
     -------
     ScanResult
-        Confidence = mean Phred score of the sample's bases over the occurrence.
+        Confidence = mean Phred score of the sample's bases over the occurrence; ``distance`` the mismatches
+        or edits. The approximate scans' filter and its proof: :mod:`seqcompare.scan.approximate`.
     """
     from ..allpairs import Concatenation, GpuExecutor, SerialExecutor, default_threads, executor_for_client, run
     from .work import ScanWork
@@ -243,49 +276,87 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     k = validation.integer(k, "k", minimum=1, maximum=MAX_K)
     if min_score is not None:
         min_score = validation.real(min_score, "min_score")
+    metric, errors = _approximation(max_mismatches, max_edits)
     threads = validation.threads(threads) or default_threads()
     if isinstance(signatures, PreparedSignatures):
         prepared = signatures
-        if prepared.both_strands != both_strands or (method != "reference" and prepared.k != k):
+        if prepared.both_strands != both_strands or (method != "reference" and metric == "exact" and prepared.k != k):
             raise ValueError("signatures were prepared with other both_strands or k than this scan asks for")
     else:
-        # On a cluster the workers build the index; here only the signatures are needed.
-        index_device = None if method == "reference" or client is not None else device
+        # On a cluster the workers build the index; here only the signatures are needed. An approximate scan
+        # indexes the signatures' pieces instead.
+        exact_index = method != "reference" and client is None and metric == "exact"
         prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
-                                      device=index_device)  # fmt: skip
+                                      device=device if exact_index else None)  # fmt: skip
     samples = _as_samples(samples, iupac_as_n, threads)
-    if method == "index" and prepared.device == "cpu" and client is None:
-        prepared.cpu_index()  # asked for by name: never the sweep that "auto" takes for small scans
     report_all = report != "first"
     threshold = -1.0 if min_score is None else float(min_score)
     if method == "reference":
-        rows = _reference_rows(samples, prepared.codes, prepared.offsets, report_all, threshold)
-        return scan_result(samples, prepared, rows, report)
+        rows = _reference_rows(samples, prepared.codes, prepared.offsets, report_all, threshold, metric, errors)
+        return scan_result(samples, prepared, rows, report, metric)
     if client is not None:
         executor = executor_for_client(client, device=device)
+    verifier = None
+    if metric != "exact":
+        from ..cuda.runtime import resolve_device
+        from .approximate import Verifier, check_errors, split_into_pieces
+
+        signature_set = prepared.signatures
+        check_errors(errors, signature_set.lengths, signature_set.names, metric, signature_set.source)
+        pieces = split_into_pieces(prepared.codes, prepared.offsets, errors, k)
+        verifier = Verifier(metric, errors, prepared.codes, prepared.offsets, pieces.owner, pieces.start, threshold,
+                            threads)  # fmt: skip
+        piece_set = SequenceSet(NumberedNames("piece", pieces.owner.size), pieces.codes, pieces.offsets,
+                                source=signature_set.source)  # fmt: skip
+        piece_device = None if client is not None else resolve_device(device)
+        work_signatures = prepare_signatures(piece_set, k=pieces.k_index, device=piece_device)
+        if method == "index" and piece_device == "cpu":
+            work_signatures.cpu_index()
+        work = ScanWork(samples, work_signatures, True, -1.0, verifier=verifier)
     else:
-        executor = GpuExecutor([0]) if prepared.device == "cuda" else SerialExecutor(threads)
-    rows = run(ScanWork(samples, prepared, report_all, threshold), Concatenation(), executor, progress, "scan")
+        work_signatures = prepared
+        if method == "index" and prepared.device == "cpu" and client is None:
+            prepared.cpu_index()  # asked for by name: never the sweep that "auto" takes for small scans
+        work = ScanWork(samples, prepared, report_all, threshold)
+    if client is None:
+        executor = GpuExecutor([0]) if work_signatures.device == "cuda" else SerialExecutor(threads)
+    rows = run(work, Concatenation(), executor, progress, "scan")
     if not len(rows):
-        empty = np.empty(0, dtype=np.int64)
-        rows = (empty, empty, empty, empty)
-    return scan_result(samples, prepared, rows, report)
+        rows = tuple(np.empty(0, dtype=np.int64) for _ in range(4 if verifier is None else 6))
+    return scan_result(samples, prepared, rows, report, metric)
 
 
-def scan_result(samples: SequenceSet, prepared: PreparedSignatures, rows, report: str) -> ScanResult:
-    """The :class:`ScanResult` of ``(sample, signature row, offset, quality sum)`` occurrence rows, where
-    signature rows past the signatures' count are reverse complements: the report's rows, in output order."""
+def _approximation(max_mismatches, max_edits) -> tuple:
+    """``(metric, errors)`` of the scan asked for: ``("exact", 0)``, ``("mismatches", k)`` or ``("edits", k)``."""
+    if max_mismatches is not None and max_edits is not None:
+        raise InputError("give --max-mismatches or --max-edits, not both")
+    if max_mismatches is not None:
+        return "mismatches", validation.integer(max_mismatches, "max_mismatches", minimum=0)
+    if max_edits is not None:
+        return "edits", validation.integer(max_edits, "max_edits", minimum=0)
+    return "exact", 0
+
+
+def scan_result(samples: SequenceSet, prepared: PreparedSignatures, rows, report: str,
+                metric: str = "exact") -> ScanResult:  # fmt: skip
+    """The :class:`ScanResult` of ``(sample, signature row, offset, quality sum)`` occurrence rows (plus
+    ``distance, end`` for an approximate scan), where signature rows past the signatures' count are reverse
+    complements: the report's rows, in output order."""
     signatures = prepared.signatures
     n_signatures = len(signatures)
-    sample, index, offset, total = rows
+    sample, index, offset, total = rows[:4]
     strand = (index >= n_signatures).astype(np.int8)
     signature = np.where(strand == 1, index - n_signatures, index)
-    lengths = np.diff(signatures.offsets)[signature]
-    keep = _select(report, sample, signature, strand, offset, total, lengths)
+    if len(rows) == 6:
+        distance, end = rows[4], rows[5]
+    else:
+        distance, end = np.zeros(sample.size, dtype=np.int64), offset + np.diff(signatures.offsets)[signature]
+    keep = _select(report, sample, signature, strand, offset, total, distance, end, metric == "edits")
     sample = sample[keep]
     integrity = _integrity(samples, sample)
-    return ScanResult(sample, signature[keep], strand[keep], offset[keep], total[keep], lengths[keep],
-                      samples.names, signatures.names, integrity, prepared.both_strands, report)  # fmt: skip
+    return ScanResult(sample, signature[keep], strand[keep], offset[keep], total[keep], (end - offset)[keep],
+                      samples.names, signatures.names, integrity, prepared.both_strands, report, distance[keep],
+                      end[keep], metric)  # fmt: skip
 
 
 def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
@@ -303,16 +374,19 @@ def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
     return sums[inverse.reshape(-1)] if rows.size else np.empty(0, dtype=np.int64)
 
 
-def _select(report, sample, signature, strand, offset, total, lengths) -> np.ndarray:
+def _select(report, sample, signature, strand, offset, total, distance, end, spans_differ) -> np.ndarray:
     """Rows to keep, in output order: one per (sample, signature) for first/best, all otherwise."""
     if report == "best":
-        # Highest mean quality (compared exactly as total_a * len_b vs total_b * len_a: same length here),
-        # then leftmost, then the given strand.
-        order = np.lexsort((strand, offset, -total, signature, sample))
+        # Fewest mismatches or edits, then the highest mean quality, then the leftmost end, then the given strand.
+        # Without edits every occurrence of a pair spans the signature's length, so the sums compare exactly.
+        # With edits the means are compared as doubles, which order distinct means of spans under 2**20
+        # bases exactly (they differ by at least 2**-40, far above a double's spacing near 93).
+        quality = -total / np.maximum(end - offset, 1) if spans_differ else -total
+        order = np.lexsort((strand, end, quality, distance, signature, sample))
     else:
-        order = np.lexsort((strand, offset, signature, sample))
+        order = np.lexsort((strand, end, signature, sample))
     if report == "all":
-        key = np.stack([sample[order], signature[order], strand[order], offset[order]], axis=1)
+        key = np.stack([sample[order], signature[order], strand[order], end[order]], axis=1)
         first_of = np.ones(order.size, dtype=bool)
         first_of[1:] = np.any(key[1:] != key[:-1], axis=1)
         return order[first_of]
@@ -323,8 +397,10 @@ def _select(report, sample, signature, strand, offset, total, lengths) -> np.nda
     return chosen[np.lexsort((signature[chosen], sample[chosen]))]
 
 
-def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, threshold: float):
-    from .reference import occurrence_offsets
+def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, threshold: float, metric: str = "exact",
+                    errors: int = 0):  # fmt: skip
+    """The oracle's occurrence rows (the reference method): every (sample, signature row, offset) brute force."""
+    from .reference import edit_occurrences, mismatch_occurrences, occurrence_offsets
 
     rows = []
     for i in range(len(samples)):
@@ -333,12 +409,21 @@ def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, thre
         np.cumsum(samples.quality[samples.offsets[i] : samples.offsets[i + 1]], out=prefix[1:])
         for s in range(offsets.size - 1):
             signature = codes[offsets[s] : offsets[s + 1]]
-            for o in occurrence_offsets(x, signature):
-                total = int(prefix[o + signature.size] - prefix[o])
-                if total < threshold * signature.size:
+            if metric == "mismatches":
+                found, counts = mismatch_occurrences(x, signature, errors)
+                spans = zip(found.tolist(), (found + signature.size).tolist(), counts.tolist())
+            elif metric == "edits":
+                starts, ends, costs = edit_occurrences(x, signature, errors)
+                spans = zip(starts.tolist(), ends.tolist(), costs.tolist())
+            else:
+                spans = ((int(o), int(o) + signature.size, 0) for o in occurrence_offsets(x, signature))
+            for begin, end, distance in spans:
+                total = int(prefix[end] - prefix[begin])
+                if total < threshold * (end - begin):
                     continue
-                rows.append((i, s, int(o), total))
-                if not report_all:
+                rows.append((i, s, begin, total, distance, end))
+                if not report_all and metric == "exact":
                     break
-    table = np.array(rows, dtype=np.int64).reshape(-1, 4)
-    return table[:, 0], table[:, 1], table[:, 2], table[:, 3]
+    table = np.array(rows, dtype=np.int64).reshape(-1, 6)
+    columns = tuple(np.ascontiguousarray(table[:, c]) for c in range(6))
+    return columns if metric != "exact" else columns[:4]

@@ -27,6 +27,71 @@ def occurrence_offsets(sample, signature):
     return np.flatnonzero(found)
 
 
+@jit
+def mismatch_occurrences(sample, signature, errors):
+    """``(offsets, counts)``: every offset where ``signature`` differs from the sample in at most ``errors``
+    positions ('N' on either side matches anything), with its count."""
+    n_offsets = max(sample.size - signature.size + 1, 0)
+    counts = np.empty(n_offsets, np.int64)
+    for o in range(n_offsets):
+        count = 0
+        for p in range(signature.size):
+            a = signature[p]
+            b = sample[o + p]
+            if a != b and a != 4 and b != 4:
+                count += 1
+        counts[o] = count
+    found = np.flatnonzero(counts <= errors)
+    return found, counts[found]
+
+
+@jit
+def _edit_distance(x, y):
+    """Plain edit distance of two code arrays ('N' on either side matches anything), full table."""
+    table = np.zeros((x.size + 1, y.size + 1), np.int64)
+    for i in range(x.size + 1):
+        table[i, 0] = i
+    for j in range(y.size + 1):
+        table[0, j] = j
+    for i in range(1, x.size + 1):
+        for j in range(1, y.size + 1):
+            a = x[i - 1]
+            b = y[j - 1]
+            same = a == b or a == 4 or b == 4
+            table[i, j] = min(table[i - 1, j - 1] + (0 if same else 1), table[i - 1, j] + 1, table[i, j - 1] + 1)
+    return table[x.size, y.size]
+
+
+@jit
+def edit_occurrences(sample, signature, errors):
+    """``(starts, ends, costs)``: every end ``e`` (exclusive) of the sample where some substring ``s .. e``
+    is within ``errors`` edits of the whole signature; its cost is the least such distance and its start the
+    largest ``s`` reaching it. Brute force: every substring's distance, computed on its own."""
+    n = sample.size
+    m = signature.size
+    starts = np.empty(n + 1, np.int64)
+    ends = np.empty(n + 1, np.int64)
+    costs = np.empty(n + 1, np.int64)
+    found = 0
+    for e in range(n + 1):
+        best = m + 1
+        best_start = -1
+        # An alignment within the errors spans m - errors .. m + errors sample bases.
+        for s in range(max(0, e - m - errors), max(0, e - m + errors) + 1):
+            if s > e:
+                break
+            d = _edit_distance(signature, sample[s:e])
+            if d < best or (d == best and s > best_start):
+                best = d
+                best_start = s
+        if best <= errors:
+            starts[found] = best_start
+            ends[found] = e
+            costs[found] = best
+            found += 1
+    return starts[:found], ends[:found], costs[:found]
+
+
 def reference_occurrences(samples, signatures):
     """All occurrences of every signature (forward strand) in every sample.
 
@@ -52,14 +117,17 @@ def reverse_complement(codes: np.ndarray) -> np.ndarray:
 
 
 def reference_scan(samples, signatures, *, report: str = "first", min_score: float | None = None,
-                   both_strands: bool = False) -> list:  # fmt: skip
-    """The oracle's report: ``(sample, signature, strand, offset, quality_sum)`` rows in output order.
+                   both_strands: bool = False, max_mismatches: int | None = None,
+                   max_edits: int | None = None) -> list:  # fmt: skip
+    """The oracle's report: ``(sample, signature, strand, offset, quality_sum, distance, end)`` rows in output
+    order.
 
-    Every occurrence is found by :func:`occurrence_offsets`; an occurrence counts when the sample's qualities
-    over it sum to at least ``min_score`` times its length (its mean reaches ``min_score``). Per (sample,
-    signature), in that order: ``first`` keeps the leftmost (ties: the signature as given before its reverse
-    complement), ``best`` the highest quality sum (ties: leftmost, then as given), ``all`` every occurrence
-    by offset then strand.
+    Occurrences are found by :func:`occurrence_offsets` (exact), :func:`mismatch_occurrences` or
+    :func:`edit_occurrences`, each spanning the sample's bases ``offset .. end``; one counts when the
+    sample's qualities over it sum to at least ``min_score`` times its span. Per (sample, signature):
+    ``first`` keeps the one ending leftmost (ties: the signature as given before its reverse complement),
+    ``best`` the least distance, then the highest mean quality, then as ``first``; ``all`` keeps every one,
+    by end then strand.
 
     Parameters
     ----------
@@ -68,7 +136,11 @@ def reference_scan(samples, signatures, *, report: str = "first", min_score: flo
     report : {"first", "best", "all"}
     min_score : float, optional
     both_strands : bool
+    max_mismatches, max_edits : int, optional
+        At most one: occurrences within this many mismatches or edits.
     """
+    from fractions import Fraction
+
     rows = []
     for i in range(len(samples)):
         sample = samples.sequence(i)
@@ -78,17 +150,26 @@ def reference_scan(samples, signatures, *, report: str = "first", min_score: flo
             strands = [forward, reverse_complement(forward)] if both_strands else [forward]
             found = []
             for strand, signature in enumerate(strands):
-                for offset in occurrence_offsets(sample, np.ascontiguousarray(signature)):
-                    total = int(quality[offset : offset + signature.size].sum())
-                    if min_score is None or total >= min_score * signature.size:
-                        found.append((strand, int(offset), total))
+                signature = np.ascontiguousarray(signature)
+                if max_mismatches is not None:
+                    offsets, counts = mismatch_occurrences(sample, signature, max_mismatches)
+                    spans = [(int(o), int(o) + signature.size, int(c)) for o, c in zip(offsets, counts)]
+                elif max_edits is not None:
+                    spans = list(zip(*(x.tolist() for x in edit_occurrences(sample, signature, max_edits))))
+                    spans = [(b, e, c) for b, e, c in spans]
+                else:
+                    spans = [(int(o), int(o) + signature.size, 0) for o in occurrence_offsets(sample, signature)]
+                for begin, end, distance in spans:
+                    total = int(quality[begin:end].sum())
+                    if min_score is None or total >= min_score * (end - begin):
+                        found.append((strand, begin, total, distance, end))
             if not found:
                 continue
             if report == "all":
-                chosen = sorted(found, key=lambda hit: (hit[1], hit[0]))
+                chosen = sorted(found, key=lambda hit: (hit[4], hit[0]))
             elif report == "first":
-                chosen = [min(found, key=lambda hit: (hit[1], hit[0]))]
+                chosen = [min(found, key=lambda hit: (hit[4], hit[0]))]
             else:
-                chosen = [min(found, key=lambda hit: (-hit[2], hit[1], hit[0]))]
-            rows.extend((i, s, strand, offset, total) for strand, offset, total in chosen)
+                chosen = [min(found, key=lambda hit: (hit[3], -Fraction(hit[2], hit[4] - hit[1]), hit[4], hit[0]))]
+            rows.extend((i, s, strand, begin, total, distance, end) for strand, begin, total, distance, end in chosen)
     return rows

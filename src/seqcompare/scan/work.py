@@ -31,18 +31,23 @@ class SampleChunk:
 class ScanWork(Work):
     """Occurrences of the signatures of ``prepared`` (:func:`~seqcompare.scan.api.prepare_signatures`) in
     ``samples`` (a :class:`~seqcompare.io.sequences.SequenceSet` with qualities); ``sample_offset`` is the first
-    sample's index in the whole set (a worker's chunk)."""
+    sample's index in the whole set (a worker's chunk). With a ``verifier``
+    (:class:`~seqcompare.scan.approximate.Verifier`) the signatures are the pieces of an approximate scan: each
+    chunk's exact rows of the pieces become its verified occurrences where the chunk is scanned (a Dask worker
+    verifies its own chunks)."""
 
     unit = "base"
     native = {"cuda": ("concatenation",)}
     reports_progress = True  # the index kernel reports bases as its threads finish chunks of samples
 
-    def __init__(self, samples: SequenceSet, prepared, report_all: bool, threshold: float, sample_offset: int = 0):
+    def __init__(self, samples: SequenceSet, prepared, report_all: bool, threshold: float, sample_offset: int = 0,
+                 verifier=None):  # fmt: skip
         self.samples = samples
         self.prepared = prepared
         self.report_all = report_all
         self.threshold = threshold
         self.sample_offset = sample_offset
+        self.verifier = verifier
 
     def parts(self, backend: str) -> list:
         return [SampleChunk(self.sample_offset, self.sample_offset + len(self.samples))]
@@ -52,8 +57,10 @@ class ScanWork(Work):
         return int(offsets[part.stop - self.sample_offset] - offsets[part.start - self.sample_offset])
 
     def _shifted(self, rows):
-        sample, signature, offset, total = rows
-        return sample + self.sample_offset, signature, offset, total
+        """The chunk's rows (verified, for an approximate scan) with sample numbers of the whole set."""
+        if self.verifier is not None:
+            rows = self.verifier(self.samples, rows)
+        return (rows[0] + self.sample_offset, *rows[1:])
 
     def cpu_kernel(self, threads: int, report=None):
         from ..progress import SILENT
@@ -104,7 +111,7 @@ class ScanWork(Work):
             blocks.append(DataBlock("quality", lo, hi, _Copy(samples.quality, lo, hi)))
             spec = (a, samples.offsets[a : b + 1] - lo)
             region_list.append(Region([0, len(blocks) - 2, len(blocks) - 1], spec, hi - lo))
-        template = ScanTemplate(prepared.offsets, prepared.k, self.report_all, self.threshold)
+        template = ScanTemplate(prepared.offsets, prepared.k, self.report_all, self.threshold, self.verifier)
         return Split(arrays, blocks, region_list, template)
 
 
@@ -139,6 +146,7 @@ class ScanTemplate:
     k: int
     report_all: bool
     threshold: float
+    verifier: object = None
 
     def attach(self, spec: tuple, blocks: list, keys: list, device: str) -> ScanWork:
         first, offsets = spec
@@ -160,4 +168,4 @@ class ScanTemplate:
                 prepared = _INDEXES[key] = _WorkerSignatures(signatures, self.signature_offsets, self.k, index)
         names = [str(i) for i in range(len(offsets) - 1)]
         samples = SequenceSet(names, np.asarray(bases), np.asarray(offsets), np.asarray(quality), "chunk")
-        return ScanWork(samples, prepared, self.report_all, self.threshold, first)
+        return ScanWork(samples, prepared, self.report_all, self.threshold, first, self.verifier)

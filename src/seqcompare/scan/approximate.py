@@ -1,0 +1,329 @@
+"""Occurrences within ``k`` mismatches or ``k`` edits: a pigeonhole filter on the exact index, then exact
+verification of every candidate it yields.
+
+Definitions (``N`` on either side matches any base at no cost, as in the exact scan)
+-----------------------------------------------------------------------------------
+- **Mismatches.** An occurrence is an offset ``o`` where the signature, laid over the sample's bases
+  ``o .. o + m``, differs in at most ``k`` of its ``m`` positions (Hamming, as ``seqkit locate -m``).
+- **Edits.** For each end ``e`` of the sample (exclusive), ``D(e)`` is the least edit distance (substitutions,
+  insertions, deletions, each 1) between the whole signature and any sample substring ``s .. e``. An occurrence
+  is an end with ``D(e) <= k``: the definition of approximate string matching (Navarro 2001), which is edlib's
+  HW mode and Sassy's ``search_all``. Its start is the largest ``s`` of an alignment of cost ``D(e)`` (the
+  shortest such alignment).
+
+Why no occurrence is missed
+---------------------------
+Cut each signature of ``m`` bases into ``k + 1`` consecutive, disjoint pieces (``k < m``, so each holds a
+base). An occurrence within ``k`` mismatches has at most ``k`` mismatched positions, so at least one piece holds
+none: that piece occurs exactly (N matching anything) in the sample at ``o + a``, ``a`` its start in the
+signature. An alignment of cost ``c <= k`` (edits) has at most ``c`` operations; a substitution or deletion
+lies in one piece, an insertion between two signature bases in at most one, so again some piece ``[a, b)`` is
+aligned without any operation: it occurs exactly at some sample position ``q``. The alignment then starts
+at ``s >= q - a - c`` and ends at ``e <= q - a + m + c``.
+
+The pieces are scanned as signatures of their own by the exact engine with every occurrence reported, whose
+completeness is proved in :mod:`.index` (and holds on the GPU and on Dask, which give identical rows). So each
+occurrence's offset ``o = q - a`` is among the candidates (mismatches), or its whole alignment lies in a
+candidate's window ``[q - a - k, q - a + m + k)`` (edits). Every candidate is then verified exactly:
+mismatches are counted at ``o``; for edits the windows of one (sample, signature) are merged where they
+overlap or touch, and each merged window ``W`` gets the semi-global DP (free start and end in the sample).
+Its ``D_W(e)`` is never below ``D(e)`` (it minimises over fewer starts), and when ``D(e) <= k`` every optimal
+alignment lies in one candidate window, and so in the one merged window holding base ``e - 1``: then
+``D_W(e) = D(e)`` and the largest optimal start is found there. Windows are disjoint after merging, so each
+end is reported once. The DP keeps only the rows whose cost can still reach ``k`` (Ukkonen's cut-off): a cell
+above ``k`` leads only to cells above ``k``, since costs never fall along a path.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._jit import jit
+from ..errors import InputError
+
+METRICS = ("mismatches", "edits")
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """The ``k + 1`` pieces of every signature row, as signature rows of their own for the exact engine.
+
+    Attributes
+    ----------
+    codes, offsets : ndarray
+        The pieces' bases, laid out as a :class:`~seqcompare.io.sequences.SequenceSet`'s.
+    owner : ndarray of int64
+        The signature row each piece comes from.
+    start : ndarray of int64
+        Where each piece starts in its signature.
+    k_index : int
+        The exact index's window length for the pieces: the shortest piece, at most the asked ``k``.
+    """
+
+    codes: np.ndarray
+    offsets: np.ndarray
+    owner: np.ndarray
+    start: np.ndarray
+    k_index: int
+
+
+def check_errors(errors: int, lengths: np.ndarray, names, metric: str, source: str) -> None:
+    """Refuse ``errors`` that would let a signature match anything (``errors >= length``): one line naming
+    the shortest such signature."""
+    too_short = np.flatnonzero(lengths <= errors)
+    if too_short.size:
+        row = int(too_short[np.argmin(lengths[too_short])])
+        option = "--max-mismatches" if metric == "mismatches" else "--max-edits"
+        raise InputError(f"{option} {errors} is too large for {source}: signature #{row + 1} '{names[row]}' has "
+                         f"{int(lengths[row])} bases, so at most {int(lengths[row]) - 1} {metric} leave it "
+                         "anything to match")  # fmt: skip
+
+
+def split_into_pieces(codes: np.ndarray, offsets: np.ndarray, errors: int, k: int) -> Pieces:
+    """Cut every signature row of ``codes``/``offsets`` into ``errors + 1`` pieces of near-equal length
+    (piece ``j`` of a row of ``m`` bases is ``[j m // (errors + 1), (j + 1) m // (errors + 1))``)."""
+    lengths = np.diff(offsets)
+    n_rows = lengths.size
+    parts = errors + 1
+    j = np.arange(parts + 1, dtype=np.int64)
+    cuts = (lengths[:, None] * j[None, :]) // parts  # (rows, parts + 1), within each row
+    start = cuts[:, :-1].reshape(-1)
+    stop = cuts[:, 1:].reshape(-1)
+    owner = np.repeat(np.arange(n_rows, dtype=np.int64), parts)
+    piece_lengths = stop - start
+    piece_offsets = np.zeros(piece_lengths.size + 1, dtype=np.int64)
+    np.cumsum(piece_lengths, out=piece_offsets[1:])
+    # The pieces tile each row in order, so the rows' bases in order are the pieces' bases.
+    piece_codes = codes[offsets[0] : offsets[-1]].copy()
+    shortest = int(piece_lengths.min()) if piece_lengths.size else 1
+    return Pieces(piece_codes, piece_offsets, owner, start, max(1, min(k, shortest)))
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """Turns the exact rows of the pieces into verified occurrence rows of the signatures.
+
+    Called with the samples and the pieces' ``(sample, piece, offset, quality sum)`` rows, it returns
+    ``(sample, signature row, offset, quality sum, distance, end)``: every occurrence within ``errors`` (see
+    the module's definitions), its quality sum over the sample's bases ``offset .. end``, kept when that sum
+    reaches ``threshold`` times ``end - offset``.
+    """
+
+    metric: str
+    errors: int
+    codes: np.ndarray
+    offsets: np.ndarray
+    owner: np.ndarray
+    start: np.ndarray
+    threshold: float
+    threads: int = 1
+
+    def __call__(self, samples, rows):
+        sample, piece, offset = rows[0], rows[1], rows[2]
+        lengths = np.diff(self.offsets)
+        signature = self.owner[piece]
+        origin = offset - self.start[piece]  # where the whole signature would start
+        if self.metric == "mismatches":
+            found = _verified_mismatches(samples, sample, signature, origin, self, lengths)
+        else:
+            found = _verified_edits(samples, sample, signature, origin, self, lengths)
+        sample, signature, begin, end, distance, total = found
+        keep = ~(total < self.threshold * (end - begin))
+        return sample[keep], signature[keep], begin[keep], total[keep], distance[keep], end[keep]
+
+
+def _empty_rows(count: int = 6):
+    return tuple(np.empty(0, dtype=np.int64) for _ in range(count))
+
+
+def _chunks(count: int, threads: int) -> list:
+    cuts = np.linspace(0, count, max(1, min(count, 8 * threads)) + 1).astype(np.int64)
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
+def _verified_mismatches(samples, sample, signature, origin, verifier: Verifier, lengths):
+    """Candidates ``(sample, signature, origin)``, each once, counted and kept when within the errors."""
+    if sample.size == 0:
+        return _empty_rows()
+    key = np.unique(np.stack([sample, signature, origin], axis=1), axis=0)
+    sample, signature, origin = (np.ascontiguousarray(key[:, c]) for c in range(3))
+    count = np.empty(sample.size, dtype=np.int64)
+    total = np.empty(sample.size, dtype=np.int64)
+
+    def task(bounds):
+        _count_mismatches(samples.codes, samples.offsets, samples.quality, verifier.codes, verifier.offsets, sample,
+                          signature, origin, verifier.errors, bounds[0], bounds[1], count, total)  # fmt: skip
+
+    with ThreadPoolExecutor(verifier.threads) as pool:
+        list(pool.map(task, _chunks(sample.size, verifier.threads)))
+    keep = count <= verifier.errors
+    begin = origin[keep]
+    return sample[keep], signature[keep], begin, begin + lengths[signature[keep]], count[keep], total[keep]
+
+
+@jit
+def _count_mismatches(bases, sample_offsets, quality, codes, offsets, sample, signature, origin, errors, first, last,
+                      count, total):  # fmt: skip
+    """``count[c]``: mismatches of candidate ``c`` (``errors + 1`` once over), ``total[c]`` its quality sum."""
+    for c in range(first, last):
+        base = sample_offsets[sample[c]]
+        size = sample_offsets[sample[c] + 1] - base
+        o = origin[c]
+        start = offsets[signature[c]]
+        length = offsets[signature[c] + 1] - start
+        if o < 0 or o + length > size:
+            count[c] = errors + 1
+            total[c] = 0
+            continue
+        mismatches = 0
+        for p in range(length):
+            a = codes[start + p]
+            b = bases[base + o + p]
+            if a != b and a != 4 and b != 4:
+                mismatches += 1
+                if mismatches > errors:
+                    break
+        count[c] = mismatches
+        qsum = 0
+        if mismatches <= errors:
+            for p in range(length):
+                qsum += quality[base + o + p]
+        total[c] = qsum
+
+
+def _verified_edits(samples, sample, signature, origin, verifier: Verifier, lengths):
+    """Candidate windows merged per (sample, signature), then the semi-global DP over each merged window."""
+    if sample.size == 0:
+        return _empty_rows()
+    errors = verifier.errors
+    sizes = np.diff(samples.offsets)[sample]
+    lo = np.maximum(origin - errors, 0)
+    hi = np.minimum(origin + lengths[signature] + errors, sizes)
+    order = np.lexsort((lo, signature, sample))
+    sample, signature, lo, hi = sample[order], signature[order], lo[order], hi[order]
+    # Merge windows of one pair that overlap or touch: a new group starts where the pair changes or the window
+    # starts past the furthest end so far.
+    pair_start = np.ones(sample.size, dtype=bool)
+    pair_start[1:] = (sample[1:] != sample[:-1]) | (signature[1:] != signature[:-1])
+    group = _merge_groups(pair_start, lo, hi)
+    heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    win_sample, win_signature, win_lo = sample[heads], signature[heads], lo[heads]
+    win_hi = np.maximum.reduceat(hi, heads)
+    pieces = []
+
+    def task(bounds):
+        first, last = bounds
+        capacity = max(64, 4 * (last - first))
+        parts = []
+        while first < last:
+            out = np.empty((capacity, 6), dtype=np.int64)
+            written, first = _edit_windows(samples.codes, samples.offsets, samples.quality, verifier.codes,
+                                           verifier.offsets, win_sample, win_signature, win_lo, win_hi, errors,
+                                           first, last, out)  # fmt: skip
+            parts.append(out[:written].copy())
+            capacity *= 2
+        return parts
+
+    with ThreadPoolExecutor(verifier.threads) as pool:
+        for parts in pool.map(task, _chunks(win_sample.size, verifier.threads)):
+            pieces.extend(parts)
+    table = np.concatenate(pieces) if pieces else np.empty((0, 6), dtype=np.int64)
+    return tuple(np.ascontiguousarray(table[:, c]) for c in range(6))
+
+
+@jit
+def _merge_groups(pair_start, lo, hi):
+    """Group number of each window (sorted by pair, then start): one group per run of overlapping or touching
+    windows of a pair."""
+    group = np.empty(lo.size, np.int64)
+    current = -1
+    reach = 0
+    for i in range(lo.size):
+        if pair_start[i] or lo[i] > reach:
+            current += 1
+            reach = hi[i]
+        elif hi[i] > reach:
+            reach = hi[i]
+        group[i] = current
+    return group
+
+
+@jit
+def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, win_signature, win_lo, win_hi, errors,
+                  first, last, out):  # fmt: skip
+    """Semi-global DP of windows ``first:last``: rows ``(sample, signature, start, end, cost, quality sum)`` of
+    every end within ``errors``. Returns ``(rows written, next window)``: a window is only begun when ``out``
+    can hold all of its ends, so a caller with a full ``out`` calls again from the window returned."""
+    cap = errors + 1
+    written = 0
+    longest = 0
+    for w in range(first, last):
+        longest = max(longest, offsets[win_signature[w] + 1] - offsets[win_signature[w]])
+    cost = np.empty(longest + 1, np.int64)
+    begin = np.empty(longest + 1, np.int64)
+    for w in range(first, last):
+        lo = win_lo[w]
+        hi = win_hi[w]
+        if written + (hi - lo) > out.shape[0]:
+            return written, w
+        base = sample_offsets[win_sample[w]]
+        start = offsets[win_signature[w]]
+        m = offsets[win_signature[w] + 1] - start
+        # Column lo: no sample base consumed; row i costs i deletions.
+        top = min(m, errors)
+        for i in range(top + 1):
+            cost[i] = i
+            begin[i] = lo
+        for j in range(lo + 1, hi + 1):
+            b = bases[base + j - 1]
+            diagonal = cost[0]
+            diagonal_begin = begin[0]
+            cost[0] = 0
+            begin[0] = j
+            new_top = 0
+            i = 1
+            while i <= m:
+                # diagonal: the last column's row i - 1; left: its row i; up: this column's row i - 1. Rows of
+                # the last column below its top are above the errors, read as cap.
+                up = cost[i - 1]
+                if i > top + 1 and up >= errors:
+                    break  # left and diagonal are cap here, so only up + 1 could stay within the errors
+                left = cost[i] if i <= top else cap
+                left_begin = begin[i]
+                a = codes[start + i - 1]
+                best = diagonal + (0 if (a == b or a == 4 or b == 4) else 1)
+                best_begin = diagonal_begin
+                # Equal costs: the larger start (the shortest alignment).
+                if left + 1 < best or (left + 1 == best and left_begin > best_begin):
+                    best = left + 1
+                    best_begin = left_begin
+                if up + 1 < best or (up + 1 == best and begin[i - 1] > best_begin):
+                    best = up + 1
+                    best_begin = begin[i - 1]
+                if best > cap:
+                    best = cap
+                diagonal = left
+                diagonal_begin = left_begin
+                cost[i] = best
+                begin[i] = best_begin
+                if best <= errors:
+                    new_top = i
+                i += 1
+            # Rows i..m of this column stay above the errors (and are read as such via new_top).
+            top = new_top
+            if top == m:
+                s = begin[m]
+                qsum = 0
+                for q in range(s, j):
+                    qsum += quality[base + q]
+                out[written, 0] = win_sample[w]
+                out[written, 1] = win_signature[w]
+                out[written, 2] = s
+                out[written, 3] = j
+                out[written, 4] = cost[m]
+                out[written, 5] = qsum
+                written += 1
+    return written, last
