@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from .common import HelpFormatter, Log, add_common, check_cluster_options, dask_client, positive_int, prepare
+from .common import (HelpFormatter, Log, add_common, check_cluster_options, dask_client, non_negative_int, positive_int,
+                     prepare)  # fmt: skip
 
 
 def add_parser(subparsers) -> None:
-    from ..scan.common import DEFAULT_K, MAX_K, METHODS, REPORTS
+    from ..scan.common import DEFAULT_COVERAGE_KMER, DEFAULT_K, MAX_K, METHODS, REPORTS
 
     parser = subparsers.add_parser(
         "scan",
@@ -36,6 +37,24 @@ def add_parser(subparsers) -> None:
                         help="index: k-mer index with an exact fallback (auto); reference: brute force (slow)")  # fmt: skip
     parser.add_argument("--kmer", type=positive_int, default=DEFAULT_K, metavar="K",
                         help=f"k-mer length of the signatures' index, 1..{MAX_K}; changes the speed, never the result")  # fmt: skip
+    approximate = parser.add_argument_group("approximate occurrences (exhaustive: a pigeonhole filter, then exact checks)")
+    approximate.add_argument("--max-mismatches", type=non_negative_int, metavar="K",
+                             help="occurrences differ from the signature in at most K positions (substitutions); "
+                                  "with --coverage, in each k-mer")  # fmt: skip
+    approximate.add_argument("--max-edits", type=non_negative_int, metavar="K",
+                             help="occurrences are alignments of the whole signature with at most K substitutions, "
+                                  "insertions and deletions, reported by their end (edlib's HW mode)")  # fmt: skip
+    selection = parser.add_argument_group("read selection and coverage")
+    selection.add_argument("--matched-out", metavar="FILE",
+                           help="write the FASTQ records that carry at least one signature, as they are in the "
+                                "input (gzip when FILE ends in .gz)")  # fmt: skip
+    selection.add_argument("--unmatched-out", metavar="FILE",
+                           help="write the FASTQ records that carry no signature")  # fmt: skip
+    selection.add_argument("--coverage", action="store_true",
+                           help="per signature: breadth (fraction of its bases covered by k-mers found in the "
+                                "reads) and mean depth, for reads shorter than a signature")  # fmt: skip
+    selection.add_argument("--coverage-kmer", type=positive_int, default=DEFAULT_COVERAGE_KMER, metavar="K",
+                           help="k-mer length of --coverage; k-mers with an N never count")  # fmt: skip
     add_common(parser, cluster=True)
     parser.set_defaults(handler=run_command)
 
@@ -50,9 +69,15 @@ def run_command(args) -> int:
     on_cluster = args.cluster != "none" or args.scheduler is not None
     if on_cluster and args.method == "reference":
         raise InputError("--method reference runs in this process only; drop --cluster/--scheduler")
-    helper = args.device == "cuda" and args.method != "reference" and not on_cluster and gpu_helper.supported()
-    prepare(args, [args.samples, args.signatures], start_cuda=not (helper or on_cluster))
+    _check_selection_options(args, on_cluster)
+    approximate = args.max_mismatches is not None or args.max_edits is not None
+    helper = (args.device == "cuda" and args.method != "reference" and not on_cluster and not approximate
+              and not args.coverage and gpu_helper.supported())  # fmt: skip
+    outputs = {"-o": args.output, "--matched-out": args.matched_out, "--unmatched-out": args.unmatched_out}
+    prepare(args, [args.samples, args.signatures], outputs, start_cuda=not (helper or on_cluster or args.coverage))
     log = Log(args.quiet)
+    if args.coverage:
+        return _coverage(args, log)
     if helper:
         result = _scan_with_helper(args, log)
     elif on_cluster:
@@ -63,11 +88,12 @@ def run_command(args) -> int:
         from ..io.fastq import read_fastq
         from ..scan.api import prepare_signatures, scan
 
-        # The signatures' index is built while the samples are parsed.
+        # The signatures' index is built while the samples are parsed (an approximate scan indexes pieces).
+        exact_index = args.method != "reference" and not approximate
         with ThreadPoolExecutor(1) as background:
             prepared = background.submit(
                 prepare_signatures, args.signatures, k=args.kmer, both_strands=args.both_strands,
-                iupac_as_n=args.iupac_as_n, device=args.device if args.method != "reference" else None,
+                iupac_as_n=args.iupac_as_n, device=args.device if exact_index else None,
             )  # fmt: skip
             samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
             log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
@@ -77,9 +103,62 @@ def run_command(args) -> int:
         _warn_duplicates(log, args, samples, signatures.signatures)
         result = scan(samples, signatures, report=args.report, min_score=args.min_score,
                       both_strands=args.both_strands, k=args.kmer, method=args.method, device=args.device,
-                      threads=args.threads, progress=log.progress)  # fmt: skip
+                      threads=args.threads, progress=log.progress, max_mismatches=args.max_mismatches,
+                      max_edits=args.max_edits)  # fmt: skip
     log(f"found {len(result)} matches")
+    import numpy as np
+
+    carried = np.zeros(len(result.sample_names), dtype=bool)
+    carried[result.sample] = True
+    _write_selected(args, carried, log)
     _write(args, result)
+    return 0
+
+
+def _check_selection_options(args, on_cluster: bool) -> None:
+    """One line for each option that --coverage or the read selection cannot take."""
+    if args.max_mismatches is not None and args.max_edits is not None:
+        raise InputError("give --max-mismatches or --max-edits, not both")
+    if args.coverage:
+        refused = [("--report " + args.report, args.report != "first"), ("--max-edits", args.max_edits is not None),
+                   ("--min-score", args.min_score is not None), ("--integrity-hash", args.integrity_hash),
+                   ("--method reference", args.method == "reference"), ("--cluster/--scheduler", on_cluster)]
+        for option, given in refused:
+            if given:
+                raise InputError(f"--coverage counts k-mer hits per signature and cannot take {option}")
+    if (args.matched_out or args.unmatched_out) and args.samples == "-":
+        raise InputError("--matched-out/--unmatched-out need the samples in a file: standard input cannot be read twice")
+
+
+def _write_selected(args, carried, log) -> None:
+    """--matched-out/--unmatched-out: the input's records that carry a signature, and the others."""
+    destinations = {}
+    if args.matched_out:
+        destinations["--matched-out", args.matched_out] = True
+    if args.unmatched_out:
+        destinations["--unmatched-out", args.unmatched_out] = False
+    if destinations:
+        from ..io.fastq import write_selected_records
+
+        write_selected_records(args.samples, carried, destinations)
+        log(f"{int(carried.sum())} of {carried.size} reads carry a signature")
+
+
+def _coverage(args, log) -> int:
+    """--coverage: breadth and mean depth of each signature in the reads, from k-mer hits."""
+    from ..scan.kmer_coverage import coverage
+
+    if args.device == "cuda":
+        log("--coverage runs on the CPU")
+    result = coverage(args.samples, args.signatures, kmer=args.coverage_kmer, max_mismatches=args.max_mismatches or 0,
+                      both_strands=args.both_strands, iupac_as_n=args.iupac_as_n, threads=args.threads,
+                      progress=log.progress)  # fmt: skip
+    from ..io.output import open_output
+
+    _write_selected(args, result.matched_reads, log)
+    text = "".join(line + "\n" for line in result.lines(tsv=args.tsv))
+    with open_output(args.output) as out:
+        out.write(text.encode("utf-8", "surrogateescape"))
     return 0
 
 

@@ -271,3 +271,46 @@ def _starts_with(path: str, prefix: bytes) -> bool:
     opener = gzip.open if head == b"\x1f\x8b" else open
     with opener(path, "rb") as handle:
         return handle.read(len(prefix)) == prefix
+
+
+def write_selected_records(source, selected: np.ndarray, destinations: dict) -> None:
+    """Copy FASTQ records of ``source`` as they are in the file (names, comments, letters, line breaks) into
+    output files: ``destinations`` maps ``(option, path)`` to which records go there, True for the records
+    where ``selected`` is True, False for the others. A path ending in ``.gz`` is written gzip-compressed.
+
+    The file is read again (it was read once already for the scan), so ``source`` must be a file, not
+    standard input; its records must be the ones ``selected`` was computed on.
+
+    Raises
+    ------
+    InputError
+        ``source`` is standard input, or its records no longer match ``selected`` (the file changed).
+    """
+    import gzip
+
+    from .output import open_output
+
+    source = os.fspath(source)
+    if source == "-":
+        raise InputError("--matched-out/--unmatched-out need the samples in a file: standard input cannot be read twice")
+    raw = read_bytes(source)
+    image = np.frombuffer(raw, dtype=np.uint8)
+    line_ends = _line_ends(image) if image.size else np.empty(0, np.int64)
+    status, count, _, _, table = _fastq_records(image, line_ends)
+    if status != _OK or count != selected.size:
+        raise InputError(f"{source}: changed while it was scanned ({count} records now, {selected.size} scanned)")
+    starts = table[:, 0] - 1  # the '@'
+    stops = np.minimum(line_ends[table[:, 5] - 1] + 1, image.size)  # past the last quality line's newline
+    for (option, path), wanted in destinations.items():
+        chosen = np.flatnonzero(selected == wanted)
+        with open_output(path, option) as stream:
+            out = gzip.GzipFile(fileobj=stream, mode="wb", compresslevel=6, mtime=0) if str(path).endswith(".gz") else stream
+            # Runs of consecutive chosen records are one slice of the file each.
+            breaks = np.flatnonzero(np.diff(chosen) != 1) + 1
+            for run in np.split(chosen, breaks) if chosen.size else []:
+                piece = image[starts[run[0]] : stops[run[-1]]]
+                out.write(piece.tobytes() if piece.size < (1 << 26) else memoryview(piece))
+                if piece.size and piece[-1] != 10:
+                    out.write(b"\n")  # the file's last line had no newline
+            if out is not stream:
+                out.close()

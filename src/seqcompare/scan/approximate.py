@@ -6,10 +6,12 @@ Definitions (``N`` on either side matches any base at no cost, as in the exact s
 - **Mismatches.** An occurrence is an offset ``o`` where the signature, laid over the sample's bases
   ``o .. o + m``, differs in at most ``k`` of its ``m`` positions (Hamming, as ``seqkit locate -m``).
 - **Edits.** For each end ``e`` of the sample (exclusive), ``D(e)`` is the least edit distance (substitutions,
-  insertions, deletions, each 1) between the whole signature and any sample substring ``s .. e``. An occurrence
-  is an end with ``D(e) <= k``: the definition of approximate string matching (Navarro 2001), which is edlib's
-  HW mode and Sassy's ``search_all``. Its start is the largest ``s`` of an alignment of cost ``D(e)`` (the
-  shortest such alignment).
+  insertions, deletions, each 1) between the whole signature and any sample substring ``s .. e`` (edlib's HW
+  mode; approximate string matching as Navarro 2001 defines it). Every end with ``D(e) <= k`` would report
+  each match some ``2 k`` times over, at its neighbouring ends, so an occurrence is a local minimum of this
+  profile within ``k``, at the rightmost end of its plateau: the nearest different costs on both sides are
+  higher (or the sample ends there). This is the rule of Sassy's ``search``. The start is the largest ``s``
+  of an alignment of cost ``D(e)`` (the shortest such alignment).
 
 Why no occurrence is missed
 ---------------------------
@@ -30,7 +32,10 @@ overlap or touch, and each merged window ``W`` gets the semi-global DP (free sta
 Its ``D_W(e)`` is never below ``D(e)`` (it minimises over fewer starts), and when ``D(e) <= k`` every optimal
 alignment lies in one candidate window, and so in the one merged window holding base ``e - 1``: then
 ``D_W(e) = D(e)`` and the largest optimal start is found there. Windows are disjoint after merging, so each
-end is reported once. The DP keeps only the rows whose cost can still reach ``k`` (Ukkonen's cut-off): a cell
+end is reported once. With costs above ``k`` read as ``k + 1``, the profile over a merged window and the
+positions just outside it (above ``k``: an alignment within ``k`` ending there would hold a base of a window
+that touches this one, and so be merged into it) equals the whole profile read the same way, and a local
+minimum within ``k`` depends only on costs read so. The DP keeps only the rows whose cost can still reach ``k`` (Ukkonen's cut-off): a cell
 above ``k`` leads only to cells above ``k``, since costs never fall along a path.
 """
 
@@ -235,6 +240,20 @@ def _verified_edits(samples, sample, signature, origin, verifier: Verifier, leng
 
 
 @jit
+def _edit_row(out, written, sample, signature, start, end, cost, quality, base):
+    qsum = 0
+    for q in range(start, end):
+        qsum += quality[base + q]
+    out[written, 0] = sample
+    out[written, 1] = signature
+    out[written, 2] = start
+    out[written, 3] = end
+    out[written, 4] = cost
+    out[written, 5] = qsum
+    return written + 1
+
+
+@jit
 def _merge_groups(pair_start, lo, hi):
     """Group number of each window (sorted by pair, then start): one group per run of overlapping or touching
     windows of a pair."""
@@ -255,7 +274,7 @@ def _merge_groups(pair_start, lo, hi):
 def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, win_signature, win_lo, win_hi, errors,
                   first, last, out):  # fmt: skip
     """Semi-global DP of windows ``first:last``: rows ``(sample, signature, start, end, cost, quality sum)`` of
-    every end within ``errors``. Returns ``(rows written, next window)``: a window is only begun when ``out``
+    the occurrences (the profile's local minima within ``errors``). Returns ``(rows written, next window)``: a window is only begun when ``out``
     can hold all of its ends, so a caller with a full ``out`` calls again from the window returned."""
     cap = errors + 1
     written = 0
@@ -277,6 +296,9 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
         for i in range(top + 1):
             cost[i] = i
             begin[i] = lo
+        previous = cap  # the profile at column lo: all m signature bases deleted, m > errors
+        previous_begin = lo
+        falling = False
         for j in range(lo + 1, hi + 1):
             b = bases[base + j - 1]
             diagonal = cost[0]
@@ -314,16 +336,17 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
                 i += 1
             # Rows i..m of this column stay above the errors (and are read as such via new_top).
             top = new_top
-            if top == m:
-                s = begin[m]
-                qsum = 0
-                for q in range(s, j):
-                    qsum += quality[base + q]
-                out[written, 0] = win_sample[w]
-                out[written, 1] = win_signature[w]
-                out[written, 2] = s
-                out[written, 3] = j
-                out[written, 4] = cost[m]
-                out[written, 5] = qsum
-                written += 1
+            # The profile's local minima (Sassy's rule): the cost of the last end is reported when costs fell
+            # into its plateau and rise after it.
+            here = cost[m] if top == m else cap
+            if falling and here > previous and previous <= errors:
+                written = _edit_row(out, written, win_sample[w], win_signature[w], previous_begin, j - 1, previous,
+                                    quality, base)  # fmt: skip
+            falling = here < previous or (falling and here == previous)
+            previous = here
+            previous_begin = begin[m]
+        # Past the window the costs are above the errors.
+        if falling and previous <= errors:
+            written = _edit_row(out, written, win_sample[w], win_signature[w], previous_begin, hi, previous, quality,
+                                base)  # fmt: skip
     return written, last

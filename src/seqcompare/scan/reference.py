@@ -64,31 +64,49 @@ def _edit_distance(x, y):
 
 @jit
 def edit_occurrences(sample, signature, errors):
-    """``(starts, ends, costs)``: every end ``e`` (exclusive) of the sample where some substring ``s .. e``
-    is within ``errors`` edits of the whole signature; its cost is the least such distance and its start the
-    largest ``s`` reaching it. Brute force: every substring's distance, computed on its own."""
+    """``(starts, ends, costs)`` of the signature's occurrences within ``errors`` edits: the ends ``e``
+    (exclusive) where the cost profile ``D(e)``, the least distance between the whole signature and any
+    ``sample[s:e]``, has a local minimum within ``errors``, at the plateau's rightmost end (the nearest
+    different cost on each side is higher, or the sample ends). The start is the largest ``s`` reaching
+    ``D(e)``. Brute force: every substring's distance computed on its own; costs above ``errors`` are all read
+    as ``errors + 1``, which changes no minimum within ``errors``."""
     n = sample.size
     m = signature.size
-    starts = np.empty(n + 1, np.int64)
-    ends = np.empty(n + 1, np.int64)
-    costs = np.empty(n + 1, np.int64)
-    found = 0
+    cap = errors + 1
+    profile = np.full(n + 1, cap, np.int64)
+    first_start = np.full(n + 1, -1, np.int64)
     for e in range(n + 1):
-        best = m + 1
-        best_start = -1
         # An alignment within the errors spans m - errors .. m + errors sample bases.
         for s in range(max(0, e - m - errors), max(0, e - m + errors) + 1):
             if s > e:
                 break
             d = _edit_distance(signature, sample[s:e])
-            if d < best or (d == best and s > best_start):
-                best = d
-                best_start = s
-        if best <= errors:
-            starts[found] = best_start
-            ends[found] = e
-            costs[found] = best
-            found += 1
+            if d < profile[e] or (d == profile[e] and d <= errors and s > first_start[e]):
+                profile[e] = d
+                first_start[e] = s
+    starts = np.empty(n + 1, np.int64)
+    ends = np.empty(n + 1, np.int64)
+    costs = np.empty(n + 1, np.int64)
+    found = 0
+    for e in range(n + 1):
+        if profile[e] > errors:
+            continue
+        right = e + 1
+        while right <= n and profile[right] == profile[e]:
+            right += 1
+        if right != e + 1:
+            continue  # not the plateau's rightmost end
+        if right <= n and profile[right] < profile[e]:
+            continue
+        left = e - 1
+        while left >= 0 and profile[left] == profile[e]:
+            left -= 1
+        if left < 0 or profile[left] < profile[e]:
+            continue
+        starts[found] = first_start[e]
+        ends[found] = e
+        costs[found] = profile[e]
+        found += 1
     return starts[:found], ends[:found], costs[:found]
 
 

@@ -169,3 +169,31 @@ class ScanTemplate:
         names = [str(i) for i in range(len(offsets) - 1)]
         samples = SequenceSet(names, np.asarray(bases), np.asarray(offsets), np.asarray(quality), "chunk")
         return ScanWork(samples, prepared, self.report_all, self.threshold, first, self.verifier)
+
+
+class CoverageWork(Work):
+    """The covered intervals of every read against the signatures of ``prepared`` (see
+    :mod:`~seqcompare.scan.kmer_coverage`): ``(read, signature, start, stop)`` rows, in read order."""
+
+    unit = "base"
+    reports_progress = True
+
+    def __init__(self, samples: SequenceSet, prepared, kmer: int, max_mismatches: int):
+        self.samples = samples
+        self.prepared = prepared
+        self.kmer = kmer
+        self.max_mismatches = max_mismatches
+
+    def parts(self, backend: str) -> list:
+        return [SampleChunk(0, len(self.samples))]
+
+    def size(self, part: SampleChunk) -> int:
+        return int(self.samples.offsets[part.stop] - self.samples.offsets[part.start])
+
+    def cpu_kernel(self, threads: int, report=None):
+        from .kmer_coverage import coverage_intervals
+
+        index = self.prepared.cpu_index()
+        n_forward = len(self.prepared.signatures)
+        return lambda part: coverage_intervals(self.samples, index, n_forward, self.kmer, self.max_mismatches,
+                                               threads, report)  # fmt: skip
