@@ -119,6 +119,11 @@ def test_scan_is_identical(cluster, report):
     reads, signatures = os.path.join(EXAMPLE, "reads.fastq"), os.path.join(EXAMPLE, "signatures.fasta")
     assert scan_rows(scan(reads, signatures, client=client, device=device, min_score=10)) == scan_rows(
         scan(reads, signatures, min_score=10))  # fmt: skip
+    if report == "best":  # approximate scans: the workers verify their own chunks' candidates
+        for errors in ({"max_mismatches": 3}, {"max_edits": 2}):
+            expected = scan(data.samples, data.signatures, **options, **errors)
+            got = scan(data.samples, data.signatures, client=client, device=device, **options, **errors)
+            assert scan_rows(got) == scan_rows(expected) and len(expected) >= 15
 
 
 @TWO_WORKERS_AND_GPUS

@@ -1,0 +1,227 @@
+"""seqcompare scan within k mismatches or k edits, --coverage and the read selection, against plain oracles."""
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+from conftest import DATA
+from test_scan import device  # noqa: F401  (the fixture: the compiled index, the NumPy sweep, the GPU)
+
+from seqcompare.cli import main
+from seqcompare.errors import InputError
+from seqcompare.io.sequences import SequenceSet
+from seqcompare.scan.api import scan
+from seqcompare.scan.kmer_coverage import coverage
+from seqcompare.scan.reference import edit_occurrences, reference_scan
+
+SHARED = os.path.join(os.path.dirname(DATA), "..", "shared", "data")
+LAMBDA_READS = os.path.join(DATA, "scan_example", "reads.fastq")
+COMPLEMENT = str.maketrans("ACGTN", "TGCAN")
+
+
+def mutated(text, count, rng, indels):
+    letters = list(text)
+    for _ in range(count):
+        at = int(rng.integers(len(letters)))
+        kind = int(rng.integers(3)) if indels else 0
+        if kind == 0:
+            letters[at] = "ACGT"[rng.integers(4)]
+        elif kind == 1 and len(letters) > 1:
+            del letters[at]
+        else:
+            letters.insert(at, "ACGT"[rng.integers(4)])
+    return "".join(letters)
+
+
+def planted_case(rng, n_ratio, indels, n_signatures=4, n_samples=6):
+    """Signatures with N at ``n_ratio``; samples carrying mutated copies (0-4 changes, either strand) in random
+    flanks, then N at ``n_ratio`` over the whole sample."""
+    signatures = ["".join(rng.choice(list("ACGT"), int(rng.integers(8, 60)))) for _ in range(n_signatures)]
+    signatures = ["".join("N" if rng.random() < n_ratio else c for c in s) for s in signatures]
+    samples = []
+    for _ in range(n_samples):
+        sample = "".join(rng.choice(list("ACGT"), int(rng.integers(0, 200))))
+        for _ in range(2):
+            copy = mutated(signatures[rng.integers(n_signatures)].replace("N", "A"), int(rng.integers(5)), rng, indels)
+            if rng.random() < 0.5:
+                copy = copy.translate(COMPLEMENT)[::-1]
+            at = int(rng.integers(len(sample) + 1))
+            sample = sample[:at] + copy + sample[at:]
+        samples.append("".join("N" if rng.random() < n_ratio else c for c in sample))
+    qualities = [rng.integers(0, 41, len(s)).tolist() for s in samples]
+    return SequenceSet.from_strings(samples, qualities=qualities), SequenceSet.from_strings(signatures)
+
+
+def rows(result):
+    return [tuple(int(x) for x in row) for row in zip(result.sample, result.signature, result.strand, result.offset,
+                                                      result.quality_sum, result.distance, result.end)]  # fmt: skip
+
+
+@pytest.mark.parametrize("metric", ["max_mismatches", "max_edits"])
+@pytest.mark.parametrize("n_ratio", [0.0, 0.1, 0.3])
+def test_every_occurrence_within_k_equals_the_brute_force_oracle(device, metric, n_ratio):
+    rng = np.random.default_rng(int(n_ratio * 10) + (metric == "max_edits"))
+    samples, signatures = planted_case(rng, n_ratio, metric == "max_edits")
+    found = 0
+    for errors in range(5):
+        for report, min_score in (("first", None), ("best", None), ("all", None), ("all", 20.0)):
+            options = {"report": report, "both_strands": True, "min_score": min_score, metric: errors}
+            expected = reference_scan(samples, signatures, **options)
+            assert rows(scan(samples, signatures, threads=2, device=device, k=[12, 5][errors % 2], **options)) == expected
+            found += len(expected)
+    assert found > 100  # the planted copies are found at every k
+
+
+def test_k_zero_is_the_exact_scan():
+    rng = np.random.default_rng(5)
+    samples, signatures = planted_case(rng, 0.1, False)
+    exact = scan(samples, signatures, both_strands=True, report="all", method="index")
+    for metric in ("max_mismatches", "max_edits"):
+        zero = scan(samples, signatures, both_strands=True, report="all", method="index", **{metric: 0})
+        assert rows(zero) == rows(exact) and zero.distance.sum() == 0
+
+
+def test_edit_occurrences_are_local_minima_at_the_rightmost_end():
+    """Sassy's documented example: ABC in XXXABCXXX has costs 3 3 3 2 1 0 1 2 3 along the ends; within 1 edit
+    only the minimum is an occurrence (here in DNA: ACG in TTTACGTTT)."""
+    codes = SequenceSet.from_strings(["TTTACGTTT", "ACG", "AACCGG"]).codes
+    sample, signature = codes[:9], codes[9:12]
+    starts, ends, costs = edit_occurrences(sample, signature, 1)
+    assert (starts.tolist(), ends.tolist(), costs.tolist()) == ([3], [6], [0])
+    # AACCGG: costs 3 2 1 1 1 1 2 along ends 0..6 (ACG against AAC, AACC, AACCG...): one plateau, reported at its
+    # rightmost end 5, with the shortest alignment of cost 1 ending there (CG: A deleted).
+    starts, ends, costs = edit_occurrences(codes[12:], signature, 2)
+    assert ends.tolist() == [5] and costs.tolist() == [1] and starts.tolist() == [3]
+
+
+def test_lines_and_tsv_name_the_distance():
+    samples = SequenceSet.from_strings(["GGGGACTTGGGG"], ["s"], [[30] * 12])
+    result = scan(samples, ["ACGT"], max_mismatches=1)
+    assert list(result.lines()) == ["s: seq1 (30.000) mismatches=1"]
+    assert list(result.lines(tsv=True)) == ["sample\tsignature\toffset\tscore\tend\tmismatches", "s\tseq1\t4\t30.000\t8\t1"]
+    result = scan(samples, ["ACGT"], max_edits=1, report="all")
+    # ACT (end 7) and ACTT (end 8) both cost 1: one plateau, one occurrence at its rightmost end.
+    assert list(result.lines()) == ["s: seq1 (30.000) edits=1 offset=4 end=8"]
+
+
+def test_bad_k_is_one_line_naming_the_signature(tmp_path, capsys):
+    samples = SequenceSet.from_strings(["ACGTACGT"], qualities=[[30] * 8])
+    with pytest.raises(InputError, match=r"--max-edits 4 is too large for signatures: signature #2 'seq2' has 4 bases"):
+        scan(samples, ["ACGTAC", "ACGT"], max_edits=4)
+    with pytest.raises(InputError, match="not both"):
+        scan(samples, ["ACGT"], max_edits=1, max_mismatches=1)
+    signatures = tmp_path / "s.fa"
+    signatures.write_text(">short\nACG\n")
+    assert main(["scan", LAMBDA_READS, str(signatures), "--max-mismatches", "3", "-q"]) == 1
+    assert capsys.readouterr().err.strip() == (f"seqcompare: error: --max-mismatches 3 is too large for {signatures}: "
+                                               "signature #1 'short' has 3 bases, so at most 2 mismatches leave it "
+                                               "anything to match")  # fmt: skip
+    for options, refused in ((["--report", "all"], "--report all"), (["--max-edits", "2"], "--max-edits"),
+                             (["--min-score", "5"], "--min-score")):  # fmt: skip
+        assert main(["scan", LAMBDA_READS, str(signatures), "--coverage", *options, "-o", str(tmp_path / "o")]) == 1
+        assert capsys.readouterr().err.strip() == (f"seqcompare: error: --coverage counts k-mer hits per signature "
+                                                   f"and cannot take {refused}")  # fmt: skip
+    assert main(["scan", LAMBDA_READS, str(signatures), "--coverage", "--coverage-kmer", "3", "--max-mismatches", "3"]) == 1
+    assert "too large for k-mers of 3 bases" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "o")
+
+
+def coverage_oracle(reads, signatures, kmer, mismatches, both_strands):
+    """Every read window against every signature window, N-free windows only."""
+    depth = [np.zeros(len(s), np.int64) for s in signatures]
+    carried = np.zeros((len(reads), len(signatures)), bool)
+    for r, read in enumerate(reads):
+        for s, signature in enumerate(signatures):
+            covered = np.zeros(len(signature), bool)
+            strands = [(signature, False)] + [(signature.translate(COMPLEMENT)[::-1], True)] * both_strands
+            for text, reverse in strands:
+                for p in range(len(text) - kmer + 1):
+                    window = text[p : p + kmer]
+                    for q in range(len(read) - kmer + 1):
+                        other = read[q : q + kmer]
+                        if "N" in window or "N" in other or sum(a != b for a, b in zip(window, other)) > mismatches:
+                            continue
+                        at = len(text) - p - kmer if reverse else p
+                        covered[at : at + kmer] = True
+                        carried[r, s] = True
+            depth[s] += covered
+    return depth, carried
+
+
+@pytest.mark.parametrize("n_ratio", [0.0, 0.2])
+def test_coverage_equals_the_all_windows_oracle(n_ratio):
+    rng = np.random.default_rng(int(n_ratio * 10) + 11)
+    signatures = ["".join("N" if rng.random() < n_ratio else c for c in rng.choice(list("ACGT"), int(rng.integers(5, 80))))
+                  for _ in range(3)]  # fmt: skip
+    reads = []
+    for _ in range(8):
+        source = signatures[rng.integers(3)].replace("N", "C")
+        a = int(rng.integers(len(source)))
+        piece = mutated(source[a : a + int(rng.integers(10, 60))], int(rng.integers(3)), rng, False)
+        if rng.random() < 0.5:
+            piece = piece.translate(COMPLEMENT)[::-1]
+        flank = "".join(rng.choice(list("ACGT"), int(rng.integers(20))))
+        reads.append("".join("N" if rng.random() < n_ratio else c for c in flank + piece))
+    read_set = SequenceSet.from_strings(reads, qualities=[[30] * len(r) for r in reads])
+    hits = 0
+    for kmer, mismatches in ((4, 0), (7, 1), (12, 2), (15, 0)):
+        for both_strands in (False, True):
+            result = coverage(read_set, SequenceSet.from_strings(signatures), kmer=kmer, max_mismatches=mismatches,
+                              both_strands=both_strands, threads=2)  # fmt: skip
+            depth, carried = coverage_oracle(reads, signatures, kmer, mismatches, both_strands)
+            assert all(np.array_equal(a, b) for a, b in zip(result.depth, depth))
+            assert np.array_equal(result.carried, carried)
+            hits += int(carried.sum())
+    assert hits > 15
+
+
+def test_coverage_of_real_nanopore_reads_finds_lambda_and_nothing_else(tmp_path):
+    """The bundled ONT lambda reads: the lambda genome is covered, the other 81 viral references are not."""
+    reads = os.path.join(SHARED, "ont_lambda_reads", "ERA476754_lambda_ont.fastq")
+    references = os.path.join(SHARED, "viral_refs", "all_viral_refs.fasta")
+    if not os.path.exists(reads):
+        reads, references = LAMBDA_READS, os.path.join(SHARED, "viral_refs", "genomes", "Lambda_NC_001416.1.fasta")
+    assert os.path.exists(references), "the shared viral references are needed"
+    out = tmp_path / "coverage.tsv"
+    assert main(["scan", reads, references, "--coverage", "--both-strands", "--iupac-as-n", "--tsv", "-q",
+                 "-o", str(out)]) == 0  # fmt: skip
+    table = [line.split("\t") for line in out.read_text().splitlines()[1:]]
+    breadth = {row[1]: float(row[3]) for row in table}
+    assert len(breadth) == 82 and breadth.pop("Lambda_NC_001416.1") > 0.95
+    assert max(breadth.values()) < 0.01
+
+
+def fastq_records(path):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as handle:
+        lines = handle.read().splitlines()
+    return ["\n".join(lines[i : i + 4]) for i in range(0, len(lines), 4)]
+
+
+def test_matched_and_unmatched_reads_are_the_input_records(tmp_path, capsys):
+    signatures = os.path.join(DATA, "scan_example", "signatures.fasta")
+    matched, unmatched = tmp_path / "hit.fastq.gz", tmp_path / "miss.fastq"
+    assert main(["scan", LAMBDA_READS, signatures, "--both-strands", "--max-edits", "3", "--tsv", "-q",
+                 "--matched-out", str(matched), "--unmatched-out", str(unmatched)]) == 0  # fmt: skip
+    names = {line.split("\t")[0] for line in capsys.readouterr().out.splitlines()[1:]}
+    records = fastq_records(LAMBDA_READS)
+    hits, misses = fastq_records(matched), fastq_records(unmatched)
+    assert len(hits) == len(names) == 20 and len(hits) + len(misses) == len(records) == 40
+    assert {h.split("\n")[0][1:].split()[0] for h in hits} == names
+    assert [r for r in records if r in hits] == hits and [r for r in records if r in misses] == misses
+    assert main(["scan", "-", signatures, "--matched-out", str(tmp_path / "x.fq")]) == 1
+    assert "standard input cannot be read twice" in capsys.readouterr().err
+    assert main(["scan", LAMBDA_READS, signatures, "--matched-out", LAMBDA_READS]) == 1
+    assert "refusing to overwrite an input" in capsys.readouterr().err
+
+
+def test_coverage_selects_the_reads_with_k_mer_hits(tmp_path, capsys):
+    lambda_genome = os.path.join(SHARED, "viral_refs", "genomes", "Lambda_NC_001416.1.fasta")
+    matched = tmp_path / "lambda.fastq"
+    assert main(["scan", LAMBDA_READS, lambda_genome, "--coverage", "--both-strands", "-q",
+                 "--matched-out", str(matched)]) == 0  # fmt: skip
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"{LAMBDA_READS}: Lambda_NC_001416.1 (breadth ")
+    reads = int(line.rsplit(",", 1)[1].split()[0])
+    assert len(fastq_records(matched)) == reads > 30
