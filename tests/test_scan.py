@@ -50,8 +50,8 @@ def assert_same_as_oracle(samples, signatures, device="cpu", **options):
     expected = reference_scan(as_set(samples, read_fastq), as_set(signatures, read_sequences),
                               **{name: options[name] for name in ("report", "min_score", "both_strands")
                                  if name in options})  # fmt: skip
-    got = [tuple(int(x) for x in row)
-           for row in zip(fast.sample, fast.signature, fast.strand, fast.offset, fast.quality_sum)]  # fmt: skip
+    got = [tuple(int(x) for x in row) for row in zip(fast.sample, fast.signature, fast.strand, fast.offset,
+                                                     fast.quality_sum, fast.distance, fast.end)]  # fmt: skip
     assert got == expected
     reference = scan(samples, signatures, method="reference", **options)
     for tsv in (False, True):

@@ -12,7 +12,7 @@ from seqcompare.cli import main
 from seqcompare.errors import InputError
 from seqcompare.io.sequences import SequenceSet
 from seqcompare.scan.api import scan
-from seqcompare.scan.kmer_coverage import coverage
+from seqcompare.scan.api import coverage
 from seqcompare.scan.reference import edit_occurrences, reference_scan
 
 SHARED = os.path.join(os.path.dirname(DATA), "..", "shared", "data")

@@ -146,7 +146,7 @@ def _write_selected(args, carried, log) -> None:
 
 def _coverage(args, log) -> int:
     """--coverage: breadth and mean depth of each signature in the reads, from k-mer hits."""
-    from ..scan.kmer_coverage import coverage
+    from ..scan.api import coverage
 
     if args.device == "cuda":
         log("--coverage runs on the CPU")

@@ -10,7 +10,7 @@ import numpy as np
 from .. import validation
 from ..errors import InputError
 from ..io.sequences import NumberedNames, SequenceSet, reverse_complement
-from .common import DEFAULT_K, MAX_K, METHODS, REPORTS
+from .common import DEFAULT_COVERAGE_KMER, DEFAULT_K, MAX_K, METHODS, REPORTS
 
 # Signatures of at most this many bases (strands included) get their CPU index only when a scan needs it: a
 # scan of a few short samples compares them outright (.sweep) and never loads the compiled index kernels.
@@ -427,3 +427,52 @@ def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, thre
     table = np.array(rows, dtype=np.int64).reshape(-1, 6)
     columns = tuple(np.ascontiguousarray(table[:, c]) for c in range(6))
     return columns if metric != "exact" else columns[:4]
+
+
+def coverage(samples, signatures, *, kmer: int = DEFAULT_COVERAGE_KMER, max_mismatches: int = 0,
+             both_strands: bool = False, iupac_as_n: bool = False, threads: int | None = None,
+             progress=False) -> CoverageResult:  # fmt: skip
+    """Breadth and mean depth of each signature in the reads of one sample file, from k-mer hits.
+
+    Parameters
+    ----------
+    samples : path or SequenceSet
+        FASTQ file (plain or gzip), or the reads.
+    signatures : path, list of str, or SequenceSet
+        The signatures (e.g. viral genomes).
+    kmer : int
+        Length of the k-mers that are looked up (default 25).
+    max_mismatches : int
+        Mismatches allowed in a k-mer hit (default 0: exact k-mers).
+    both_strands : bool
+        Also count hits with the reverse complement of each signature (reads from either strand).
+    iupac_as_n : bool
+        Read IUPAC codes other than N as N instead of refusing them.
+    threads : int, optional
+        CPU threads (default: all available cores).
+    progress : bool or callable
+        Report progress over the read bases (see :mod:`seqcompare.progress`).
+
+    Returns
+    -------
+    CoverageResult
+        The definitions and the proof that no hit is missed: :mod:`seqcompare.scan.kmer_coverage`.
+    """
+    from ..allpairs import Concatenation, SerialExecutor, default_threads, run
+    from .kmer_coverage import CoverageResult, check_coverage_options, depth_from_intervals, seed_length
+    from .work import CoverageWork
+
+    kmer = validation.integer(kmer, "kmer", minimum=1)
+    max_mismatches = validation.integer(max_mismatches, "max_mismatches", minimum=0)
+    check_coverage_options(kmer, max_mismatches)
+    threads = validation.threads(threads) or default_threads()
+    prepared = prepare_signatures(signatures, k=min(DEFAULT_K, seed_length(kmer, max_mismatches)),
+                                  both_strands=both_strands, iupac_as_n=iupac_as_n, device=None)  # fmt: skip
+    samples = _as_samples(samples, iupac_as_n, threads)
+    work = CoverageWork(samples, prepared, kmer, max_mismatches)
+    read, signature, start, stop = run(work, Concatenation(), SerialExecutor(threads), progress, "coverage")
+    lengths = prepared.signatures.lengths
+    carried = np.zeros((len(samples), lengths.size), dtype=bool)
+    carried[read, signature] = True
+    return CoverageResult(samples.source, prepared.signatures.names, lengths,
+                          depth_from_intervals(signature, start, stop, lengths), carried, kmer, max_mismatches)

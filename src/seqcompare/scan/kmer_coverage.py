@@ -35,8 +35,6 @@ import numpy as np
 from .._intrinsics import popcount64
 from .._jit import jit
 from ..errors import InputError
-from .common import DEFAULT_COVERAGE_KMER, DEFAULT_K
-
 
 @dataclass
 class CoverageResult:
@@ -97,11 +95,9 @@ class CoverageResult:
             else:
                 yield f"{self.source}: {name} (breadth {breadth[s]:.4f}, mean depth {depth[s]:.3f}, {reads[s]} reads)"
 
-
 def seed_length(kmer: int, max_mismatches: int) -> int:
     """The exact run every hit must hold: ``ceil((kmer - max_mismatches) / (max_mismatches + 1))``."""
     return -(-(kmer - max_mismatches) // (max_mismatches + 1))
-
 
 def check_coverage_options(kmer: int, max_mismatches: int) -> None:
     """Refuse a k-mer length or mismatch count the filter cannot serve, in one line."""
@@ -110,7 +106,6 @@ def check_coverage_options(kmer: int, max_mismatches: int) -> None:
     if max_mismatches < 0 or max_mismatches >= kmer or seed_length(kmer, max_mismatches) < 1:
         raise InputError(f"--max-mismatches {max_mismatches} is too large for k-mers of {kmer} bases: at most "
                          f"{kmer - 1}")  # fmt: skip
-
 
 def coverage_intervals(samples, index, n_forward: int, kmer: int, max_mismatches: int, threads: int, report=None):
     """``(read, signature, start, stop)`` of every read's covered intervals of every signature (merged, in
@@ -144,7 +139,6 @@ def coverage_intervals(samples, index, n_forward: int, kmer: int, max_mismatches
         pieces = [part for parts in pool.map(task, zip(bounds[:-1], bounds[1:])) for part in parts]
     table = np.concatenate(pieces) if pieces else np.empty((0, 4), dtype=np.int64)
     return tuple(np.ascontiguousarray(table[:, c]) for c in range(4))
-
 
 @jit
 def _cover_reads(bases, sample_offsets, first, last, k, kmer, max_mismatches, codes, offsets, n_forward, bitmap,
@@ -247,7 +241,6 @@ def _cover_reads(bases, sample_offsets, first, last, k, kmer, max_mismatches, co
         written = _merge_read_intervals(out, read_first, written)
     return 0, last, written
 
-
 @jit
 def _add_interval(out, written, read, row, start, stop, length, n_forward):
     """Append ``[start, stop)`` of signature row ``row``, mapped onto the signature as given; -1 when full."""
@@ -261,7 +254,6 @@ def _add_interval(out, written, read, row, start, stop, length, n_forward):
     out[written, 2] = start
     out[written, 3] = stop
     return written + 1
-
 
 @jit
 def _merge_read_intervals(out, first, last):
@@ -285,7 +277,6 @@ def _merge_read_intervals(out, first, last):
         at += 1
     return at
 
-
 def depth_from_intervals(signature, start, stop, lengths) -> list:
     """Per signature, the number of intervals spanning each position (each read's intervals are disjoint)."""
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
@@ -295,53 +286,3 @@ def depth_from_intervals(signature, start, stop, lengths) -> list:
     np.add.at(steps, base[signature] + start, 1)
     np.add.at(steps, base[signature] + stop, -1)
     return [np.cumsum(steps[b : b + n]) for b, n in zip(base.tolist(), lengths.tolist())]
-
-
-def coverage(samples, signatures, *, kmer: int = DEFAULT_COVERAGE_KMER, max_mismatches: int = 0,
-             both_strands: bool = False, iupac_as_n: bool = False, threads: int | None = None,
-             progress=False) -> CoverageResult:  # fmt: skip
-    """Breadth and mean depth of each signature in the reads of one sample file, from k-mer hits.
-
-    Parameters
-    ----------
-    samples : path or SequenceSet
-        FASTQ file (plain or gzip), or the reads.
-    signatures : path, list of str, or SequenceSet
-        The signatures (e.g. viral genomes).
-    kmer : int
-        Length of the k-mers that are looked up (default 25).
-    max_mismatches : int
-        Mismatches allowed in a k-mer hit (default 0: exact k-mers).
-    both_strands : bool
-        Also count hits with the reverse complement of each signature (reads from either strand).
-    iupac_as_n : bool
-        Read IUPAC codes other than N as N instead of refusing them.
-    threads : int, optional
-        CPU threads (default: all available cores).
-    progress : bool or callable
-        Report progress over the read bases (see :mod:`seqcompare.progress`).
-
-    Returns
-    -------
-    CoverageResult
-        The definitions and the proof that no hit is missed: :mod:`seqcompare.scan.kmer_coverage`.
-    """
-    from .. import validation
-    from ..allpairs import Concatenation, SerialExecutor, default_threads, run
-    from .api import _as_samples, prepare_signatures
-    from .work import CoverageWork
-
-    kmer = validation.integer(kmer, "kmer", minimum=1)
-    max_mismatches = validation.integer(max_mismatches, "max_mismatches", minimum=0)
-    check_coverage_options(kmer, max_mismatches)
-    threads = validation.threads(threads) or default_threads()
-    prepared = prepare_signatures(signatures, k=min(DEFAULT_K, seed_length(kmer, max_mismatches)),
-                                  both_strands=both_strands, iupac_as_n=iupac_as_n, device=None)  # fmt: skip
-    samples = _as_samples(samples, iupac_as_n, threads)
-    work = CoverageWork(samples, prepared, kmer, max_mismatches)
-    read, signature, start, stop = run(work, Concatenation(), SerialExecutor(threads), progress, "coverage")
-    lengths = prepared.signatures.lengths
-    carried = np.zeros((len(samples), lengths.size), dtype=bool)
-    carried[read, signature] = True
-    return CoverageResult(samples.source, prepared.signatures.names, lengths,
-                          depth_from_intervals(signature, start, stop, lengths), carried, kmer, max_mismatches)
