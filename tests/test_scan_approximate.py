@@ -225,3 +225,22 @@ def test_coverage_selects_the_reads_with_k_mer_hits(tmp_path, capsys):
     assert line.startswith(f"{LAMBDA_READS}: Lambda_NC_001416.1 (breadth ")
     reads = int(line.rsplit(",", 1)[1].split()[0])
     assert len(fastq_records(matched)) == reads > 30
+
+
+def test_a_percentage_allows_each_signature_its_share_of_errors(capsys):
+    """5% of 20 bases is 1 edit, of 60 bases 3; the oracle takes the same fraction per signature."""
+    rng = np.random.default_rng(8)
+    signatures = ["".join(rng.choice(list("ACGT"), n)) for n in (20, 39, 60)]
+    samples = []
+    for s in signatures:
+        for changes in (1, 2, 3, 4):
+            samples.append("".join(rng.choice(list("ACGT"), 30)) + mutated(s, changes, rng, True) + "GGGG")
+    sample_set = SequenceSet.from_strings(samples, qualities=[[25] * len(s) for s in samples])
+    for options in ({"max_edits": 0.05}, {"max_mismatches": 0.07}):
+        result = scan(sample_set, signatures, report="all", method="index", **options)
+        assert rows(result) == reference_scan(sample_set, SequenceSet.from_strings(signatures), report="all", **options)
+    assert set(scan(sample_set, signatures, max_edits=0.05).distance.tolist()) <= {0, 1, 2, 3}
+    with pytest.raises(InputError, match=r"max_edits as a fraction of each signature's length must be in \[0, 1\)"):
+        scan(sample_set, ["AC", "ACGT"], max_edits=1.5)
+    assert main(["scan", LAMBDA_READS, os.path.join(DATA, "scan_example", "signatures.fasta"), "--max-edits", "101%"]) == 2
+    assert "expected a percentage from 0% to below 100%, not '101%'" in capsys.readouterr().err

@@ -38,12 +38,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--kmer", type=positive_int, default=DEFAULT_K, metavar="K",
                         help=f"k-mer length of the signatures' index, 1..{MAX_K}; changes the speed, never the result")  # fmt: skip
     approximate = parser.add_argument_group("approximate occurrences (exhaustive: a pigeonhole filter, then exact checks)")
-    approximate.add_argument("--max-mismatches", type=non_negative_int, metavar="K",
-                             help="occurrences differ from the signature in at most K positions (substitutions); "
-                                  "with --coverage, in each k-mer")  # fmt: skip
-    approximate.add_argument("--max-edits", type=non_negative_int, metavar="K",
-                             help="occurrences are alignments of the whole signature with at most K substitutions, "
-                                  "insertions and deletions, reported by their end (edlib's HW mode)")  # fmt: skip
+    approximate.add_argument("--max-mismatches", type=allowance, metavar="K",
+                             help="occurrences differ from the signature in at most K positions (substitutions), or "
+                                  "in P%% of its length with K written as P%%; with --coverage, in each k-mer")  # fmt: skip
+    approximate.add_argument("--max-edits", type=allowance, metavar="K",
+                             help="occurrences are alignments of the whole signature with at most K (or P%% of its "
+                                  "length) substitutions, insertions and deletions: edlib's HW distance, reported at "
+                                  "the best end of each match as Sassy does")  # fmt: skip
     selection = parser.add_argument_group("read selection and coverage")
     selection.add_argument("--matched-out", metavar="FILE",
                            help="write the FASTQ records that carry at least one signature, as they are in the "
@@ -57,6 +58,21 @@ def add_parser(subparsers) -> None:
                            help="k-mer length of --coverage; k-mers with an N never count")  # fmt: skip
     add_common(parser, cluster=True)
     parser.set_defaults(handler=run_command)
+
+
+def allowance(text: str):
+    """``--max-mismatches``/``--max-edits``: a count (int) or a percentage of each signature's length (float)."""
+    import argparse
+
+    if text.endswith("%"):
+        try:
+            percent = float(text[:-1])
+        except ValueError:
+            percent = -1.0
+        if not 0.0 <= percent < 100.0:
+            raise argparse.ArgumentTypeError(f"expected a percentage from 0% to below 100%, not {text!r}")
+        return percent / 100.0
+    return non_negative_int(text)
 
 
 def run_command(args) -> int:
@@ -150,6 +166,8 @@ def _coverage(args, log) -> int:
 
     if args.device == "cuda":
         log("--coverage runs on the CPU")
+    if isinstance(args.max_mismatches, float):
+        raise InputError("--coverage takes --max-mismatches as a count of mismatches per k-mer, not a percentage")
     result = coverage(args.samples, args.signatures, kmer=args.coverage_kmer, max_mismatches=args.max_mismatches or 0,
                       both_strands=args.both_strands, iupac_as_n=args.iupac_as_n, threads=args.threads,
                       progress=log.progress)  # fmt: skip

@@ -254,10 +254,11 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     client : dask.distributed.Client, optional
         Scan on this Dask cluster: chunks of samples over the workers, the signatures' index built once per
         worker (``device`` is the workers'). The result is identical.
-    max_mismatches : int, optional
+    max_mismatches : int or float, optional
         Occurrences are the offsets where the signature differs from the sample in at most this many positions
-        (substitutions only). Smaller than every signature's length.
-    max_edits : int, optional
+        (substitutions only). Smaller than every signature's length. A float in ``[0, 1)`` is a fraction of
+        each signature's length, rounded down (``0.05``: 5%).
+    max_edits : int or float, optional
         Occurrences are the sample positions where an alignment of the whole signature with at most this many
         substitutions, insertions and deletions ends (edlib's HW mode, Sassy's every match); the start is that
         of the shortest such alignment of least cost. Exclusive with ``max_mismatches``.
@@ -292,20 +293,21 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     report_all = report != "first"
     threshold = -1.0 if min_score is None else float(min_score)
     if method == "reference":
-        rows = _reference_rows(samples, prepared.codes, prepared.offsets, report_all, threshold, metric, errors)
+        allowed = _allowances(prepared, metric, errors) if metric != "exact" else None
+        rows = _reference_rows(samples, prepared.codes, prepared.offsets, report_all, threshold, metric, allowed)
         return scan_result(samples, prepared, rows, report, metric)
     if client is not None:
         executor = executor_for_client(client, device=device)
     verifier = None
     if metric != "exact":
         from ..cuda.runtime import resolve_device
-        from .approximate import Verifier, check_errors, split_into_pieces
+        from .approximate import Verifier, split_into_pieces
 
-        signature_set = prepared.signatures
-        check_errors(errors, signature_set.lengths, signature_set.names, metric, signature_set.source)
-        pieces = split_into_pieces(prepared.codes, prepared.offsets, errors, k)
-        verifier = Verifier(metric, errors, prepared.codes, prepared.offsets, pieces.owner, pieces.start, threshold,
+        allowed = _allowances(prepared, metric, errors)
+        pieces = split_into_pieces(prepared.codes, prepared.offsets, allowed, k)
+        verifier = Verifier(metric, allowed, prepared.codes, prepared.offsets, pieces.owner, pieces.start, threshold,
                             threads)  # fmt: skip
+        signature_set = prepared.signatures
         piece_set = SequenceSet(NumberedNames("piece", pieces.owner.size), pieces.codes, pieces.offsets,
                                 source=signature_set.source)  # fmt: skip
         piece_device = None if client is not None else resolve_device(device)
@@ -327,14 +329,34 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
 
 
 def _approximation(max_mismatches, max_edits) -> tuple:
-    """``(metric, errors)`` of the scan asked for: ``("exact", 0)``, ``("mismatches", k)`` or ``("edits", k)``."""
+    """``(metric, allowance)`` of the scan asked for: ``("exact", 0)``, ``("mismatches", k)`` or
+    ``("edits", k)``, ``k`` an int, or a float fraction of each signature's length."""
     if max_mismatches is not None and max_edits is not None:
         raise InputError("give --max-mismatches or --max-edits, not both")
-    if max_mismatches is not None:
-        return "mismatches", validation.integer(max_mismatches, "max_mismatches", minimum=0)
-    if max_edits is not None:
-        return "edits", validation.integer(max_edits, "max_edits", minimum=0)
+    for metric, value in (("mismatches", max_mismatches), ("edits", max_edits)):
+        if value is None:
+            continue
+        if isinstance(value, float):
+            if not 0.0 <= value < 1.0:
+                raise InputError(f"max_{metric} as a fraction of each signature's length must be in [0, 1), not {value}")
+            return metric, value
+        return metric, validation.integer(value, f"max_{metric}", minimum=0)
     return "exact", 0
+
+
+def _allowances(prepared: PreparedSignatures, metric: str, allowance) -> np.ndarray:
+    """Each signature row's mismatches or edits (reverse complements as their signatures), checked."""
+    from .approximate import check_errors, errors_per_signature
+
+    signatures = prepared.signatures
+    allowed = errors_per_signature(allowance, signatures.lengths)
+    check_errors(allowed, signatures.lengths, signatures.names, metric, signatures.source, _shown(allowance))
+    return np.tile(allowed, 2) if prepared.both_strands else allowed
+
+
+def _shown(allowance) -> str:
+    """An allowance as the command line takes it: ``3`` or ``5%``."""
+    return f"{allowance * 100:g}%" if isinstance(allowance, float) else str(allowance)
 
 
 def scan_result(samples: SequenceSet, prepared: PreparedSignatures, rows, report: str,
@@ -398,7 +420,7 @@ def _select(report, sample, signature, strand, offset, total, distance, end, spa
 
 
 def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, threshold: float, metric: str = "exact",
-                    errors: int = 0):  # fmt: skip
+                    errors=None):  # fmt: skip
     """The oracle's occurrence rows (the reference method): every (sample, signature row, offset) brute force."""
     from .reference import edit_occurrences, mismatch_occurrences, occurrence_offsets
 
@@ -410,10 +432,10 @@ def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, thre
         for s in range(offsets.size - 1):
             signature = codes[offsets[s] : offsets[s + 1]]
             if metric == "mismatches":
-                found, counts = mismatch_occurrences(x, signature, errors)
+                found, counts = mismatch_occurrences(x, signature, errors[s])
                 spans = zip(found.tolist(), (found + signature.size).tolist(), counts.tolist())
             elif metric == "edits":
-                starts, ends, costs = edit_occurrences(x, signature, errors)
+                starts, ends, costs = edit_occurrences(x, signature, errors[s])
                 spans = zip(starts.tolist(), ends.tolist(), costs.tolist())
             else:
                 spans = ((int(o), int(o) + signature.size, 0) for o in occurrence_offsets(x, signature))

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -75,29 +76,40 @@ class Pieces:
     k_index: int
 
 
-def check_errors(errors: int, lengths: np.ndarray, names, metric: str, source: str) -> None:
-    """Refuse ``errors`` that would let a signature match anything (``errors >= length``): one line naming
+def errors_per_signature(errors, lengths: np.ndarray) -> np.ndarray:
+    """Each signature's allowance: ``errors`` itself when it is an int, or a fraction of each signature's
+    length, rounded down, when it is a float in ``[0, 1)`` (``0.05``: 5%). The fraction is taken as written
+    (its shortest decimal form), in integers: 5% of 20 is 1, where 0.05 x 20 in doubles is 1.0000000000000002
+    and 0.29 x 100 is 28.999999999999996."""
+    if isinstance(errors, float):
+        fraction = Fraction(str(errors))
+        return (lengths.astype(np.int64) * fraction.numerator) // fraction.denominator
+    return np.full(lengths.size, errors, dtype=np.int64)
+
+
+def check_errors(errors: np.ndarray, lengths: np.ndarray, names, metric: str, source: str, shown) -> None:
+    """Refuse allowances that would let a signature match anything (``errors >= length``): one line naming
     the shortest such signature."""
     too_short = np.flatnonzero(lengths <= errors)
     if too_short.size:
         row = int(too_short[np.argmin(lengths[too_short])])
         option = "--max-mismatches" if metric == "mismatches" else "--max-edits"
-        raise InputError(f"{option} {errors} is too large for {source}: signature #{row + 1} '{names[row]}' has "
+        raise InputError(f"{option} {shown} is too large for {source}: signature #{row + 1} '{names[row]}' has "
                          f"{int(lengths[row])} bases, so at most {int(lengths[row]) - 1} {metric} leave it "
                          "anything to match")  # fmt: skip
 
 
-def split_into_pieces(codes: np.ndarray, offsets: np.ndarray, errors: int, k: int) -> Pieces:
-    """Cut every signature row of ``codes``/``offsets`` into ``errors + 1`` pieces of near-equal length
-    (piece ``j`` of a row of ``m`` bases is ``[j m // (errors + 1), (j + 1) m // (errors + 1))``)."""
+def split_into_pieces(codes: np.ndarray, offsets: np.ndarray, errors: np.ndarray, k: int) -> Pieces:
+    """Cut every signature row of ``codes``/``offsets`` into ``errors[row] + 1`` pieces of near-equal length
+    (piece ``j`` of a row of ``m`` bases cut in ``e + 1`` is ``[j m // (e + 1), (j + 1) m // (e + 1))``)."""
     lengths = np.diff(offsets)
-    n_rows = lengths.size
     parts = errors + 1
-    j = np.arange(parts + 1, dtype=np.int64)
-    cuts = (lengths[:, None] * j[None, :]) // parts  # (rows, parts + 1), within each row
-    start = cuts[:, :-1].reshape(-1)
-    stop = cuts[:, 1:].reshape(-1)
-    owner = np.repeat(np.arange(n_rows, dtype=np.int64), parts)
+    owner = np.repeat(np.arange(lengths.size, dtype=np.int64), parts)
+    first_piece = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(parts, out=first_piece[1:])
+    j = np.arange(owner.size, dtype=np.int64) - first_piece[owner]  # each piece's number within its row
+    start = (lengths[owner] * j) // parts[owner]
+    stop = (lengths[owner] * (j + 1)) // parts[owner]
     piece_lengths = stop - start
     piece_offsets = np.zeros(piece_lengths.size + 1, dtype=np.int64)
     np.cumsum(piece_lengths, out=piece_offsets[1:])
@@ -114,11 +126,11 @@ class Verifier:
     Called with the samples and the pieces' ``(sample, piece, offset, quality sum)`` rows, it returns
     ``(sample, signature row, offset, quality sum, distance, end)``: every occurrence within ``errors`` (see
     the module's definitions), its quality sum over the sample's bases ``offset .. end``, kept when that sum
-    reaches ``threshold`` times ``end - offset``.
+    reaches ``threshold`` times ``end - offset``. ``errors`` holds each signature row's allowance.
     """
 
     metric: str
-    errors: int
+    errors: np.ndarray
     codes: np.ndarray
     offsets: np.ndarray
     owner: np.ndarray
@@ -164,7 +176,7 @@ def _verified_mismatches(samples, sample, signature, origin, verifier: Verifier,
 
     with ThreadPoolExecutor(verifier.threads) as pool:
         list(pool.map(task, _chunks(sample.size, verifier.threads)))
-    keep = count <= verifier.errors
+    keep = count <= verifier.errors[signature]
     begin = origin[keep]
     return sample[keep], signature[keep], begin, begin + lengths[signature[keep]], count[keep], total[keep]
 
@@ -172,15 +184,17 @@ def _verified_mismatches(samples, sample, signature, origin, verifier: Verifier,
 @jit
 def _count_mismatches(bases, sample_offsets, quality, codes, offsets, sample, signature, origin, errors, first, last,
                       count, total):  # fmt: skip
-    """``count[c]``: mismatches of candidate ``c`` (``errors + 1`` once over), ``total[c]`` its quality sum."""
+    """``count[c]``: mismatches of candidate ``c`` (one more than its signature's ``errors`` once over),
+    ``total[c]`` its quality sum."""
     for c in range(first, last):
         base = sample_offsets[sample[c]]
         size = sample_offsets[sample[c] + 1] - base
         o = origin[c]
         start = offsets[signature[c]]
         length = offsets[signature[c] + 1] - start
+        allowed = errors[signature[c]]
         if o < 0 or o + length > size:
-            count[c] = errors + 1
+            count[c] = allowed + 1
             total[c] = 0
             continue
         mismatches = 0
@@ -189,11 +203,11 @@ def _count_mismatches(bases, sample_offsets, quality, codes, offsets, sample, si
             b = bases[base + o + p]
             if a != b and a != 4 and b != 4:
                 mismatches += 1
-                if mismatches > errors:
+                if mismatches > allowed:
                     break
         count[c] = mismatches
         qsum = 0
-        if mismatches <= errors:
+        if mismatches <= allowed:
             for p in range(length):
                 qsum += quality[base + o + p]
         total[c] = qsum
@@ -205,8 +219,8 @@ def _verified_edits(samples, sample, signature, origin, verifier: Verifier, leng
         return _empty_rows()
     errors = verifier.errors
     sizes = np.diff(samples.offsets)[sample]
-    lo = np.maximum(origin - errors, 0)
-    hi = np.minimum(origin + lengths[signature] + errors, sizes)
+    lo = np.maximum(origin - errors[signature], 0)
+    hi = np.minimum(origin + lengths[signature] + errors[signature], sizes)
     order = np.lexsort((lo, signature, sample))
     sample, signature, lo, hi = sample[order], signature[order], lo[order], hi[order]
     # Merge windows of one pair that overlap or touch: a new group starts where the pair changes or the window
@@ -274,9 +288,8 @@ def _merge_groups(pair_start, lo, hi):
 def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, win_signature, win_lo, win_hi, errors,
                   first, last, out):  # fmt: skip
     """Semi-global DP of windows ``first:last``: rows ``(sample, signature, start, end, cost, quality sum)`` of
-    the occurrences (the profile's local minima within ``errors``). Returns ``(rows written, next window)``: a window is only begun when ``out``
+    the occurrences (the profile's local minima within the signature's ``errors``). Returns ``(rows written, next window)``: a window is only begun when ``out``
     can hold all of its ends, so a caller with a full ``out`` calls again from the window returned."""
-    cap = errors + 1
     written = 0
     longest = 0
     for w in range(first, last):
@@ -291,12 +304,14 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
         base = sample_offsets[win_sample[w]]
         start = offsets[win_signature[w]]
         m = offsets[win_signature[w] + 1] - start
+        allowed = errors[win_signature[w]]
+        cap = allowed + 1
         # Column lo: no sample base consumed; row i costs i deletions.
-        top = min(m, errors)
+        top = min(m, allowed)
         for i in range(top + 1):
             cost[i] = i
             begin[i] = lo
-        previous = cap  # the profile at column lo: all m signature bases deleted, m > errors
+        previous = cap  # the profile at column lo: all m signature bases deleted, m > allowed
         previous_begin = lo
         falling = False
         for j in range(lo + 1, hi + 1):
@@ -311,7 +326,7 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
                 # diagonal: the last column's row i - 1; left: its row i; up: this column's row i - 1. Rows of
                 # the last column below its top are above the errors, read as cap.
                 up = cost[i - 1]
-                if i > top + 1 and up >= errors:
+                if i > top + 1 and up >= allowed:
                     break  # left and diagonal are cap here, so only up + 1 could stay within the errors
                 left = cost[i] if i <= top else cap
                 left_begin = begin[i]
@@ -331,7 +346,7 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
                 diagonal_begin = left_begin
                 cost[i] = best
                 begin[i] = best_begin
-                if best <= errors:
+                if best <= allowed:
                     new_top = i
                 i += 1
             # Rows i..m of this column stay above the errors (and are read as such via new_top).
@@ -339,14 +354,14 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
             # The profile's local minima (Sassy's rule): the cost of the last end is reported when costs fell
             # into its plateau and rise after it.
             here = cost[m] if top == m else cap
-            if falling and here > previous and previous <= errors:
+            if falling and here > previous and previous <= allowed:
                 written = _edit_row(out, written, win_sample[w], win_signature[w], previous_begin, j - 1, previous,
                                     quality, base)  # fmt: skip
             falling = here < previous or (falling and here == previous)
             previous = here
             previous_begin = begin[m]
         # Past the window the costs are above the errors.
-        if falling and previous <= errors:
+        if falling and previous <= allowed:
             written = _edit_row(out, written, win_sample[w], win_signature[w], previous_begin, hi, previous, quality,
                                 base)  # fmt: skip
     return written, last

@@ -154,8 +154,9 @@ def reference_scan(samples, signatures, *, report: str = "first", min_score: flo
     report : {"first", "best", "all"}
     min_score : float, optional
     both_strands : bool
-    max_mismatches, max_edits : int, optional
-        At most one: occurrences within this many mismatches or edits.
+    max_mismatches, max_edits : int or float, optional
+        At most one: occurrences within this many mismatches or edits; a float is a fraction of each
+        signature's length, rounded down.
     """
     from fractions import Fraction
 
@@ -166,14 +167,17 @@ def reference_scan(samples, signatures, *, report: str = "first", min_score: flo
         for s in range(len(signatures)):
             forward = signatures.sequence(s)
             strands = [forward, reverse_complement(forward)] if both_strands else [forward]
+            allowance = max_mismatches if max_mismatches is not None else max_edits
+            if isinstance(allowance, float):
+                allowance = int(Fraction(str(allowance)) * forward.size)  # the fraction as written, rounded down
             found = []
             for strand, signature in enumerate(strands):
                 signature = np.ascontiguousarray(signature)
                 if max_mismatches is not None:
-                    offsets, counts = mismatch_occurrences(sample, signature, max_mismatches)
+                    offsets, counts = mismatch_occurrences(sample, signature, allowance)
                     spans = [(int(o), int(o) + signature.size, int(c)) for o, c in zip(offsets, counts)]
                 elif max_edits is not None:
-                    spans = list(zip(*(x.tolist() for x in edit_occurrences(sample, signature, max_edits))))
+                    spans = list(zip(*(x.tolist() for x in edit_occurrences(sample, signature, allowance))))
                     spans = [(b, e, c) for b, e, c in spans]
                 else:
                     spans = [(int(o), int(o) + signature.size, 0) for o in occurrence_offsets(sample, signature)]
