@@ -28,7 +28,8 @@ completeness is proved in :mod:`.index` (and holds on the GPU and on Dask, which
 occurrence's offset ``o = q - a`` is among the candidates (mismatches), or its whole alignment lies in a
 candidate's window ``[q - a - k, q - a + m + k)`` (edits). Every candidate is then verified exactly:
 mismatches are counted at ``o``; for edits the windows of one (sample, signature) are merged where they
-overlap or touch, and each merged window ``W`` gets the semi-global DP (free start and end in the sample).
+overlap or touch, and each merged window ``W`` gets the semi-global DP (free start and end in the sample),
+restricted to the band of diagonals its candidates' alignments can use (see :func:`_edit_windows`).
 Its ``D_W(e)`` is never below ``D(e)`` (it minimises over fewer starts), and when ``D(e) <= k`` every optimal
 alignment lies in one candidate window, and so in the one merged window holding base ``e - 1``: then
 ``D_W(e) = D(e)`` and the largest optimal start is found there. Windows are disjoint after merging, so each
@@ -222,7 +223,7 @@ def _verified_edits(samples, sample, signature, origin, verifier: Verifier, leng
     lo = np.maximum(origin - errors[signature], 0)
     hi = np.minimum(origin + lengths[signature] + errors[signature], sizes)
     order = np.lexsort((lo, signature, sample))
-    sample, signature, lo, hi = sample[order], signature[order], lo[order], hi[order]
+    sample, signature, lo, hi, origin = sample[order], signature[order], lo[order], hi[order], origin[order]
     # Merge windows of one pair that overlap or touch: a new group starts where the pair changes or the window
     # starts past the furthest end so far.
     pair_start = np.ones(sample.size, dtype=bool)
@@ -231,6 +232,9 @@ def _verified_edits(samples, sample, signature, origin, verifier: Verifier, leng
     heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     win_sample, win_signature, win_lo = sample[heads], signature[heads], lo[heads]
     win_hi = np.maximum.reduceat(hi, heads)
+    # The band of diagonals (sample end minus signature bases consumed) the window's alignments can use.
+    win_low_diagonal = np.minimum.reduceat(origin, heads) - errors[win_signature]
+    win_high_diagonal = np.maximum.reduceat(origin, heads) + errors[win_signature]
     pieces = []
 
     def task(bounds):
@@ -240,8 +244,8 @@ def _verified_edits(samples, sample, signature, origin, verifier: Verifier, leng
         while first < last:
             out = np.empty((capacity, 6), dtype=np.int64)
             written, first = _edit_windows(samples.codes, samples.offsets, samples.quality, verifier.codes,
-                                           verifier.offsets, win_sample, win_signature, win_lo, win_hi, errors,
-                                           first, last, out)  # fmt: skip
+                                           verifier.offsets, win_sample, win_signature, win_lo, win_hi,
+                                           win_low_diagonal, win_high_diagonal, errors, first, last, out)  # fmt: skip
             parts.append(out[:written].copy())
             capacity *= 2
         return parts
@@ -285,11 +289,19 @@ def _merge_groups(pair_start, lo, hi):
 
 
 @jit
-def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, win_signature, win_lo, win_hi, errors,
-                  first, last, out):  # fmt: skip
+def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, win_signature, win_lo, win_hi,
+                  win_low_diagonal, win_high_diagonal, errors, first, last, out):  # fmt: skip
     """Semi-global DP of windows ``first:last``: rows ``(sample, signature, start, end, cost, quality sum)`` of
-    the occurrences (the profile's local minima within the signature's ``errors``). Returns ``(rows written, next window)``: a window is only begun when ``out``
-    can hold all of its ends, so a caller with a full ``out`` calls again from the window returned."""
+    the occurrences (the profile's local minima within the signature's ``errors``). Returns ``(rows written,
+    next window)``: a window is only begun when ``out`` can hold all of its ends, so a caller with a full
+    ``out`` calls again from the window returned.
+
+    Cell ``(i, j)``: ``i`` signature bases against the sample up to ``j``; its diagonal is ``j - i``. The cells
+    outside a window's band of diagonals, and those above the errors, are read as ``cap = errors + 1``. The band
+    holds every alignment the window answers for: one within ``e`` edits through an exact piece at origin ``o``
+    keeps to the diagonals ``o - e .. o + e``, as each insertion or deletion moves it by one. Columns are kept
+    in place: column ``j`` reads the last column's rows from its own band's first row less one, which that
+    column computed, and below its ``top`` (the last row within the errors, -1 for none) every row is cap."""
     written = 0
     longest = 0
     for w in range(first, last):
@@ -306,50 +318,65 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
         m = offsets[win_signature[w] + 1] - start
         allowed = errors[win_signature[w]]
         cap = allowed + 1
-        # Column lo: no sample base consumed; row i costs i deletions.
-        top = min(m, allowed)
-        for i in range(top + 1):
-            cost[i] = i
-            begin[i] = lo
-        previous = cap  # the profile at column lo: all m signature bases deleted, m > allowed
+        low = win_low_diagonal[w]
+        high = win_high_diagonal[w]
+        # Column lo: no sample base consumed; row i costs i deletions, from a start in the band.
+        top = -1
+        if low <= lo <= high:
+            top = min(m, allowed, lo - low)
+            for i in range(top + 1):
+                cost[i] = i
+                begin[i] = lo
+        previous = cap  # the profile at column lo: all m signature bases deleted, m > errors
         previous_begin = lo
         falling = False
         for j in range(lo + 1, hi + 1):
             b = bases[base + j - 1]
-            diagonal = cost[0]
-            diagonal_begin = begin[0]
-            cost[0] = 0
-            begin[0] = j
-            new_top = 0
-            i = 1
-            while i <= m:
-                # diagonal: the last column's row i - 1; left: its row i; up: this column's row i - 1. Rows of
-                # the last column below its top are above the errors, read as cap.
-                up = cost[i - 1]
-                if i > top + 1 and up >= allowed:
-                    break  # left and diagonal are cap here, so only up + 1 could stay within the errors
-                left = cost[i] if i <= top else cap
-                left_begin = begin[i]
-                a = codes[start + i - 1]
-                best = diagonal + (0 if (a == b or a == 4 or b == 4) else 1)
-                best_begin = diagonal_begin
-                # Equal costs: the larger start (the shortest alignment).
-                if left + 1 < best or (left + 1 == best and left_begin > best_begin):
-                    best = left + 1
-                    best_begin = left_begin
-                if up + 1 < best or (up + 1 == best and begin[i - 1] > best_begin):
-                    best = up + 1
-                    best_begin = begin[i - 1]
-                if best > cap:
-                    best = cap
-                diagonal = left
-                diagonal_begin = left_begin
-                cost[i] = best
-                begin[i] = best_begin
-                if best <= allowed:
-                    new_top = i
-                i += 1
-            # Rows i..m of this column stay above the errors (and are read as such via new_top).
+            first_row = max(0, j - high)
+            last_row = min(m, j - low)
+            new_top = -1
+            if first_row <= last_row:
+                if first_row == 0:
+                    diagonal = cost[0] if top >= 0 else cap
+                    diagonal_begin = begin[0]
+                    cost[0] = 0
+                    begin[0] = j
+                    up = 0
+                    up_begin = j
+                    new_top = 0
+                    i = 1
+                else:
+                    diagonal = cost[first_row - 1] if first_row - 1 <= top else cap
+                    diagonal_begin = begin[first_row - 1]
+                    up = cap
+                    up_begin = -1
+                    i = first_row
+                while i <= last_row:
+                    if i > top + 1 and up >= allowed:
+                        break  # left and diagonal are cap here, so only up + 1 could stay within the errors
+                    left = cost[i] if i <= top else cap
+                    left_begin = begin[i]
+                    a = codes[start + i - 1]
+                    best = diagonal + (0 if (a == b or a == 4 or b == 4) else 1)
+                    best_begin = diagonal_begin
+                    # Equal costs: the larger start (the shortest alignment).
+                    if left + 1 < best or (left + 1 == best and left_begin > best_begin):
+                        best = left + 1
+                        best_begin = left_begin
+                    if up + 1 < best or (up + 1 == best and up_begin > best_begin):
+                        best = up + 1
+                        best_begin = up_begin
+                    if best > cap:
+                        best = cap
+                    diagonal = left
+                    diagonal_begin = left_begin
+                    cost[i] = best
+                    begin[i] = best_begin
+                    up = best
+                    up_begin = best_begin
+                    if best <= allowed:
+                        new_top = i
+                    i += 1
             top = new_top
             # The profile's local minima (Sassy's rule): the cost of the last end is reported when costs fell
             # into its plateau and rise after it.

@@ -251,12 +251,48 @@ def _dilation_ladder(sample, k, max_level, recipe, levels):
 
 
 @jit
+def _brute_force_runless(sample, prefix, codes, offsets, lengths, run_offsets, report_all, min_score, first, n_out,
+                         out_sig, out_offset, out_sum):  # fmt: skip
+    """The fallback of an N-free sample: every offset of each signature without a clean run, left to right."""
+    size = sample.size
+    for s in range(lengths.size):
+        length = lengths[s]
+        if run_offsets[s + 1] > run_offsets[s] or length > size:
+            continue
+        limit = size - length + 1
+        if not report_all and first[s] >= 0:
+            limit = first[s]
+        for o in range(limit):
+            total = prefix[o + length] - prefix[o]
+            if total < min_score * length or not _verify(sample, o, codes, offsets[s], length):
+                continue
+            if report_all:
+                n_out = _append_row(out_sig, out_offset, out_sum, n_out, s, o, total)
+                if n_out < 0:
+                    return n_out
+            else:
+                first[s] = o
+                break
+    return n_out
+
+
+@jit
 def _fallback(sample, prefix, codes, offsets, lengths, k, run_offsets, run_starts, run_levels, max_level, recipe,
               report_all, min_score, first, n_out, out_sig, out_offset, out_sum):  # fmt: skip
     """Step 2 of :func:`scan_sample`: every offset no clean window pair covers, verified base by base.
     Updates ``first`` (leftmost occurrences) or appends to the ``out_*`` rows; returns the row count (or -2)."""
     size = sample.size
     n_sig = lengths.size
+    n_free = True
+    for q in range(size):
+        if sample[q] == 4:
+            n_free = False
+            break
+    if n_free:
+        # Every window of an N-free sample is clean, so every offset is covered for a signature with a clean run
+        # (offset o + run start + k <= o + length <= size): only signatures without one are left, all offsets.
+        return _brute_force_runless(sample, prefix, codes, offsets, lengths, run_offsets, report_all, min_score, first,
+                                    n_out, out_sig, out_offset, out_sum)  # fmt: skip
     n_words = (size >> 6) + 2
     levels = np.zeros((max_level + 2, n_words + 1), np.uint64)  # the last row stays zero: "no run"
     _dilation_ladder(sample, k, max_level, recipe, levels)
