@@ -19,6 +19,8 @@
 # collapse: bench/collapse_bench.py (--collapse against the plain run, 30% duplicates, CPU and GPU; COLLAPSE_ARGS).
 # modes: bench/align_modes.py (issue 19: GPU traceback against the CPU's --cigar; protein search against CUDASW++4.0
 # built from .peers/CUDASW4; MODES_PARTS="traceback search" and MODES_ARGS for options).
+# scanapprox: bench/scan_approximate.py --device cuda (issue 20: 1 Gbp of reads within 5% mismatches or edits,
+# against Sassy and seqkit locate; SCANAPPROX_ARGS for options such as --threads and --peer-threads).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
 # Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
 # docs/DEVELOPING.md); they are installed to /tmp/site first.
@@ -113,6 +115,13 @@ if wants e2e4; then
 fi
 if wants scan; then
     python3 bench/scan_bench.py --out "$OUT" --device cuda --repeats "${SCAN_REPEATS:-7}" --work "${SEQCOMPARE_WORK:-/tmp/seqcompare-work}" 2>&1 | tee "$OUT/scan_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants scanapprox; then
+    # Issue 20: within 5% mismatches or edits on the GPU against Sassy (sassy-rs wheel in .whl/) and seqkit locate
+    # (.peers/seqkit/seqkit, Debian's build of shenwei356/seqkit) on the same host.
+    python3 bench/scan_approximate.py --out "$OUT" --device cuda --work "${SEQCOMPARE_WORK:-/tmp/seqcompare-work}" \
+        --seqkit .peers/seqkit/seqkit ${SCANAPPROX_ARGS:-} 2>&1 | tee "$OUT/scan_approximate.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 exit $status

@@ -156,6 +156,7 @@ def main() -> int:
     parser.add_argument("--seqkit-bases", type=float, default=2e7)
     parser.add_argument("--read-length", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--peer-threads", type=int, help="threads of the peers (default: --threads)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seqkit")
@@ -169,6 +170,7 @@ def main() -> int:
     outputs = {name: os.path.join(args.work, f"out_{name}.tsv")
                for name in ("mis", "edit", "small_mis", "seqkit", "sassy", "sassy_rc")}  # fmt: skip
     t = str(args.threads)
+    peer_t = str(args.peer_threads or args.threads)
 
     def ours(reads_path, metric, out):
         return [sys.executable, "-m", "seqcompare", "scan", reads_path, patterns, "--both-strands", "--report", "all",
@@ -190,27 +192,28 @@ def main() -> int:
         if args.no_peers:
             continue
         began = time.perf_counter()
-        report = subprocess.run([sys.executable, "-c", SASSY_SCRIPT, reads, outputs["sassy"], t, "1",
+        report = subprocess.run([sys.executable, "-c", SASSY_SCRIPT, reads, outputs["sassy"], peer_t, "1",
                                  json.dumps(group_members)], check=True, capture_output=True, text=True)  # fmt: skip
         times["sassy_process"].append(time.perf_counter() - began)
         times["sassy_search"].append(json.loads(report.stdout)["search_s"])
         print({key: round(values[-1], 3) for key, values in times.items() if values}, flush=True)
     if not args.no_peers:
         # The reverse strand's check: Sassy forward-only with the reverse-complemented patterns (untimed).
-        subprocess.run([sys.executable, "-c", SASSY_SCRIPT, reads, outputs["sassy_rc"], t, "0",
+        subprocess.run([sys.executable, "-c", SASSY_SCRIPT, reads, outputs["sassy_rc"], peer_t, "0",
                         json.dumps(reverse_members)], check=True, capture_output=True, text=True)  # fmt: skip
         for _ in range(args.repeats):
             times["seqcompare_mismatches_small"].append(timed(ours(small_reads, "--max-mismatches", outputs["small_mis"])))
             with open(outputs["seqkit"], "w") as sink:
                 total = 0.0
                 for k, path in sorted(groups.items()):
-                    total += timed([seqkit, "locate", "-j", t, "-m", str(k), "-f", path, small_reads], stdout=sink)
+                    total += timed([seqkit, "locate", "-j", peer_t, "-m", str(k), "-f", path, small_reads], stdout=sink)
             times["seqkit_small"].append(total)
             print({key: round(values[-1], 3) for key, values in times.items() if values}, flush=True)
     medians = {key: statistics.median(values) for key, values in times.items() if values}
     checks = {} if args.no_peers else compare(outputs)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result = {"commit": commit, "host": platform.node(), "cpu": _cpu_name(), "threads": args.threads,
+              "peer_threads": int(peer_t),
               "device": args.device, "bases": int(args.bases), "seqkit_bases": int(args.seqkit_bases),
               "read_length": args.read_length, "patterns": LENGTHS, "percent": PERCENT, "sassy_rs": sassy_version,
               "seqkit": seqkit, "times": times, "medians": medians, "checks": checks}  # fmt: skip
