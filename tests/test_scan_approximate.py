@@ -10,7 +10,7 @@ from test_scan import device  # noqa: F401  (the fixture: the compiled index, th
 
 from seqcompare.cli import main
 from seqcompare.errors import InputError
-from seqcompare.io.sequences import SequenceSet
+from seqcompare.io.sequences import SequenceSet, iupac_codes
 from seqcompare.scan.api import scan
 from seqcompare.scan.api import coverage
 from seqcompare.scan.reference import edit_occurrences, reference_scan
@@ -244,3 +244,57 @@ def test_a_percentage_allows_each_signature_its_share_of_errors(capsys):
         scan(sample_set, ["AC", "ACGT"], max_edits=1.5)
     assert main(["scan", LAMBDA_READS, os.path.join(DATA, "scan_example", "signatures.fasta"), "--max-edits", "101%"]) == 2
     assert "expected a percentage from 0% to below 100%, not '101%'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("metric", [None, "max_mismatches", "max_edits"])
+def test_iupac_codes_match_as_base_sets_on_either_side(device, metric):
+    """Ambiguity codes in the signatures and the samples, exact and within k, both strands: the oracle's own
+    table of which letters share a base decides."""
+    rng = np.random.default_rng(21 + (metric is not None) + (metric == "max_edits"))
+    samples, signatures = planted_case(rng, 0.0, metric == "max_edits", n_samples=12)
+    bases = {"R": "AG", "Y": "CT", "K": "GT", "M": "AC", "S": "CG", "W": "AT", "B": "CGT", "D": "AGT", "H": "ACT",
+             "V": "ACG"}  # fmt: skip
+
+    def sprinkle(text, rate):
+        """Some letters become an ambiguity code: one standing for that base or, a third of the time, any."""
+        out = []
+        for c in text:
+            if rng.random() < rate:
+                codes = [code for code, members in bases.items() if c in members or rng.random() < 0.33]
+                c = codes[rng.integers(len(codes))]
+            out.append(c)
+        return "".join(out)
+
+    sample_texts = [sprinkle(samples.text(i), 0.1) for i in range(len(samples))]
+    signature_texts = [sprinkle(signatures.text(i), 0.15) for i in range(len(signatures))]
+    iupac = SequenceSet.from_strings(sample_texts, qualities=[samples.quality[a:b].tolist() for a, b in
+                                                              zip(samples.offsets[:-1], samples.offsets[1:])],
+                                     alphabet=iupac_codes())  # fmt: skip
+    signature_set = SequenceSet.from_strings(signature_texts, alphabet=iupac_codes())
+    found = 0
+    for errors in ([0] if metric is None else [0, 2, 4]):
+        options = {"report": "all", "both_strands": True} | ({} if metric is None else {metric: errors})
+        expected = reference_scan(iupac, signature_set, **options)
+        got = scan(iupac, signature_set, threads=2, device=device, iupac=True, method="index", **options)
+        assert rows(got) == expected
+        found += len(expected)
+    assert found >= 2
+    if metric is None:  # read as N instead, the codes match more: the base-set occurrences are some of those
+        as_n = scan(SequenceSet.from_strings(sample_texts, qualities=[[20] * len(t) for t in sample_texts],
+                                             iupac_as_n=True),
+                    SequenceSet.from_strings(signature_texts, iupac_as_n=True), report="all", both_strands=True)
+        assert {r[:4] for r in rows(got)} < {r[:4] for r in rows(as_n)}
+
+
+def test_iupac_on_the_command_line(tmp_path, capsys):
+    reads = tmp_path / "r.fastq"
+    reads.write_text("@r1\nGGGACRTGGG\n+\nIIIIIIIIII\n@r2\nGGGACYTGGG\n+\nIIIIIIIIII\n")
+    signatures = tmp_path / "s.fa"
+    signatures.write_text(">s\nACGT\n>w\nAWGT\n")
+    assert main(["scan", str(reads), str(signatures), "--iupac", "--report", "all", "-q"]) == 0
+    # ACGT meets ACRT (R = A or G) but not ACYT (Y = C or T); AWGT (W = A or T) meets neither at the W.
+    assert capsys.readouterr().out == "r1: s (40.000) offset=3\n"
+    assert main(["scan", str(reads), str(signatures), "--iupac-as-n", "--report", "all", "-q"]) == 0
+    assert capsys.readouterr().out == "r1: s (40.000) offset=3\nr1: w (40.000) offset=3\nr2: s (40.000) offset=3\nr2: w (40.000) offset=3\n"
+    assert main(["scan", str(reads), str(signatures), "--iupac", "--iupac-as-n"]) == 1
+    assert capsys.readouterr().err.strip() == "seqcompare: error: give --iupac (ambiguity codes as base sets) or --iupac-as-n, not both"

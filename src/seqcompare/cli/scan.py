@@ -33,6 +33,9 @@ def add_parser(subparsers) -> None:
                         help="also match the reverse complement of each signature")  # fmt: skip
     parser.add_argument("--iupac-as-n", action="store_true",
                         help="read IUPAC codes other than N (R, Y, K, ...) as N instead of refusing them")  # fmt: skip
+    parser.add_argument("--iupac", action="store_true",
+                        help="match IUPAC codes (R, Y, K, M, S, W, B, D, H, V) as the sets of bases they stand for, "
+                             "on either side (with --coverage, k-mers holding one never count)")  # fmt: skip
     parser.add_argument("--method", choices=METHODS, default="auto",
                         help="index: k-mer index with an exact fallback (auto); reference: brute force (slow)")  # fmt: skip
     parser.add_argument("--kmer", type=positive_int, default=DEFAULT_K, metavar="K",
@@ -88,7 +91,7 @@ def run_command(args) -> int:
     _check_selection_options(args, on_cluster)
     approximate = args.max_mismatches is not None or args.max_edits is not None
     helper = (args.device == "cuda" and args.method != "reference" and not on_cluster and not approximate
-              and not args.coverage and gpu_helper.supported())  # fmt: skip
+              and not args.coverage and not args.iupac and gpu_helper.supported())  # fmt: skip
     outputs = {"-o": args.output, "--matched-out": args.matched_out, "--unmatched-out": args.unmatched_out}
     prepare(args, [args.samples, args.signatures], outputs, start_cuda=not (helper or on_cluster or args.coverage))
     log = Log(args.quiet)
@@ -102,16 +105,18 @@ def run_command(args) -> int:
         from concurrent.futures import ThreadPoolExecutor
 
         from ..io.fastq import read_fastq
+        from ..io.sequences import iupac_codes
         from ..scan.api import prepare_signatures, scan
 
         # The signatures' index is built while the samples are parsed (an approximate scan indexes pieces).
-        exact_index = args.method != "reference" and not approximate
+        exact_index = args.method != "reference" and not approximate and not args.iupac
         with ThreadPoolExecutor(1) as background:
             prepared = background.submit(
                 prepare_signatures, args.signatures, k=args.kmer, both_strands=args.both_strands,
-                iupac_as_n=args.iupac_as_n, device=args.device if exact_index else None,
+                iupac_as_n=args.iupac_as_n, device=args.device if exact_index else None, iupac=args.iupac,
             )  # fmt: skip
-            samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads)
+            samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=args.threads,
+                                 alphabet=iupac_codes() if args.iupac else None)  # fmt: skip
             log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
             signatures = prepared.result()
         log(f"indexed {len(signatures.signatures)} signatures ({signatures.signatures.codes.size} bases) from "
@@ -120,7 +125,7 @@ def run_command(args) -> int:
         result = scan(samples, signatures, report=args.report, min_score=args.min_score,
                       both_strands=args.both_strands, k=args.kmer, method=args.method, device=args.device,
                       threads=args.threads, progress=log.progress, max_mismatches=args.max_mismatches,
-                      max_edits=args.max_edits)  # fmt: skip
+                      max_edits=args.max_edits, iupac=args.iupac)  # fmt: skip
     log(f"found {len(result)} matches")
     import numpy as np
 
@@ -135,6 +140,10 @@ def _check_selection_options(args, on_cluster: bool) -> None:
     """One line for each option that --coverage or the read selection cannot take."""
     if args.max_mismatches is not None and args.max_edits is not None:
         raise InputError("give --max-mismatches or --max-edits, not both")
+    if args.iupac and args.iupac_as_n:
+        raise InputError("give --iupac (ambiguity codes as base sets) or --iupac-as-n, not both")
+    if args.iupac and on_cluster:
+        raise InputError("--iupac runs in this process only; drop --cluster/--scheduler")
     if args.coverage:
         refused = [("--report " + args.report, args.report != "first"), ("--max-edits", args.max_edits is not None),
                    ("--min-score", args.min_score is not None), ("--integrity-hash", args.integrity_hash),
@@ -169,8 +178,8 @@ def _coverage(args, log) -> int:
     if isinstance(args.max_mismatches, float):
         raise InputError("--coverage takes --max-mismatches as a count of mismatches per k-mer, not a percentage")
     result = coverage(args.samples, args.signatures, kmer=args.coverage_kmer, max_mismatches=args.max_mismatches or 0,
-                      both_strands=args.both_strands, iupac_as_n=args.iupac_as_n, threads=args.threads,
-                      progress=log.progress)  # fmt: skip
+                      both_strands=args.both_strands, iupac_as_n=args.iupac_as_n or args.iupac,
+                      threads=args.threads, progress=log.progress)  # fmt: skip
     from ..io.output import open_output
 
     _write_selected(args, result.matched_reads, log)

@@ -149,7 +149,7 @@ def _parallel_line_ends(raw, image: np.ndarray, pool, pieces: int) -> np.ndarray
 
 
 def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: int | None = None,
-               timings: dict | None = None) -> SequenceSet:
+               timings: dict | None = None, alphabet=None) -> SequenceSet:
     """Read a FASTQ file (plain or gzip; ``"-"`` for stdin) of samples.
 
     Parameters
@@ -163,6 +163,9 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         Threads for the parallel passes (default: all available cores).
     timings : dict, optional
         Receives the seconds of each pass (read, newlines, records, translate).
+    alphabet : optional
+        Another byte-to-code table (anything with ``table`` and ``allowed``), such as
+        :func:`~seqcompare.io.sequences.iupac_codes`; it replaces ``iupac_as_n``.
 
     Returns
     -------
@@ -185,9 +188,11 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     raw = read_bytes(source)
     image = np.frombuffer(raw, dtype=np.uint8)
     threads = threads or default_threads()
+    translate = code_table(iupac_as_n) if alphabet is None else alphabet.table
+    allowed = None if alphabet is None else alphabet.allowed
     clock.append(time.perf_counter())
     if image.size <= SMALL_BYTES:  # a small file of plain records: NumPy alone, no compiled pass to load
-        parsed = _parse_four_line_records(image, code_table(iupac_as_n))
+        parsed = _parse_four_line_records(image, translate)
         if parsed is not None:
             return SequenceSet(*parsed, source)
     with ThreadPoolExecutor(threads) as pool:
@@ -221,7 +226,6 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         np.cumsum(table[:, 6], out=offsets[1:])
         codes = np.empty(int(offsets[-1]), dtype=np.uint8)
         quality = np.empty(int(offsets[-1]), dtype=np.uint8)
-        translate = code_table(iupac_as_n)
         # Chunks of records of about equal size, in file order.
         bounds = np.unique(np.searchsorted(offsets, np.linspace(0, offsets[-1], 4 * threads + 1)))
         bounds = np.unique(np.concatenate([[0], np.clip(bounds, 0, len(table)), [len(table)]]))
@@ -234,7 +238,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     for status, record, position, byte in results:
         shown = chr(byte) if 32 < byte < 127 else f"byte 0x{byte:02x}"
         if status == _ILLEGAL_BASE:
-            raise InputError(illegal_base_message(source, record, name_of(record), shown, position))
+            raise InputError(illegal_base_message(source, record, name_of(record), shown, position, allowed))
         if status == _ILLEGAL_QUALITY:
             raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' has quality character "
                              f"'{shown}' at position {position + 1}, outside Phred+33 ('!' to '~')")  # fmt: skip

@@ -22,6 +22,32 @@ BASES = b"ACGTN"
 _OTHER_IUPAC = b"RYKMSWBDHV"
 
 
+# With ``iupac_codes()``, the other IUPAC codes keep codes of their own, 5..14 in this order, and match as the
+# sets of bases they stand for. Bit masks of each code's bases (A 1, C 2, G 4, T 8): codes match when their
+# masks meet, so N (all four) matches anything, as it does in the plain codes.
+BASE_MASKS = np.array([1, 2, 4, 8, 15, 5, 10, 12, 3, 6, 9, 14, 13, 11, 7], dtype=np.uint8)
+# Each code's complement (Cornish-Bowden 1985): A-T, C-G, N, R-Y, K-M, S, W, B-V, D-H.
+COMPLEMENT_CODES = np.array([3, 2, 1, 0, 4, 6, 5, 8, 7, 9, 10, 14, 13, 12, 11], dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class CodeTable:
+    """A byte-to-code table for the readers' ``alphabet`` arguments (see :func:`iupac_codes`)."""
+
+    name: str
+    table: np.ndarray
+    allowed: str
+
+
+def iupac_codes() -> CodeTable:
+    """A, C, G, T, N as 0..4 (U as T), and R, Y, K, M, S, W, B, D, H, V as 5..14, either case: the codes whose
+    bases :data:`BASE_MASKS` gives, for matching ambiguity codes as base sets."""
+    table = code_table()
+    for code, base in enumerate(_OTHER_IUPAC, start=5):
+        table[base] = table[base + 32] = code
+    return CodeTable("dna", table, "A, C, G, T, N or an IUPAC code")
+
+
 def code_table(iupac_as_n: bool = False) -> np.ndarray:
     """The 256-entry byte-to-code table: ``A C G T N`` (either case) to 0..4, everything else ``ILLEGAL``,
     except the other IUPAC codes, which become N when ``iupac_as_n``."""
@@ -188,12 +214,12 @@ def illegal_base_message(source: str, record: int, name: str, shown: str, positi
 
 @jit
 def reverse_complement(codes, offsets, out):
-    """Reverse complement of every record (N stays N), into ``out`` laid out as ``codes``."""
+    """Reverse complement of every record (N stays N; IUPAC codes 5..14 become their complements), into ``out``
+    laid out as ``codes``."""
     for r in range(offsets.size - 1):
         lo, hi = offsets[r], offsets[r + 1]
         for q in range(lo, hi):
-            c = codes[q]
-            out[lo + hi - 1 - q] = c if c == 4 else 3 - c
+            out[lo + hi - 1 - q] = COMPLEMENT_CODES[codes[q]]
 
 
 @jit

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import validation
 from ..errors import InputError
-from ..io.sequences import NumberedNames, SequenceSet, reverse_complement
+from ..io.sequences import COMPLEMENT_CODES, NumberedNames, SequenceSet, iupac_codes, reverse_complement
 from .common import DEFAULT_COVERAGE_KMER, DEFAULT_K, MAX_K, METHODS, REPORTS
 
 # Signatures of at most this many bases (strands included) get their CPU index only when a scan needs it: a
@@ -117,7 +117,7 @@ class ScanResult:
             yield line
 
 
-def _as_samples(samples, iupac_as_n: bool, threads) -> SequenceSet:
+def _as_samples(samples, iupac_as_n: bool, threads, iupac: bool = False) -> SequenceSet:
     if isinstance(samples, SequenceSet):
         if samples.quality is None:
             raise InputError("samples need Phred qualities (read them from FASTQ)")
@@ -125,19 +125,20 @@ def _as_samples(samples, iupac_as_n: bool, threads) -> SequenceSet:
     if isinstance(samples, (str, os.PathLike)):
         from ..io.fastq import read_fastq
 
-        return read_fastq(samples, iupac_as_n=iupac_as_n, threads=threads)
+        return read_fastq(samples, iupac_as_n=iupac_as_n, threads=threads, alphabet=iupac_codes() if iupac else None)
     raise TypeError("samples must be a FASTQ path or a SequenceSet with qualities")
 
 
-def _as_signatures(signatures, iupac_as_n: bool) -> SequenceSet:
+def _as_signatures(signatures, iupac_as_n: bool, iupac: bool = False) -> SequenceSet:
+    alphabet = iupac_codes() if iupac else None
     if isinstance(signatures, SequenceSet):
         result = signatures
     elif isinstance(signatures, (str, os.PathLike)):
         from ..io.fasta import read_sequences
 
-        result = read_sequences(signatures, iupac_as_n=iupac_as_n)
+        result = read_sequences(signatures, iupac_as_n=iupac_as_n, alphabet=alphabet)
     elif isinstance(signatures, (list, tuple)):
-        result = SequenceSet.from_strings(signatures, iupac_as_n=iupac_as_n, source="signatures")
+        result = SequenceSet.from_strings(signatures, iupac_as_n=iupac_as_n, source="signatures", alphabet=alphabet)
     else:
         raise TypeError("signatures must be a FASTA path, a list of strings or a SequenceSet")
     empty = np.flatnonzero(result.lengths == 0)
@@ -159,6 +160,7 @@ class PreparedSignatures:
     device: str | None
     index: object = None
     timings: dict | None = None  # seconds of preparation steps, where measured
+    iupac: bool = False  # codes 5..14 are IUPAC codes, matched as base sets
 
     def cpu_index(self):
         """The signatures' CPU index, built on first need (small signatures get none until a scan needs it)."""
@@ -170,18 +172,20 @@ class PreparedSignatures:
 
 
 def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = False, iupac_as_n: bool = False,
-                       device: str | None = "cpu") -> PreparedSignatures:  # fmt: skip
+                       device: str | None = "cpu", iupac: bool = False) -> PreparedSignatures:  # fmt: skip
     """Read signatures and build their index once (on the GPU for ``device="cuda"``), for :func:`scan`.
 
     Parameters
     ----------
     signatures : path, list of str, or SequenceSet
-    k, both_strands, iupac_as_n
-        As for :func:`scan`.
+    k, both_strands, iupac_as_n, iupac
+        As for :func:`scan` (with ``iupac`` no index is built: the scan indexes the signatures' pieces).
     device : {"cpu", "cuda", "auto"} or None
         Where the index will be used; None builds no index (for the reference method).
     """
-    signatures = _as_signatures(signatures, iupac_as_n)
+    signatures = _as_signatures(signatures, iupac_as_n, iupac)
+    if iupac:
+        device = None
     codes, offsets = signatures.codes, signatures.offsets
     if both_strands:
         codes = np.concatenate([codes, _reverse_complements(codes, offsets)])
@@ -199,7 +203,7 @@ def prepare_signatures(signatures, *, k: int = DEFAULT_K, both_strands: bool = F
             from .index import SignatureIndex
 
             index = SignatureIndex(codes, offsets, k)
-    return PreparedSignatures(signatures, codes, offsets, k, both_strands, device, index)
+    return PreparedSignatures(signatures, codes, offsets, k, both_strands, device, index, iupac=iupac)
 
 
 def _reverse_complements(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -208,7 +212,7 @@ def _reverse_complements(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     if codes.size > DEFERRED_INDEX_BASES:
         reverse_complement(codes, offsets, reverse)
         return reverse
-    complement = np.where(codes < 4, 3 - codes, codes).astype(codes.dtype)
+    complement = COMPLEMENT_CODES[codes]
     for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
         reverse[lo:hi] = complement[lo:hi][::-1]
     return reverse
@@ -217,7 +221,7 @@ def _reverse_complements(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 def scan(samples, signatures, *, report: str = "first", min_score: float | None = None,
          both_strands: bool = False, iupac_as_n: bool = False, k: int = DEFAULT_K, method: str = "auto",
          device: str = "cpu", threads: int | None = None, progress=False, client=None,
-         max_mismatches: int | None = None, max_edits: int | None = None) -> ScanResult:  # fmt: skip
+         max_mismatches: int | None = None, max_edits: int | None = None, iupac: bool = False) -> ScanResult:  # fmt: skip
     """Find which signatures occur in which samples: exactly ('N' on either side matches any base), or within
     a number of mismatches or edits.
 
@@ -241,6 +245,9 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         Read IUPAC codes other than N (R, Y, ...) as N instead of refusing them.
     k : int
         Index window length (1..13); the result does not depend on it, the speed does.
+    iupac : bool
+        Read IUPAC codes (R, Y, K, M, S, W, B, D, H, V) as the sets of bases they stand for: two letters match
+        when their sets meet, on either side (N is all four, as always). Runs in one process (no ``client``).
     method : {"auto", "index", "reference"}
         ``index``: k-mer index with the exact fallback; ``auto``: the index, or for a few short samples and
         signatures every window compared outright (no compiled code to load); ``reference``: brute force over
@@ -278,18 +285,25 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     if min_score is not None:
         min_score = validation.real(min_score, "min_score")
     metric, errors = _approximation(max_mismatches, max_edits)
+    if iupac and iupac_as_n:
+        raise InputError("give --iupac (ambiguity codes as base sets) or --iupac-as-n, not both")
+    if iupac and client is not None:
+        raise InputError("--iupac runs in this process only; drop --cluster/--scheduler")
     threads = validation.threads(threads) or default_threads()
     if isinstance(signatures, PreparedSignatures):
         prepared = signatures
-        if prepared.both_strands != both_strands or (method != "reference" and metric == "exact" and prepared.k != k):
+        if prepared.both_strands != both_strands or (method != "reference" and metric == "exact" and not iupac
+                                                     and prepared.k != k):  # fmt: skip
             raise ValueError("signatures were prepared with other both_strands or k than this scan asks for")
+        if prepared.iupac != iupac:
+            raise ValueError("signatures were prepared with another iupac than this scan asks for")
     else:
         # On a cluster the workers build the index; here only the signatures are needed. An approximate scan
-        # indexes the signatures' pieces instead.
-        exact_index = method != "reference" and client is None and metric == "exact"
+        # (and one of IUPAC codes) indexes the signatures' pieces instead.
+        exact_index = method != "reference" and client is None and metric == "exact" and not iupac
         prepared = prepare_signatures(signatures, k=k, both_strands=both_strands, iupac_as_n=iupac_as_n,
-                                      device=device if exact_index else None)  # fmt: skip
-    samples = _as_samples(samples, iupac_as_n, threads)
+                                      device=device if exact_index else None, iupac=iupac)  # fmt: skip
+    samples = _as_samples(samples, iupac_as_n, threads, iupac)
     report_all = report != "first"
     threshold = -1.0 if min_score is None else float(min_score)
     if method == "reference":
@@ -298,23 +312,9 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         return scan_result(samples, prepared, rows, report, metric)
     if client is not None:
         executor = executor_for_client(client, device=device)
-    verifier = None
-    if metric != "exact":
-        from ..cuda.runtime import resolve_device
-        from .approximate import Verifier, split_into_pieces
-
-        allowed = _allowances(prepared, metric, errors)
-        pieces = split_into_pieces(prepared.codes, prepared.offsets, allowed, k)
-        verifier = Verifier(metric, allowed, prepared.codes, prepared.offsets, pieces.owner, pieces.start, threshold,
-                            threads)  # fmt: skip
-        signature_set = prepared.signatures
-        piece_set = SequenceSet(NumberedNames("piece", pieces.owner.size), pieces.codes, pieces.offsets,
-                                source=signature_set.source)  # fmt: skip
-        piece_device = None if client is not None else resolve_device(device)
-        work_signatures = prepare_signatures(piece_set, k=pieces.k_index, device=piece_device)
-        if method == "index" and piece_device == "cpu":
-            work_signatures.cpu_index()
-        work = ScanWork(samples, work_signatures, True, -1.0, verifier=verifier)
+    if metric != "exact" or iupac:
+        work, work_signatures = _pieces_work(samples, prepared, metric, errors, k, threshold, threads, device,
+                                             client, method)  # fmt: skip
     else:
         work_signatures = prepared
         if method == "index" and prepared.device == "cpu" and client is None:
@@ -324,8 +324,41 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
         executor = GpuExecutor([0]) if work_signatures.device == "cuda" else SerialExecutor(threads)
     rows = run(work, Concatenation(), executor, progress, "scan")
     if not len(rows):
-        rows = tuple(np.empty(0, dtype=np.int64) for _ in range(4 if verifier is None else 6))
+        rows = tuple(np.empty(0, dtype=np.int64) for _ in range(4 if work.verifier is None else 6))
     return scan_result(samples, prepared, rows, report, metric)
+
+
+def _pieces_work(samples, prepared, metric, errors, k, threshold, threads, device, client, method):
+    """``(work, its signatures)`` of an approximate scan, or of an exact one with IUPAC codes: the exact engine
+    scans the signatures' pieces, and a :class:`~seqcompare.scan.approximate.Verifier` checks its candidates
+    on the real codes. With IUPAC codes the engine reads each ambiguity code as N, which matches at least
+    what the code's bases match, so it still misses nothing; the verifier compares base sets."""
+    from ..cuda.runtime import resolve_device
+    from .approximate import Verifier, split_into_pieces
+    from .work import ScanWork
+
+    if metric == "exact":  # IUPAC codes: a scan within 0 mismatches is the exact scan, checked on base sets
+        allowed = np.zeros(prepared.offsets.size - 1, dtype=np.int64)
+        verify = "mismatches"
+    else:
+        allowed = _allowances(prepared, metric, errors)
+        verify = metric
+    engine_codes, sample_codes, engine_samples = prepared.codes, None, samples
+    if prepared.iupac:
+        engine_codes = np.minimum(prepared.codes, 4)
+        sample_codes = samples.codes
+        engine_samples = SequenceSet(samples.names, np.minimum(samples.codes, 4), samples.offsets, samples.quality,
+                                     samples.source)  # fmt: skip
+    pieces = split_into_pieces(engine_codes, prepared.offsets, allowed, k)
+    verifier = Verifier(verify, allowed, prepared.codes, prepared.offsets, pieces.owner, pieces.start, threshold,
+                        threads, sample_codes)  # fmt: skip
+    piece_set = SequenceSet(NumberedNames("piece", pieces.owner.size), pieces.codes, pieces.offsets,
+                            source=prepared.signatures.source)  # fmt: skip
+    piece_device = None if client is not None else resolve_device(device)
+    work_signatures = prepare_signatures(piece_set, k=pieces.k_index, device=piece_device)
+    if method == "index" and piece_device == "cpu":
+        work_signatures.cpu_index()
+    return ScanWork(engine_samples, work_signatures, True, -1.0, verifier=verifier), work_signatures
 
 
 def _approximation(max_mismatches, max_edits) -> tuple:

@@ -1,8 +1,9 @@
 """Occurrences within ``k`` mismatches or ``k`` edits: a pigeonhole filter on the exact index, then exact
 verification of every candidate it yields.
 
-Definitions (``N`` on either side matches any base at no cost, as in the exact scan)
------------------------------------------------------------------------------------
+Definitions (``N`` on either side matches any base at no cost, as in the exact scan; with ``iupac`` two codes
+match when the sets of bases they stand for meet)
+-------------------------------------------------------------------------------------------------------------
 - **Mismatches.** An occurrence is an offset ``o`` where the signature, laid over the sample's bases
   ``o .. o + m``, differs in at most ``k`` of its ``m`` positions (Hamming, as ``seqkit locate -m``).
 - **Edits.** For each end ``e`` of the sample (exclusive), ``D(e)`` is the least edit distance (substitutions,
@@ -50,6 +51,7 @@ import numpy as np
 
 from .._jit import jit
 from ..errors import InputError
+from ..io.sequences import BASE_MASKS, SequenceSet
 
 METRICS = ("mismatches", "edits")
 
@@ -138,8 +140,11 @@ class Verifier:
     start: np.ndarray
     threshold: float
     threads: int = 1
+    sample_codes: np.ndarray | None = None  # the samples' real codes, where the engine read IUPAC codes as N
 
     def __call__(self, samples, rows):
+        if self.sample_codes is not None:
+            samples = SequenceSet(samples.names, self.sample_codes, samples.offsets, samples.quality, samples.source)
         sample, piece, offset = rows[0], rows[1], rows[2]
         lengths = np.diff(self.offsets)
         signature = self.owner[piece]
@@ -202,7 +207,7 @@ def _count_mismatches(bases, sample_offsets, quality, codes, offsets, sample, si
         for p in range(length):
             a = codes[start + p]
             b = bases[base + o + p]
-            if a != b and a != 4 and b != 4:
+            if (BASE_MASKS[a] & BASE_MASKS[b]) == 0:  # base sets that do not meet (N meets every base)
                 mismatches += 1
                 if mismatches > allowed:
                     break
@@ -357,7 +362,7 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
                     left = cost[i] if i <= top else cap
                     left_begin = begin[i]
                     a = codes[start + i - 1]
-                    best = diagonal + (0 if (a == b or a == 4 or b == 4) else 1)
+                    best = diagonal + (0 if (BASE_MASKS[a] & BASE_MASKS[b]) != 0 else 1)
                     best_begin = diagonal_begin
                     # Equal costs: the larger start (the shortest alignment).
                     if left + 1 < best or (left + 1 == best and left_begin > best_begin):

@@ -36,6 +36,7 @@ from .._intrinsics import popcount64
 from .._jit import jit
 from ..errors import InputError
 
+
 @dataclass
 class CoverageResult:
     """Breadth and depth of each signature in one sample file's reads (see :mod:`.kmer_coverage`).

@@ -9,18 +9,28 @@ import numpy as np
 
 from .._jit import jit
 
+# The codes' letters (A C G T N, then the other IUPAC codes as ``iupac_codes`` numbers them) and the bases each
+# stands for, written out here so that the oracle shares no table with the fast paths.
+_LETTERS = "ACGTNRYKMSWBDHV"
+_BASES = {"A": "A", "C": "C", "G": "G", "T": "T", "N": "ACGT", "R": "AG", "Y": "CT", "K": "GT", "M": "AC",
+          "S": "CG", "W": "AT", "B": "CGT", "D": "AGT", "H": "ACT", "V": "ACG"}  # fmt: skip
+_PAIRS = {"A": "T", "C": "G", "G": "C", "T": "A"}
+# _MEET[a, b]: codes a and b share a base.
+_MEET = np.array([[bool(set(_BASES[x]) & set(_BASES[y])) for y in _LETTERS] for x in _LETTERS])
+_COMPLEMENT = np.array([_LETTERS.index(next(c for c in _LETTERS if set(_BASES[c]) == {_PAIRS[b] for b in _BASES[x]}))
+                        for x in _LETTERS], dtype=np.uint8)  # fmt: skip
+
 
 @jit
 def occurrence_offsets(sample, signature):
-    """Every offset where ``signature`` occurs in ``sample`` ('N', code 4, on either side matches anything)."""
+    """Every offset where ``signature`` occurs in ``sample`` ('N', code 4, on either side matches anything; IUPAC
+    codes match the codes that share a base with them)."""
     n_offsets = sample.size - signature.size + 1
     found = np.zeros(max(n_offsets, 0), np.bool_)
     for o in range(n_offsets):
         ok = True
         for p in range(signature.size):
-            a = signature[p]
-            b = sample[o + p]
-            if a != b and a != 4 and b != 4:
+            if not _MEET[signature[p], sample[o + p]]:
                 ok = False
                 break
         found[o] = ok
@@ -36,9 +46,7 @@ def mismatch_occurrences(sample, signature, errors):
     for o in range(n_offsets):
         count = 0
         for p in range(signature.size):
-            a = signature[p]
-            b = sample[o + p]
-            if a != b and a != 4 and b != 4:
+            if not _MEET[signature[p], sample[o + p]]:
                 count += 1
         counts[o] = count
     found = np.flatnonzero(counts <= errors)
@@ -55,9 +63,7 @@ def _edit_distance(x, y):
         table[0, j] = j
     for i in range(1, x.size + 1):
         for j in range(1, y.size + 1):
-            a = x[i - 1]
-            b = y[j - 1]
-            same = a == b or a == 4 or b == 4
+            same = _MEET[x[i - 1], y[j - 1]]
             table[i, j] = min(table[i - 1, j - 1] + (0 if same else 1), table[i - 1, j] + 1, table[i, j - 1] + 1)
     return table[x.size, y.size]
 
@@ -129,9 +135,9 @@ def reference_occurrences(samples, signatures):
 
 
 def reverse_complement(codes: np.ndarray) -> np.ndarray:
-    """The reverse complement of base codes (A0 C1 G2 T3; N4 stays N)."""
-    codes = np.asarray(codes)
-    return np.where(codes < 4, 3 - codes, codes)[::-1]
+    """The reverse complement of base codes (A0 C1 G2 T3; N4 stays N; an IUPAC code becomes the code of its
+    bases' complements)."""
+    return _COMPLEMENT[np.asarray(codes)][::-1]
 
 
 def reference_scan(samples, signatures, *, report: str = "first", min_score: float | None = None,
