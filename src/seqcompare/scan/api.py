@@ -486,7 +486,7 @@ def _reference_rows(samples: SequenceSet, codes, offsets, report_all: bool, thre
 
 def coverage(samples, signatures, *, kmer: int = DEFAULT_COVERAGE_KMER, max_mismatches: int = 0,
              both_strands: bool = False, iupac_as_n: bool = False, threads: int | None = None,
-             progress=False) -> CoverageResult:  # fmt: skip
+             progress=False, client=None) -> CoverageResult:  # fmt: skip
     """Breadth and mean depth of each signature in the reads of one sample file, from k-mer hits.
 
     Parameters
@@ -507,13 +507,16 @@ def coverage(samples, signatures, *, kmer: int = DEFAULT_COVERAGE_KMER, max_mism
         CPU threads (default: all available cores).
     progress : bool or callable
         Report progress over the read bases (see :mod:`seqcompare.progress`).
+    client : dask.distributed.Client, optional
+        Count on this Dask cluster: chunks of reads over the workers (on their CPUs), each building the
+        signatures' index once. The result is identical.
 
     Returns
     -------
     CoverageResult
         The definitions and the proof that no hit is missed: :mod:`seqcompare.scan.kmer_coverage`.
     """
-    from ..allpairs import Concatenation, SerialExecutor, default_threads, run
+    from ..allpairs import Concatenation, SerialExecutor, default_threads, executor_for_client, run
     from .kmer_coverage import CoverageResult, check_coverage_options, depth_from_intervals, seed_length
     from .work import CoverageWork
 
@@ -525,7 +528,9 @@ def coverage(samples, signatures, *, kmer: int = DEFAULT_COVERAGE_KMER, max_mism
                                   both_strands=both_strands, iupac_as_n=iupac_as_n, device=None)  # fmt: skip
     samples = _as_samples(samples, iupac_as_n, threads)
     work = CoverageWork(samples, prepared, kmer, max_mismatches)
-    read, signature, start, stop = run(work, Concatenation(), SerialExecutor(threads), progress, "coverage")
+    executor = SerialExecutor(threads) if client is None else executor_for_client(client, device="cpu")
+    rows = run(work, Concatenation(), executor, progress, "coverage")
+    read, signature, start, stop = rows if len(rows) else (np.empty(0, dtype=np.int64),) * 4
     lengths = prepared.signatures.lengths
     carried = np.zeros((len(samples), lengths.size), dtype=bool)
     carried[read, signature] = True

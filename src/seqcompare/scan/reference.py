@@ -54,42 +54,37 @@ def mismatch_occurrences(sample, signature, errors):
 
 
 @jit
-def _edit_distance(x, y):
-    """Plain edit distance of two code arrays ('N' on either side matches anything), full table."""
-    table = np.zeros((x.size + 1, y.size + 1), np.int64)
-    for i in range(x.size + 1):
-        table[i, 0] = i
-    for j in range(y.size + 1):
-        table[0, j] = j
-    for i in range(1, x.size + 1):
-        for j in range(1, y.size + 1):
-            same = _MEET[x[i - 1], y[j - 1]]
-            table[i, j] = min(table[i - 1, j - 1] + (0 if same else 1), table[i - 1, j] + 1, table[i, j - 1] + 1)
-    return table[x.size, y.size]
-
-
-@jit
 def edit_occurrences(sample, signature, errors):
     """``(starts, ends, costs)`` of the signature's occurrences within ``errors`` edits: the ends ``e``
     (exclusive) where the cost profile ``D(e)``, the least distance between the whole signature and any
     ``sample[s:e]``, has a local minimum within ``errors``, at the plateau's rightmost end (the nearest
     different cost on each side is higher, or the sample ends). The start is the largest ``s`` reaching
-    ``D(e)``. Brute force: every substring's distance computed on its own; costs above ``errors`` are all read
-    as ``errors + 1``, which changes no minimum within ``errors``."""
+    ``D(e)``. Brute force: for each end on its own, the plain edit distance of the whole signature to every
+    substring ending there (one table of the reversed strings); costs above ``errors`` are all read as
+    ``errors + 1``, which changes no minimum within ``errors``."""
     n = sample.size
     m = signature.size
     cap = errors + 1
     profile = np.full(n + 1, cap, np.int64)
     first_start = np.full(n + 1, -1, np.int64)
     for e in range(n + 1):
-        # An alignment within the errors spans m - errors .. m + errors sample bases.
-        for s in range(max(0, e - m - errors), max(0, e - m + errors) + 1):
-            if s > e:
-                break
-            d = _edit_distance(signature, sample[s:e])
-            if d < profile[e] or (d == profile[e] and d <= errors and s > first_start[e]):
+        # The whole signature against every sample[e - t : e] at once: the plain edit-distance table of the two
+        # reversed strings, table[i, t] = distance(signature[m - i:], sample[e - t : e]). An alignment within
+        # the errors spans at most m + errors sample bases.
+        width = min(e, m + errors)
+        table = np.zeros((m + 1, width + 1), np.int64)
+        for t in range(width + 1):
+            table[0, t] = t
+        for i in range(1, m + 1):
+            table[i, 0] = i
+            for t in range(1, width + 1):
+                same = _MEET[signature[m - i], sample[e - t]]
+                table[i, t] = min(table[i - 1, t - 1] + (0 if same else 1), table[i - 1, t] + 1, table[i, t - 1] + 1)
+        for t in range(width + 1):  # the largest start first: the shortest span
+            d = table[m, t]
+            if d < profile[e]:
                 profile[e] = d
-                first_start[e] = s
+                first_start[e] = e - t
     starts = np.empty(n + 1, np.int64)
     ends = np.empty(n + 1, np.int64)
     costs = np.empty(n + 1, np.int64)

@@ -183,6 +183,18 @@ extern "C" __global__ void scan_fallback(
     int n_words = row_words[sample];
     long long first_run = run_offsets[s], last_run = run_offsets[s + 1];
     long long word0 = sample_word0[sample];
+    if (last_run > first_run) {
+        // In an N-free sample every window is clean, so a signature with a clean run covers every offset
+        // (offset + run start + k <= offset + length <= size): nothing is left to the fallback.
+        long long n32 = (size + 31) >> 5;
+        int any_n = 0;
+        for (long long i = threadIdx.x; i < n32; i += blockDim.x) {
+            u32 word = sample_nmask[word0 + i];
+            if (i == n32 - 1 && (size & 31)) word &= (1u << (size & 31)) - 1u;  // bits past the sample's end
+            any_n |= word != 0;
+        }
+        if (!__syncthreads_or(any_n)) return;
+    }
     for (long long w = threadIdx.x; w < n_live; w += blockDim.x) {
         long long base = 64 * w;
         u64 acc = (w == n_live - 1 && (limit & 63)) ? ((1ull << (limit & 63)) - 1ull) : ~0ull;

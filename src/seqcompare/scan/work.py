@@ -111,8 +111,11 @@ class ScanWork(Work):
             blocks.append(DataBlock("quality", lo, hi, _Copy(samples.quality, lo, hi)))
             spec = (a, samples.offsets[a : b + 1] - lo)
             region_list.append(Region([0, len(blocks) - 2, len(blocks) - 1], spec, hi - lo))
-        template = ScanTemplate(prepared.offsets, prepared.k, self.report_all, self.threshold, self.verifier)
-        return Split(arrays, blocks, region_list, template)
+        return Split(arrays, blocks, region_list, self._template())
+
+    def _template(self):
+        """What a worker needs besides its blocks to make its chunk's work."""
+        return ScanTemplate(self.prepared.offsets, self.prepared.k, self.report_all, self.threshold, self.verifier)
 
 
 class _Copy:
@@ -171,29 +174,45 @@ class ScanTemplate:
         return ScanWork(samples, prepared, self.report_all, self.threshold, first, self.verifier)
 
 
-class CoverageWork(Work):
+class CoverageWork(ScanWork):
     """The covered intervals of every read against the signatures of ``prepared`` (see
-    :mod:`~seqcompare.scan.kmer_coverage`): ``(read, signature, start, stop)`` rows, in read order."""
+    :mod:`~seqcompare.scan.kmer_coverage`): ``(read, signature, start, stop)`` rows, in read order. It splits
+    over Dask workers as a scan does (chunks of reads, the signatures' index built once per worker)."""
 
-    unit = "base"
-    reports_progress = True
+    native: dict = {}
 
-    def __init__(self, samples: SequenceSet, prepared, kmer: int, max_mismatches: int):
-        self.samples = samples
-        self.prepared = prepared
+    def __init__(self, samples: SequenceSet, prepared, kmer: int, max_mismatches: int, sample_offset: int = 0,
+                 n_forward: int | None = None):  # fmt: skip
+        super().__init__(samples, prepared, True, -1.0, sample_offset)
         self.kmer = kmer
         self.max_mismatches = max_mismatches
-
-    def parts(self, backend: str) -> list:
-        return [SampleChunk(0, len(self.samples))]
-
-    def size(self, part: SampleChunk) -> int:
-        return int(self.samples.offsets[part.stop] - self.samples.offsets[part.start])
+        self.n_forward = len(prepared.signatures) if n_forward is None else n_forward
 
     def cpu_kernel(self, threads: int, report=None):
         from .kmer_coverage import coverage_intervals
 
-        index = self.prepared.cpu_index()
-        n_forward = len(self.prepared.signatures)
-        return lambda part: coverage_intervals(self.samples, index, n_forward, self.kmer, self.max_mismatches,
-                                               threads, report)  # fmt: skip
+        prepared = self.prepared
+        index = prepared.index if prepared.index is not None else prepared.cpu_index()
+        return lambda part: self._shifted(coverage_intervals(self.samples, index, self.n_forward, self.kmer,
+                                                             self.max_mismatches, threads, report))  # fmt: skip
+
+    def _template(self):
+        return CoverageTemplate(self.prepared.offsets, self.prepared.k, self.n_forward, self.kmer,
+                                self.max_mismatches)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CoverageTemplate:
+    """A worker's :class:`CoverageWork` from its blocks, as :class:`ScanTemplate` makes a scan's (the index
+    always on the worker's CPU: coverage has no GPU kernel)."""
+
+    signature_offsets: np.ndarray
+    k: int
+    n_forward: int
+    kmer: int
+    max_mismatches: int
+
+    def attach(self, spec: tuple, blocks: list, keys: list, device: str) -> CoverageWork:
+        scan = ScanTemplate(self.signature_offsets, self.k, True, -1.0).attach(spec, blocks, keys, "cpu")
+        return CoverageWork(scan.samples, scan.prepared, self.kmer, self.max_mismatches, scan.sample_offset,
+                            self.n_forward)  # fmt: skip
