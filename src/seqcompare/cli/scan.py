@@ -90,8 +90,8 @@ def run_command(args) -> int:
         raise InputError("--method reference runs in this process only; drop --cluster/--scheduler")
     _check_selection_options(args, on_cluster)
     approximate = args.max_mismatches is not None or args.max_edits is not None
-    helper = (args.device == "cuda" and args.method != "reference" and not on_cluster and not approximate
-              and not args.coverage and not args.iupac and gpu_helper.supported())  # fmt: skip
+    helper = (args.device == "cuda" and args.method != "reference" and not on_cluster and not args.coverage
+              and gpu_helper.supported())  # fmt: skip
     outputs = {"-o": args.output, "--matched-out": args.matched_out, "--unmatched-out": args.unmatched_out}
     prepare(args, [args.samples, args.signatures], outputs, start_cuda=not (helper or on_cluster or args.coverage))
     log = Log(args.quiet)
@@ -222,24 +222,34 @@ def _write(args, result) -> None:
 def _scan_with_helper(args, log):
     """``--device cuda``: a forked helper starts CUDA while this process reads the inputs and does the
     compiled CPU passes (see :mod:`seqcompare.scan.gpu_helper`). The helper is forked first, before this
-    process imports Numba, so that its CuPy import and CUDA start overlap all of this process's work."""
+    process imports Numba, so that its CuPy import and CUDA start overlap all of this process's work. An
+    approximate scan (or one of IUPAC codes) sends the helper the signatures' pieces and verifies its rows here."""
     from ..scan.gpu_helper import ScanHelper
 
     with ScanHelper() as helper:
         from ..allpairs import default_threads
         from ..io.fastq import read_fastq
-        from ..scan.api import prepare_signatures, scan_result
+        from ..io.sequences import iupac_codes
+        from ..scan.api import pieces_plan, prepare_signatures, scan_result
 
         threads = args.threads or default_threads()
         prepared = prepare_signatures(args.signatures, k=args.kmer, both_strands=args.both_strands,
-                                      iupac_as_n=args.iupac_as_n, device=None)  # fmt: skip
+                                      iupac_as_n=args.iupac_as_n, device=None, iupac=args.iupac)  # fmt: skip
         log(f"read {len(prepared.signatures)} signatures ({prepared.signatures.codes.size} bases) from "
             f"{args.signatures}")
-        samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=threads)
+        samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=threads,
+                             alphabet=iupac_codes() if args.iupac else None)  # fmt: skip
         log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
         _warn_duplicates(log, args, samples, prepared.signatures)
-        threshold = -1.0 if args.min_score is None else float(args.min_score)
-        rows = helper.rows(samples, prepared, args.report != "first", threshold, threads)
+        metric = "exact"
+        if args.max_mismatches is not None or args.max_edits is not None or args.iupac:
+            plan = pieces_plan(samples, prepared, max_mismatches=args.max_mismatches, max_edits=args.max_edits,
+                               k=args.kmer, min_score=args.min_score, threads=threads)  # fmt: skip
+            rows = plan.verifier(plan.engine_samples, helper.rows(plan.engine_samples, plan.pieces, True, -1.0, threads))
+            metric = plan.metric
+        else:
+            threshold = -1.0 if args.min_score is None else float(args.min_score)
+            rows = helper.rows(samples, prepared, args.report != "first", threshold, threads)
         log("scanned on the GPU by a helper process (" + ", ".join(f"{name[:-2].replace('_', ' ')} {value:.3f} s"
                                                                for name, value in helper.timings.items()) + ")")
-    return scan_result(samples, prepared, rows, args.report)
+    return scan_result(samples, prepared, rows, args.report, metric)

@@ -313,8 +313,9 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     if client is not None:
         executor = executor_for_client(client, device=device)
     if metric != "exact" or iupac:
-        work, work_signatures = _pieces_work(samples, prepared, metric, errors, k, threshold, threads, device,
-                                             client, method)  # fmt: skip
+        options = {"max_mismatches": max_mismatches, "max_edits": max_edits, "k": k, "min_score": min_score,
+                   "threads": threads}  # fmt: skip
+        work, work_signatures = _pieces_work(samples, prepared, options, device, client, method)
     else:
         work_signatures = prepared
         if method == "index" and prepared.device == "cpu" and client is None:
@@ -328,20 +329,33 @@ def scan(samples, signatures, *, report: str = "first", min_score: float | None 
     return scan_result(samples, prepared, rows, report, metric)
 
 
-def _pieces_work(samples, prepared, metric, errors, k, threshold, threads, device, client, method):
-    """``(work, its signatures)`` of an approximate scan, or of an exact one with IUPAC codes: the exact engine
-    scans the signatures' pieces, and a :class:`~seqcompare.scan.approximate.Verifier` checks its candidates
-    on the real codes. With IUPAC codes the engine reads each ambiguity code as N, which matches at least
-    what the code's bases match, so it still misses nothing; the verifier compares base sets."""
-    from ..cuda.runtime import resolve_device
-    from .approximate import Verifier, split_into_pieces
-    from .work import ScanWork
+@dataclass(frozen=True)
+class PiecesPlan:
+    """An approximate scan (or an exact one of IUPAC codes) as the exact engine runs it: ``pieces`` (prepared
+    signatures, no index yet) scanned in ``engine_samples`` with every occurrence reported, and ``verifier``
+    turning those rows into the scan's occurrence rows (see :mod:`.approximate`)."""
 
-    if metric == "exact":  # IUPAC codes: a scan within 0 mismatches is the exact scan, checked on base sets
+    pieces: PreparedSignatures
+    engine_samples: SequenceSet
+    verifier: object
+    metric: str
+
+
+def pieces_plan(samples: SequenceSet, prepared: PreparedSignatures, *, max_mismatches=None, max_edits=None,
+                k: int = DEFAULT_K, min_score: float | None = None, threads: int = 1) -> PiecesPlan:  # fmt: skip
+    """The :class:`PiecesPlan` of a scan of ``samples`` (read) against ``prepared`` (no index needed) within
+    ``max_mismatches`` or ``max_edits`` (as :func:`scan` takes them), or of an exact scan of IUPAC codes.
+    With IUPAC codes the engine reads each ambiguity code as N, which matches at least what the code's bases
+    match, so it still misses nothing; the verifier compares base sets on the real codes."""
+    from .approximate import Verifier, split_into_pieces
+
+    metric, allowance = _approximation(max_mismatches, max_edits)
+    threshold = -1.0 if min_score is None else float(min_score)
+    if metric == "exact":
         allowed = np.zeros(prepared.offsets.size - 1, dtype=np.int64)
-        verify = "mismatches"
+        verify = "mismatches"  # the exact scan is the scan within 0 mismatches
     else:
-        allowed = _allowances(prepared, metric, errors)
+        allowed = _allowances(prepared, metric, allowance)
         verify = metric
     engine_codes, sample_codes, engine_samples = prepared.codes, None, samples
     if prepared.iupac:
@@ -354,11 +368,27 @@ def _pieces_work(samples, prepared, metric, errors, k, threshold, threads, devic
                         threads, sample_codes)  # fmt: skip
     piece_set = SequenceSet(NumberedNames("piece", pieces.owner.size), pieces.codes, pieces.offsets,
                             source=prepared.signatures.source)  # fmt: skip
+    return PiecesPlan(prepare_signatures(piece_set, k=pieces.k_index, device=None), engine_samples, verifier, metric)
+
+
+def _pieces_work(samples, prepared, options: dict, device, client, method):
+    """``(work, its signatures)`` of an approximate scan, or of an exact one with IUPAC codes: the exact engine
+    over the signatures' pieces, its rows verified chunk by chunk (:class:`PiecesPlan`)."""
+    from ..cuda.runtime import resolve_device
+    from .work import ScanWork
+
+    plan = pieces_plan(samples, prepared, **options)
+    pieces = plan.pieces
     piece_device = None if client is not None else resolve_device(device)
-    work_signatures = prepare_signatures(piece_set, k=pieces.k_index, device=piece_device)
-    if method == "index" and piece_device == "cpu":
-        work_signatures.cpu_index()
-    return ScanWork(engine_samples, work_signatures, True, -1.0, verifier=verifier), work_signatures
+    if piece_device == "cuda":
+        from .gpu import device_index
+
+        pieces.index, pieces.device = device_index(pieces.codes, pieces.offsets, pieces.k), "cuda"
+    elif piece_device == "cpu":
+        pieces.device = "cpu"
+        if method == "index":
+            pieces.cpu_index()
+    return ScanWork(plan.engine_samples, pieces, True, -1.0, verifier=plan.verifier), pieces
 
 
 def _approximation(max_mismatches, max_edits) -> tuple:
