@@ -12,18 +12,21 @@ def add_parser(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "scan",
-        help="which signatures (e.g. viral genomes) occur in which FASTQ samples, exactly",
+        help="which signatures (e.g. viral genomes) occur in which FASTQ samples, exactly or within k errors",
         description="Find every (sample, signature) pair where the whole signature occurs in the sample, "
-        "'N' on either side matching any base. Default output, one line per match: "
+        "'N' on either side matching any base: exactly, or within --max-mismatches or --max-edits; or, with "
+        "--coverage, how much of each signature the reads' k-mers cover. Default output, one line per match: "
         "'sample: signature (confidence)', confidence = mean Phred score over the occurrence.",
         formatter_class=HelpFormatter,
     )
     parser.add_argument("samples", help="FASTQ samples (plain or gzip; '-' for standard input)")
     parser.add_argument("signatures", help="FASTA signatures (plain or gzip)")
     parser.add_argument("--report", choices=REPORTS, default="first",
-                        help="per pair: leftmost occurrence, highest confidence, or every occurrence")  # fmt: skip
+                        help="per pair: the occurrence ending leftmost; the best (fewest errors, then highest "
+                             "confidence); or every occurrence")  # fmt: skip
     parser.add_argument("--tsv", action="store_true",
-                        help="tab-separated with a header: sample, signature, offset (0-based), score")  # fmt: skip
+                        help="tab-separated with a header: sample, signature, offset (0-based), score (+ end and "
+                             "mismatches or edits, strand)")  # fmt: skip
     parser.add_argument("--integrity-hash", action="store_true",
                         help="add [sum of the sample's Phred scores mod 97] to each line, a check that two runs "
                              "read the same qualities")  # fmt: skip
