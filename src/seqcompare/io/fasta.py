@@ -272,6 +272,48 @@ def _decode_name(header: bytes) -> str:
     return first_word.decode("utf-8", "surrogateescape")
 
 
+@jit
+def _first_words(buf, starts, stops):
+    """The first whitespace-delimited word of each ``buf[starts[r]:stops[r]]`` (as ``bytes.split`` finds it:
+    space, tab, LF, VT, FF, CR), all joined by newlines into one array."""
+    n = starts.size
+    first = np.empty(n, np.int64)
+    last = np.empty(n, np.int64)
+    total = 0
+    for r in range(n):
+        a = starts[r]
+        b = stops[r]
+        while a < b and (buf[a] == 32 or 9 <= buf[a] <= 13):
+            a += 1
+        e = a
+        while e < b and not (buf[e] == 32 or 9 <= buf[e] <= 13):
+            e += 1
+        first[r] = a
+        last[r] = e
+        total += e - a + 1
+    blob = np.empty(max(total - 1, 0), np.uint8)
+    at = 0
+    for r in range(n):
+        if r > 0:
+            blob[at] = 10
+            at += 1
+        for q in range(first[r], last[r]):
+            blob[at] = buf[q]
+            at += 1
+    return blob
+
+
+def header_words(image: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> list[str]:
+    """The names of many headers at once (``_decode_name`` of each ``image[starts[r]:stops[r]]``): their first
+    words gathered by one compiled pass and decoded in one call, where a Python call per header costs about
+    2 us (a second for half a million reads). Decoding the words joined by a newline gives each word's own
+    decoding, since no UTF-8 sequence runs across an ASCII byte."""
+    if starts.size == 0:
+        return []
+    blob = _first_words(image, np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(stops, dtype=np.int64))
+    return blob.tobytes().decode("utf-8", "surrogateescape").split("\n")
+
+
 # Inputs up to this size that are well formed (no whitespace inside lines, nothing illegal, equal lengths) are
 # parsed by NumPy alone: a small alignment then costs no compiled kernel, nor Numba's start-up (~0.3 s). Anything
 # else goes to the compiled scan, which also words every error.
@@ -534,8 +576,7 @@ def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Align
             )
     if out.shape[0] == 0:
         raise InputError(f"{source}: contains no FASTA records")
-    names = [name_of(i) for i in range(len(starts))]
-    return Alignment(names=names, sequences=out, source=source)
+    return Alignment(names=header_words(image, starts, ends), sequences=out, source=source)
 
 
 def _raise_illegal(source, image, starts, ends, record, offset, name_of):
@@ -625,8 +666,7 @@ def read_sequences(path: str | os.PathLike, *, iupac_as_n: bool = False, alphabe
         raise InputError(illegal_base_message(source, record, name_of(record), shown, offset, allowed))
     if starts.size == 0:
         raise InputError(f"{source}: contains no FASTA records")
-    names = [name_of(i) for i in range(starts.size)]
-    return SequenceSet(names, codes[: offsets[-1]].copy(), offsets, None, source, name)
+    return SequenceSet(header_words(image, starts, ends), codes[: offsets[-1]].copy(), offsets, None, source, name)
 
 
 def duplicated_names(names: list[str]) -> list[str]:

@@ -14,7 +14,8 @@ import numpy as np
 
 from .._jit import jit
 from ..errors import InputError
-from .fasta import SMALL_BYTES, _decode_name, _line_ends, _line_spans, _piece_starts, read_bytes, read_sequences
+from .fasta import (SMALL_BYTES, _decode_name, _line_ends, _line_spans, _piece_starts, header_words, read_bytes,
+                    read_sequences)  # fmt: skip
 from .sequences import ILLEGAL, SequenceSet, code_table, illegal_base_message
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
@@ -242,8 +243,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         if status == _ILLEGAL_QUALITY:
             raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' has quality character "
                              f"'{shown}' at position {position + 1}, outside Phred+33 ('!' to '~')")  # fmt: skip
-    names = [name_of(r) for r in range(len(table))]
-    return SequenceSet(names, codes, offsets, quality, source)
+    return SequenceSet(header_words(image, table[:, 0], table[:, 1]), codes, offsets, quality, source)
 
 
 def read_fasta_or_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, alphabet=None):
