@@ -292,3 +292,19 @@ def test_line_ends_across_chunks_with_and_without_threads(rng):
     with ThreadPoolExecutor(3) as pool:
         assert _line_ends(image, pool).tolist() == expected
     assert _line_ends(image).tolist() == expected
+
+
+def test_names_decoded_in_one_pass_equal_each_header_decoded_alone():
+    """``header_words`` (one compiled pass, one decode) against ``_decode_name`` per header, on headers of
+    random whitespace, ASCII, UTF-8 and invalid bytes."""
+    from seqcompare.io.fasta import _decode_name, header_words
+
+    rng = np.random.default_rng(4)
+    alphabet = list(b" \t\x0b\x0c\rAZaz09_|:-") + [0xC3, 0xA9, 0xFF, 0x85, 0xE2, 0x82]
+    for _ in range(500):
+        headers = [bytes(rng.choice(alphabet, int(rng.integers(0, 12)))) for _ in range(int(rng.integers(1, 6)))]
+        image = np.frombuffer(b"\n".join(headers), np.uint8)
+        stops = np.cumsum([len(h) + 1 for h in headers]) - 1
+        starts = stops - [len(h) for h in headers]
+        assert header_words(image, starts, stops) == [_decode_name(h) for h in headers]
+    assert header_words(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)) == []

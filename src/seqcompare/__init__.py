@@ -24,6 +24,7 @@ _LAZY = {
     "InputError": ("seqcompare.errors", "InputError"),
     "scan": ("seqcompare.scan", None),
     "prepare_signatures": ("seqcompare.scan.api", "prepare_signatures"),
+    "scan_coverage": ("seqcompare.scan.api", "coverage"),
     "ccc": ("seqcompare.ccc", None),
     "align": ("seqcompare.align", None),
     "dtw": ("seqcompare.align.api", "dtw"),
