@@ -16,7 +16,7 @@ from .._jit import jit
 from ..errors import InputError
 from .fasta import (SMALL_BYTES, _decode_name, _line_ends, _line_spans, _piece_starts, header_words, read_bytes,
                     read_sequences)  # fmt: skip
-from .sequences import ILLEGAL, SequenceSet, code_table, illegal_base_message
+from .sequences import ILLEGAL, SequenceSet, code_table, empty_array, illegal_base_message
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
 _PIECE_BYTES = 16 << 20
@@ -225,8 +225,8 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
             raise InputError(f"{source}: contains no FASTQ records")
         offsets = np.zeros(len(table) + 1, dtype=np.int64)
         np.cumsum(table[:, 6], out=offsets[1:])
-        codes = np.empty(int(offsets[-1]), dtype=np.uint8)
-        quality = np.empty(int(offsets[-1]), dtype=np.uint8)
+        codes = empty_array(int(offsets[-1]))
+        quality = empty_array(int(offsets[-1]))
         # Chunks of records of about equal size, in file order.
         bounds = np.unique(np.searchsorted(offsets, np.linspace(0, offsets[-1], 4 * threads + 1)))
         bounds = np.unique(np.concatenate([[0], np.clip(bounds, 0, len(table)), [len(table)]]))

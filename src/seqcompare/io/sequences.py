@@ -48,6 +48,23 @@ def iupac_codes() -> CodeTable:
     return CodeTable("dna", table, "A, C, G, T, N or an IUPAC code")
 
 
+# Arrays from this size up are mapped with transparent huge pages: a fresh 400 MB array costs 0.6 s of page faults
+# on its first touch in 4 KB pages on the lent machines, 0.04 s in 2 MB pages.
+HUGE_PAGE_BYTES = 64 << 20
+
+
+def empty_array(count: int, dtype=np.uint8) -> np.ndarray:
+    """``np.empty(count, dtype)``, in memory mapped with huge pages (``MADV_HUGEPAGE``) when it is large."""
+    import mmap
+
+    size = int(count) * np.dtype(dtype).itemsize
+    if size < HUGE_PAGE_BYTES or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return np.empty(count, dtype=dtype)
+    memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    memory.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(memory, dtype=dtype, count=count)
+
+
 def code_table(iupac_as_n: bool = False) -> np.ndarray:
     """The 256-entry byte-to-code table: ``A C G T N`` (either case) to 0..4, everything else ``ILLEGAL``,
     except the other IUPAC codes, which become N when ``iupac_as_n``."""
