@@ -310,7 +310,7 @@ def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, wi
     keeps to the diagonals ``o - e .. o + e``, as each insertion or deletion moves it by one. Columns are kept
     in place: column ``j`` reads the last column's rows from its own band's first row less one, which that
     column computed, and below its ``top`` (the last row within the errors, -1 for none) every row is cap."""
-    written = 0
+    written = np.int64(0)  # not a literal 0: one specialization of _edit_row
     longest = 0
     for w in range(first, last):
         longest = max(longest, offsets[win_signature[w] + 1] - offsets[win_signature[w]])

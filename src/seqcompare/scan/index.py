@@ -405,7 +405,9 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, 
     found.sort()
 
     first = np.full(n_sig, -1, np.int64)
-    n_out = 0
+    # int64 from the start: a literal 0 would compile _fallback (and what it calls) twice, once for
+    # Literal[int](0) and once for int64, two entries of one cache file that other runs rewrite.
+    n_out = np.int64(0)
     previous = -1
     for key in found:
         if key == previous:

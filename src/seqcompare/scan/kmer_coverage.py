@@ -148,7 +148,7 @@ def _cover_reads(bases, sample_offsets, first, last, k, kmer, max_mismatches, co
     status 0 when done, -1 when a read has more seeds than ``seeds`` holds, -2 when ``out`` is full (then the
     caller grows that buffer and calls again from the read returned; rows of earlier reads are kept)."""
     top = 2 * (k - 1)
-    written = 0
+    written = np.int64(0)  # not a literal 0: one specialization of _add_interval
     for r in range(first, last):
         base = sample_offsets[r]
         size = sample_offsets[r + 1] - base
@@ -207,8 +207,8 @@ def _cover_reads(bases, sample_offsets, first, last, k, kmer, max_mismatches, co
                 # Sliding window: ``bad`` counts N on either side, ``mismatched`` the other differences.
                 bad = 0
                 mismatched = 0
-                run_start = -1
-                run_stop = -1
+                run_start = np.int64(-1)  # int64, not a literal: one specialization of _add_interval
+                run_stop = np.int64(-1)
                 for q in range(lo, hi):
                     a = codes[start + q - diagonal]
                     b = bases[base + q]
