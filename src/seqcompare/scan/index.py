@@ -234,6 +234,27 @@ def _verify(sample, o, codes, start, length):
 
 
 @jit
+def _occurrence_total(sample, prefix, codes, start, length, o, min_score):
+    """The sample's quality sum over the signature at ``codes[start:start + length]`` laid at offset ``o``, or -1
+    when it does not occur there or its mean quality is below ``min_score`` (sums are never negative)."""
+    total = prefix[o + length] - prefix[o]
+    if total < min_score * length or not _verify(sample, o, codes, start, length):
+        return -1
+    return total
+
+
+@jit
+def entries_of(key, bitmap, word_rank, key_start):
+    """``(first, stop)``: the index entries of k-mer ``key`` (see :class:`SignatureIndex`); empty when absent."""
+    word = bitmap[key >> 6]
+    bit = np.uint64(key & 63)
+    if not (word >> bit) & np.uint64(1):
+        return 0, 0
+    rank = word_rank[key >> 6] + popcount64(word & ((np.uint64(1) << bit) - np.uint64(1)))
+    return key_start[rank], key_start[rank + 1]
+
+
+@jit
 def _dilation_ladder(sample, k, max_level, recipe, levels):
     """``levels[l]``: bit ``q`` set when a clean k-window of ``sample`` starts in ``[q, q + LADDER[l])``."""
     n_words = levels.shape[1]
@@ -263,8 +284,8 @@ def _brute_force_runless(sample, prefix, codes, offsets, lengths, run_offsets, r
         if not report_all and first[s] >= 0:
             limit = first[s]
         for o in range(limit):
-            total = prefix[o + length] - prefix[o]
-            if total < min_score * length or not _verify(sample, o, codes, offsets[s], length):
+            total = _occurrence_total(sample, prefix, codes, offsets[s], length, o, min_score)
+            if total < 0:
                 continue
             if report_all:
                 n_out = _append_row(out_sig, out_offset, out_sum, n_out, s, o, total)
@@ -341,8 +362,8 @@ def _fallback(sample, prefix, codes, offsets, lengths, k, run_offsets, run_start
                 o = base + bit
                 if o >= limit:
                     break
-                total = prefix[o + length] - prefix[o]
-                if total < min_score * length or not _verify(sample, o, codes, offsets[s], length):
+                total = _occurrence_total(sample, prefix, codes, offsets[s], length, o, min_score)
+                if total < 0:
                     continue
                 if report_all:
                     n_out = _append_row(out_sig, out_offset, out_sum, n_out, s, o, total)
@@ -388,19 +409,16 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, 
         key = (key >> 2) | (np.int64(c) << top)
         if clean < k:
             continue
-        word = bitmap[key >> 6]
-        bit = np.uint64(key & 63)
-        if (word >> bit) & np.uint64(1):
-            window = q - k + 1
-            rank = word_rank[key >> 6] + popcount64(word & ((np.uint64(1) << bit) - np.uint64(1)))
-            for e in range(key_start[rank], key_start[rank + 1]):
-                s = entry_sig[e]
-                o = window - entry_pos[e]
-                if o >= 0 and o + lengths[s] <= size:
-                    if n_candidates == candidates.size:
-                        return -1
-                    candidates[n_candidates] = (np.int64(s) << 32) | o
-                    n_candidates += 1
+        window = q - k + 1
+        first_entry, stop_entry = entries_of(key, bitmap, word_rank, key_start)
+        for e in range(first_entry, stop_entry):
+            s = entry_sig[e]
+            o = window - entry_pos[e]
+            if o >= 0 and o + lengths[s] <= size:
+                if n_candidates == candidates.size:
+                    return -1
+                candidates[n_candidates] = (np.int64(s) << 32) | o
+                n_candidates += 1
     found = candidates[:n_candidates]
     found.sort()
 
@@ -418,10 +436,8 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, 
         if not report_all and first[s] >= 0:
             continue
         length = lengths[s]
-        total = prefix[o + length] - prefix[o]
-        if total < min_score * length:
-            continue
-        if not _verify(sample, o, codes, offsets[s], length):
+        total = _occurrence_total(sample, prefix, codes, offsets[s], length, o, min_score)
+        if total < 0:
             continue
         if report_all:
             n_out = _append_row(out_sig, out_offset, out_sum, n_out, s, o, total)

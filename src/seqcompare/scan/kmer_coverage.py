@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._intrinsics import popcount64
 from .._jit import jit
 from ..errors import InputError
+from .index import entries_of
 
 
 @dataclass
@@ -165,18 +165,15 @@ def _cover_reads(bases, sample_offsets, first, last, k, kmer, max_mismatches, co
             key = (key >> 2) | (np.int64(c) << top)
             if clean < k:
                 continue
-            word = bitmap[key >> 6]
-            bit = np.uint64(key & 63)
-            if (word >> bit) & np.uint64(1):
-                window = q - k + 1
-                rank = word_rank[key >> 6] + popcount64(word & ((np.uint64(1) << bit) - np.uint64(1)))
-                for e in range(key_start[rank], key_start[rank + 1]):
-                    if n_seeds == seeds.shape[0]:
-                        return -1, r, written
-                    seeds[n_seeds, 0] = entry_sig[e]
-                    seeds[n_seeds, 1] = window - entry_pos[e]
-                    seeds[n_seeds, 2] = window
-                    n_seeds += 1
+            window = q - k + 1
+            first_entry, stop_entry = entries_of(key, bitmap, word_rank, key_start)
+            for e in range(first_entry, stop_entry):
+                if n_seeds == seeds.shape[0]:
+                    return -1, r, written
+                seeds[n_seeds, 0] = entry_sig[e]
+                seeds[n_seeds, 1] = window - entry_pos[e]
+                seeds[n_seeds, 2] = window
+                n_seeds += 1
         if n_seeds == 0:
             continue
         # 2. Seeds by (row, diagonal); read positions ascend within each (a stable sort keeps their order).
