@@ -34,13 +34,14 @@ class ScanResult:
     quality_sum : ndarray of int64
         Sum of the sample's Phred scores over the occurrence (N bases count as 0).
     length : ndarray of int64
-        Signature length (the window the score is averaged over).
+        The sample bases the occurrence spans (the window the score is averaged over): the signature's length,
+        or for edits the aligned span.
     sample_names, signature_names : list of str
     integrity : ndarray of int64
         Per match: the sum of all the matched sample's Phred scores modulo 97 (a check that two runs read the same qualities).
     distance : ndarray of int64
         Mismatches or edits of each occurrence (0 for an exact scan).
-    end : ndarray of int64
+    end : ndarray of int64 (property)
         Where each occurrence ends in the sample (exclusive): ``offset + length``.
     metric : {"exact", "mismatches", "edits"}
     """
@@ -57,14 +58,16 @@ class ScanResult:
     both_strands: bool = False
     report: str = "first"
     distance: np.ndarray | None = None
-    end: np.ndarray | None = None
     metric: str = "exact"
 
     def __post_init__(self):
         if self.distance is None:
             self.distance = np.zeros(self.sample.size, dtype=np.int64)
-        if self.end is None:
-            self.end = self.offset + self.length
+
+    @property
+    def end(self) -> np.ndarray:
+        """Where each occurrence ends in the sample (exclusive)."""
+        return self.offset + self.length
 
     def __len__(self) -> int:
         return int(self.sample.size)
@@ -441,7 +444,7 @@ def scan_result(samples: SequenceSet, prepared: PreparedSignatures, rows, report
     integrity = _integrity(samples, sample)
     return ScanResult(sample, signature[keep], strand[keep], offset[keep], total[keep], (end - offset)[keep],
                       samples.names, signatures.names, integrity, prepared.both_strands, report, distance[keep],
-                      end[keep], metric)  # fmt: skip
+                      metric)  # fmt: skip
 
 
 def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
