@@ -170,6 +170,18 @@ def test_the_developer_guides_reduction_runs_on_workers(cluster, monkeypatch):
     assert on_workers.tolist() == example["counts"].tolist()
 
 
+def test_a_failed_task_is_raised_in_the_caller_alone(cluster):
+    """The task's exception comes back to the caller, and the worker logs no traceback of its own (the one that
+    a task still running when its run is interrupted would print, its files gone)."""
+    import operator
+
+    client, _ = cluster
+    with pytest.raises(IndexError, match="list index out of range"):
+        list(RUN_TASKS(client, [np.zeros(3)], {0: (operator.getitem, [0], 5)}))
+    logs = client.get_worker_logs()
+    assert logs and not any("Compute Failed" in message for lines in logs.values() for _, message in lines)
+
+
 # -- a worker SIGKILLed mid-run costs a rerun of its tasks, never a lost or doubled result ------------------------
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import time
+import traceback
 import uuid
 
 import numpy as np
@@ -45,6 +47,30 @@ def _lost_worker(error: BaseException) -> bool:
     from distributed.scheduler import KilledWorker
 
     return isinstance(error, (CancelledError, FutureCancelledError, KilledWorker))
+
+
+class TaskFailure:
+    """An exception a task raised, sent back as the task's result: the caller raises it again.
+
+    Dask's worker would log its own traceback of a failed task ("Compute Failed"), beside the one error the
+    caller reports, and also for a task still running when its run was interrupted, whose files the caller has
+    already removed. Returned as a value, the failure reaches the caller alone, once, or nobody."""
+
+    def __init__(self, error: Exception, trace: str):
+        try:
+            pickle.dumps(error)
+        except Exception:  # the exception's type cannot travel: its text does
+            error = RuntimeError(f"{type(error).__name__}: {error}")
+        self.error = error
+        self.trace = trace
+
+
+def _quietly(function, *arguments):
+    """``function(*arguments)`` on a worker, its exception returned as a :class:`TaskFailure`."""
+    try:
+        return function(*arguments)
+    except Exception as error:
+        return TaskFailure(error, traceback.format_exc())
 
 
 def run_tasks(client, blocks, tasks: dict, priorities: dict | None = None):
@@ -94,7 +120,8 @@ def run_tasks(client, blocks, tasks: dict, priorities: dict | None = None):
         attempts[task_id] = attempts.get(task_id, 0) + 1
         key = f"seqcompare-{function.__name__.strip('_')}-{token}-{task_id}-{attempts[task_id]}"
         priority = priorities.get(task_id, 0) if priorities else 0
-        return client.submit(function, futures_of(ids), *arguments, key=key, pure=False, priority=priority)
+        return client.submit(_quietly, function, futures_of(ids), *arguments, key=key, pure=False,
+                             priority=priority)  # fmt: skip
 
     pending = {}
     for task_id in tasks:
@@ -109,6 +136,9 @@ def run_tasks(client, blocks, tasks: dict, priorities: dict | None = None):
             if future.status != "finished":  # cancelled or lost with its worker
                 raise CancelledError(f"{future.key}: {future.status}")
             result = future.result()  # may still find the result gone with its worker
+            if isinstance(result, TaskFailure):
+                _log.debug("task %s failed on its worker:\n%s", task_id, result.trace)
+                raise result.error
         except Exception as error:
             if not _lost_worker(error):
                 raise

@@ -68,7 +68,7 @@ class Placement:
         """An array to build the operands in (filled by the caller, who drops it before :meth:`close`)."""
         if self.directory is None or 0 in tuple(shape):
             return np.empty(shape, dtype)
-        path = os.path.join(self.directory, f"seqcompare-{uuid.uuid4().hex}.bin")
+        path = os.path.join(self.directory, f"seqcompare-{os.getpid()}-{uuid.uuid4().hex}.bin")
         self.paths.append(path)
         array = np.memmap(path, dtype=dtype, mode="w+", shape=tuple(shape))
         self.arrays.append(array)
