@@ -6,10 +6,15 @@ Numba's import and start-up (about 0.3 s of every run). Kernels call one another
 :class:`Kernel` as the dispatcher it stands for.
 
 Set ``SEQCOMPARE_DISABLE_NUMBA_CACHE=1`` to stop Numba writing its on-disk cache (read-only installs).
+
+Processes that share the on-disk cache (``pytest -n``, Dask workers, several commands at once) take turns on
+each kernel's cache files (:func:`_take_turns_on_cache_files`): Numba's own writes are not safe between
+processes, and could pair one specialization's key with another's machine code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -57,6 +62,55 @@ def _njit():
     return _NJIT[0]
 
 
+@contextlib.contextmanager
+def _file_lock(path: str):
+    """An exclusive ``flock`` on ``path`` (created if need be), or no lock where none can be had (a read-only
+    cache directory, which then holds nothing to protect, or a platform without ``fcntl``)."""
+    try:
+        import fcntl
+
+        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    except OSError:  # a file system without locks
+        pass
+    try:
+        yield
+    finally:
+        os.close(handle)  # releases the lock
+
+
+def _take_turns_on_cache_files(dispatcher) -> None:
+    """Make ``dispatcher``'s on-disk cache reads and writes exclusive between processes.
+
+    Numba saves a new specialization by reading the function's index file, giving the specialization the first
+    unused data file number, writing the index back and then the data file. Two processes compiling different
+    specializations of one function at once both take number 1; the index can end with one's key and the data
+    file with the other's machine code, which a later process then runs with the wrong argument types (a wrong
+    result or a crash; ``tests/test_jit.py`` replays it). Holding a lock beside the index file over each whole
+    save and load removes the interleaving. Within one process Numba's compiler lock already serialises them.
+    """
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    index_path = getattr(cache_file, "_index_path", None)
+    if index_path is None:  # no cache (disabled), or a Numba whose cache is laid out otherwise
+        return
+    lock_path = index_path + ".lock"
+
+    def in_turn(method):
+        @functools.wraps(method)
+        def run(*args, **kwargs):
+            with _file_lock(lock_path):
+                return method(*args, **kwargs)
+
+        return run
+
+    cache_file.save = in_turn(cache_file.save)
+    cache_file.load = in_turn(cache_file.load)
+
+
 class Kernel:
     """A function compiled by Numba on its first call. Attributes other than the call (``signatures``,
     ``inspect_asm``...) are the Numba dispatcher's."""
@@ -74,7 +128,9 @@ class Kernel:
             njit = _njit()
             with _LOCK:
                 if self._dispatcher is None:
-                    self._dispatcher = njit(**self._options)(self.py_func)
+                    dispatcher = njit(**self._options)(self.py_func)
+                    _take_turns_on_cache_files(dispatcher)
+                    self._dispatcher = dispatcher
         return self._dispatcher
 
     def __call__(self, *args, **kwargs):

@@ -1,0 +1,84 @@
+"""Numba's on-disk cache shared by processes that compile at the same time (pytest -n, Dask workers)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("numba")
+
+KERNELS = """
+from seqcompare._jit import jit
+
+
+@jit
+def twice_plus_one(x):
+    return x * 2 + 1
+"""
+
+# One compiling process, with Numba's save slowed so that the two processes interleave as they can: both read
+# the empty index, both take data file 1; "int" writes the index first and its data last, "float" in between.
+# The index then ends up with float's key and the data file with int's machine code.
+COMPILE = """
+import os, sys, time
+from numba.core import caching
+
+role, directory = sys.argv[1], sys.argv[2]
+other = {"int": "float", "float": "int"}[role]
+index_pause, data_pause = {"int": (0.2, 0.8), "float": (0.5, 0.0)}[role]
+cache_file = caching.IndexDataCacheFile
+save, save_index, save_data = cache_file.save, cache_file._save_index, cache_file._save_data
+
+
+def meet_then_save(self, key, data):
+    # Both processes start saving together; a process held back by a lock waits 3 s at most.
+    open(os.path.join(directory, "ready-" + role), "w").close()
+    deadline = time.time() + 3
+    while not os.path.exists(os.path.join(directory, "ready-" + other)) and time.time() < deadline:
+        time.sleep(0.01)
+    return save(self, key, data)
+
+
+def slow_save_index(self, overloads):
+    time.sleep(index_pause)
+    return save_index(self, overloads)
+
+
+def slow_save_data(self, name, data):
+    time.sleep(data_pause)
+    return save_data(self, name, data)
+
+
+cache_file.save, cache_file._save_index, cache_file._save_data = meet_then_save, slow_save_index, slow_save_data
+sys.path.insert(0, directory)
+import kernels
+
+print(kernels.twice_plus_one(3 if role == "int" else 1.5))
+"""
+
+LOAD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import kernels
+
+values = [kernels.twice_plus_one(3), kernels.twice_plus_one(1.5)]
+print(json.dumps({"values": values, "cache_hits": sum(kernels.twice_plus_one.stats.cache_hits.values())}))
+"""
+
+
+def test_two_processes_compiling_one_kernel_at_once_leave_a_consistent_cache(tmp_path):
+    (tmp_path / "kernels.py").write_text(textwrap.dedent(KERNELS))
+    env = {key: value for key, value in os.environ.items() if key != "SEQCOMPARE_DISABLE_NUMBA_CACHE"}
+    env.pop("NUMBA_CACHE_DIR", None)  # the cache goes beside kernels.py, in tmp_path
+    compiling = [subprocess.Popen([sys.executable, "-c", COMPILE, role, str(tmp_path)], env=env,
+                                  stdout=subprocess.PIPE, text=True) for role in ("int", "float")]  # fmt: skip
+    outputs = [process.communicate(timeout=120)[0] for process in compiling]
+    assert [process.returncode for process in compiling] == [0, 0]
+    assert [float(text) for text in outputs] == [7.0, 4.0]
+    # A third process finds both specializations in the cache, each with its own machine code.
+    loaded = subprocess.run([sys.executable, "-c", LOAD, str(tmp_path)], env=env, capture_output=True, text=True,
+                            check=True, timeout=120)  # fmt: skip
+    assert json.loads(loaded.stdout) == {"values": [7, 4.0], "cache_hits": 2}
