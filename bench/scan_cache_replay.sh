@@ -21,10 +21,10 @@ print(write_workload(sys.argv[1], int(sys.argv[2]), 2000)[:2])
 PY
 READS=$WORK/reads_${BASES}_2000.fastq
 for device in cuda cuda cuda cpu; do
-    start=$(date +%s.%N)
+    start=$(date +%s%N)
     python3 -m seqcompare scan "$READS" "$WORK/patterns.fa" --both-strands --report all --tsv -q -j 16 \
         --device $device --max-edits 5% -o "$WORK/out_$device.tsv"
-    echo "cli --device $device rc=$? $(echo "$(date +%s.%N) - $start" | bc) s"
+    echo "cli --device $device rc=$? $(( ($(date +%s%N) - start) / 1000000 )) ms"
 done | tee "$OUT/cli.log"
 cmp "$WORK/out_cuda.tsv" "$WORK/out_cpu.tsv" && echo "cuda and cpu outputs identical" | tee -a "$OUT/cli.log"
 python3 bench/numba_cache_check.py "$SITE" scan_sample _fallback > "$OUT/cache_check_after_cli.txt"; tail -1 "$OUT/cache_check_after_cli.txt"
