@@ -218,3 +218,61 @@ def test_strings_translate_alike_by_threads_and_by_bytes_translate(rng, monkeypa
     threaded, plain = outcome(0), outcome(1 << 40)
     assert threaded == plain and not isinstance(plain, str)
     assert plain[0][:12] == [{"A": 0, "C": 1, "G": 2, "T": 3, "N": 4, "U": 3}[c.upper()] for c in "".join(texts)[:12]]
+
+
+def test_strings_read_in_place_equal_a_plain_translation(rng, monkeypatch):
+    """Large batches of ASCII str are translated where CPython holds their letters (io.sequences): equal to a
+    letter-by-letter translation, with the same error for an illegal letter, and the same result where the
+    in-place read does not apply or its per-string check fails."""
+    import sys
+
+    from seqcompare.io import sequences
+    from seqcompare.io.sequences import NumberedNames, SequenceSet
+
+    code = {"A": 0, "C": 1, "G": 2, "T": 3, "N": 4, "U": 3}
+    texts = ["".join(rng.choice(list("ACGTNacgtnUu"), rng.integers(0, 400))) for _ in range(300)]
+    texts[10], texts[11], texts[299] = "", "A", "t"  # empty, and one-letter strings (CPython's shared singletons)
+    plain_codes = [code[c.upper()] for c in "".join(texts)]
+    plain_offsets = np.cumsum([0] + [len(t) for t in texts]).tolist()
+    monkeypatch.setattr(sequences, "THREADED_TRANSLATE_BYTES", 0)
+    calls = {"in place": 0, "bytes": 0}
+    for name, key in (("translate_in_place", "in place"), ("translate_bytes", "bytes")):
+        kernel = getattr(sequences, name)
+        monkeypatch.setattr(sequences, name, lambda *args, kernel=kernel, key=key: calls.__setitem__(
+            key, calls[key] + 1) or kernel(*args))  # fmt: skip
+
+    def outcome(items):
+        calls.update({"in place": 0, "bytes": 0})
+        try:
+            made = SequenceSet.from_strings(items, NumberedNames("read", len(items)))
+        except InputError as error:
+            return str(error)
+        return made.codes.tolist(), made.offsets.tolist()
+
+    if sys.implementation.name == "cpython":
+        assert sequences._str_layout() is not None
+    assert outcome(texts) == (plain_codes, plain_offsets) and calls["in place"] > 0 and calls["bytes"] == 0
+    for k, at in ((0, 0), (150, 7), (298, None)):  # an illegal letter: the same message as letter by letter
+        bad = texts[:k] + [texts[k][:at] + "*" + texts[k][at:] if at is not None else texts[k] + "*"] + texts[k + 1 :]
+        position = (at if at is not None else len(texts[k])) + 1
+        assert outcome(bad) == (f"<array>: record #{k + 1} 'read{k + 1}' has '*' at position {position}, which is not "
+                                "A, C, G, T or N (--iupac-as-n reads other IUPAC codes as N)")  # fmt: skip
+    # Where the in-place read does not apply: non-ASCII text, bytes, a str subclass; the letters elsewhere.
+    assert outcome(texts[:5] + ["ACé"] + texts[6:]).endswith("has '?' at position 3, which is not A, C, G, T or N "
+                                                           "(--iupac-as-n reads other IUPAC codes as N)")  # fmt: skip
+    assert calls == {"in place": 0, "bytes": calls["bytes"]} and calls["bytes"] > 0
+
+    class Text(str):
+        pass
+
+    for odd in (texts[:7] + [texts[7].encode()] + texts[8:], texts[:7] + [Text(texts[7])] + texts[8:]):
+        assert outcome(odd) == (plain_codes, plain_offsets) and calls["in place"] == 0
+    # A per-string check that fails (the length read from the wrong field): every string is read otherwise.
+    layout = sequences._str_layout()
+    if layout is not None:
+        wrong = sequences._StrLayout(layout.letters_at)
+        wrong.length_at = 24  # the hash field
+        monkeypatch.setattr(sequences, "_str_layout", lambda: wrong)
+        assert outcome(texts) == (plain_codes, plain_offsets) and calls["in place"] > 0 and calls["bytes"] > 0
+    monkeypatch.setattr(sequences, "_str_layout", lambda: None)  # another layout or another Python
+    assert outcome(texts) == (plain_codes, plain_offsets) and calls["in place"] == 0
