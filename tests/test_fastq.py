@@ -63,6 +63,10 @@ def test_many_pieces_read_the_same(tmp_path, rng, monkeypatch):
         (b"@a\nACRT\n+\nIIII\n", "record #1 'a' has 'R' at position 3, which is not A, C, G, T or N"),
         (b"@a\nACGT\n+\nII I\n", "record #1 'a' has quality character 'byte 0x20' at position 3"),
         (b"@a\nAC-T\n+\nIIII\n", "'-' at position 3"),
+        # Wrapped records: the position counts across the lines (and a CR ends a line's letters).
+        (b"@a\nACG\r\nTAXC\r\n+\nIIIIIII\n", "record #1 'a' has 'X' at position 6"),
+        (b"@a\nACG\nTAGC\n+\nIII\nIIII\n@b\nAC\nGT\n+\nII\nI\x7f\n",
+         "record #2 'b' has quality character 'byte 0x7f' at position 4"),
     ],
 )
 def test_bad_fastq_is_one_clear_message(tmp_path, content, message):

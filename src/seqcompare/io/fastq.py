@@ -16,7 +16,7 @@ from .._jit import jit
 from ..errors import InputError
 from .fasta import (SMALL_BYTES, _decode_name, _line_ends, _line_spans, _piece_starts, header_words, read_bytes,
                     read_sequences)  # fmt: skip
-from .sequences import ILLEGAL, SequenceSet, code_table, empty_array, illegal_base_message
+from .sequences import ILLEGAL, SequenceSet, _translate_run, code_table, empty_array, illegal_base_message
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
 _PIECE_BYTES = 16 << 20
@@ -89,24 +89,38 @@ def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, code
         at = offsets[r]
         for k in range(table[r, 2], table[r, 3]):
             start = line_ends[k - 1] + 1 if k > 0 else 0
-            stop = _line_stop(buf, line_ends, k, start)
-            for q in range(start, stop):
-                c = codes_table[buf[q]]
-                if c == ILLEGAL:
-                    return _ILLEGAL_BASE, r, at - offsets[r], buf[q]
-                codes[at] = c
-                at += 1
+            n = _line_stop(buf, line_ends, k, start) - start
+            bad = _translate_run(buf[start : start + n], codes_table, codes[at : at + n])
+            if bad >= 0:
+                return _ILLEGAL_BASE, r, at + bad - offsets[r], buf[start + bad]
+            at += n
         at = offsets[r]
         for k in range(table[r, 4], table[r, 5]):
             start = line_ends[k - 1] + 1 if k > 0 else 0
-            stop = _line_stop(buf, line_ends, k, start)
-            for q in range(start, stop):
-                c = buf[q]
-                if c < 33 or c > 126:
-                    return _ILLEGAL_QUALITY, r, at - offsets[r], c
-                quality[at] = c - 33
-                at += 1
+            n = _line_stop(buf, line_ends, k, start) - start
+            bad = _phred_run(buf[start : start + n], quality[at : at + n])
+            if bad >= 0:
+                return _ILLEGAL_QUALITY, r, at + bad - offsets[r], buf[start + bad]
+            at += n
     return _OK, 0, 0, 0
+
+
+@jit
+def _phred_run(text, out) -> int:
+    """``out[q] = text[q] - 33`` (Phred+33); the first ``q`` outside ``'!'..'~'``, or -1. Checked by a running
+    minimum and maximum, so that the loop vectorises (as :func:`~seqcompare.io.sequences._translate_run`)."""
+    lowest = np.uint8(255)
+    highest = np.uint8(0)
+    for q in range(text.size):
+        c = text[q]
+        out[q] = c - np.uint8(33)
+        lowest = min(lowest, c)
+        highest = max(highest, c)
+    if lowest < 33 or highest > 126:
+        for q in range(text.size):
+            if text[q] < 33 or text[q] > 126:
+                return q
+    return -1
 
 
 def _parse_four_line_records(image: np.ndarray, translate: np.ndarray):
