@@ -251,3 +251,33 @@ def test_sigterm_stops_a_local_dask_cluster_cleanly(tmp_path):
     # they cannot be told apart from those of other tests in /dev/shm.
     if os.path.isdir("/dev/shm"):
         assert [p for p in os.listdir("/dev/shm") if p.startswith(blocks)] == []
+
+
+def test_parallel_gzip_writes_one_gzip_stream_whatever_the_threads(rng):
+    """Pieces compressed by threads as gzip members of their own: the file decompresses to what was written, and
+    its bytes do not depend on the thread count; writes of any size, across pieces or of whole pieces."""
+    import gzip
+    import io
+
+    from seqcompare.io.output import ParallelGzipWriter
+
+    data = rng.integers(0, 4, 20_000).astype(np.uint8).tobytes() + b"ACGT" * 3000
+    cuts = sorted({0, len(data), *rng.integers(0, len(data), 40).tolist(), 5000, 5001, 9999})
+    written = {}
+    for threads in (1, 4):
+        stream = io.BytesIO()
+        with ParallelGzipWriter(stream, threads, piece_bytes=1000) as out:
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                assert out.write(memoryview(data)[a:b]) == b - a
+        written[threads] = stream.getvalue()
+    assert written[1] == written[4] and gzip.decompress(written[1]) == data
+    assert written[1].count(b"\x1f\x8b\x08") >= len(data) // 1000  # a member a piece
+    stream = io.BytesIO()
+    ParallelGzipWriter(stream, 2).close()  # nothing written: one empty member, still a gzip file
+    assert gzip.decompress(stream.getvalue()) == b""
+    stream = io.BytesIO()
+    with pytest.raises(RuntimeError):
+        with ParallelGzipWriter(stream, 2, piece_bytes=1000) as out:
+            out.write(data[:500])
+            raise RuntimeError("stop")
+    assert stream.getvalue() == b""  # an error: what was left is not written

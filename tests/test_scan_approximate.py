@@ -197,11 +197,17 @@ def fastq_records(path):
     return ["\n".join(lines[i : i + 4]) for i in range(0, len(lines), 4)]
 
 
-def test_matched_and_unmatched_reads_are_the_input_records(tmp_path, capsys):
+def test_matched_and_unmatched_reads_are_the_input_records(tmp_path, capsys, monkeypatch):
+    from seqcompare.io import output
+
+    monkeypatch.setattr(output, "GZIP_PIECE_BYTES", 5000)  # gzip output in many members, compressed by threads
     signatures = os.path.join(DATA, "scan_example", "signatures.fasta")
     matched, unmatched = tmp_path / "hit.fastq.gz", tmp_path / "miss.fastq"
-    assert main(["scan", LAMBDA_READS, signatures, "--both-strands", "--max-edits", "3", "--tsv", "-q",
+    assert main(["scan", LAMBDA_READS, signatures, "--both-strands", "--max-edits", "3", "--tsv", "-q", "-j", "3",
                  "--matched-out", str(matched), "--unmatched-out", str(unmatched)]) == 0  # fmt: skip
+    assert main(["scan", LAMBDA_READS, signatures, "--both-strands", "--max-edits", "3", "-q", "-j", "1", "-o",
+                 os.devnull, "--matched-out", str(tmp_path / "hit1.fastq.gz")]) == 0  # fmt: skip
+    assert (tmp_path / "hit1.fastq.gz").read_bytes() == matched.read_bytes()
     names = {line.split("\t")[0] for line in capsys.readouterr().out.splitlines()[1:]}
     records = fastq_records(LAMBDA_READS)
     hits, misses = fastq_records(matched), fastq_records(unmatched)

@@ -168,7 +168,7 @@ def _write_selected(args, carried, log) -> None:
     if destinations:
         from ..io.fastq import write_selected_records
 
-        write_selected_records(args.samples, carried, destinations)
+        write_selected_records(args.samples, carried, destinations, threads=args.threads)
         log(f"{int(carried.sum())} of {carried.size} reads carry a signature")
 
 

@@ -7,6 +7,7 @@ bases to codes and quality characters to Phred scores, record by record, straigh
 
 from __future__ import annotations
 
+import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -291,10 +292,11 @@ def _starts_with(path: str, prefix: bytes) -> bool:
         return handle.read(len(prefix)) == prefix
 
 
-def write_selected_records(source, selected: np.ndarray, destinations: dict) -> None:
+def write_selected_records(source, selected: np.ndarray, destinations: dict, threads: int | None = None) -> None:
     """Copy FASTQ records of ``source`` as they are in the file (names, comments, letters, line breaks) into
     output files: ``destinations`` maps ``(option, path)`` to which records go there, True for the records
-    where ``selected`` is True, False for the others. A path ending in ``.gz`` is written gzip-compressed.
+    where ``selected`` is True, False for the others. A path ending in ``.gz`` is written gzip-compressed, by
+    ``threads`` threads (default: every core; :class:`~seqcompare.io.output.ParallelGzipWriter`).
 
     The file is read again (it was read once already for the scan), so ``source`` must be a file, not
     standard input; its records must be the ones ``selected`` was computed on.
@@ -304,9 +306,8 @@ def write_selected_records(source, selected: np.ndarray, destinations: dict) -> 
     InputError
         ``source`` is standard input, or its records no longer match ``selected`` (the file changed).
     """
-    import gzip
-
-    from .output import open_output
+    from ..validation import default_threads
+    from .output import ParallelGzipWriter, open_output
 
     source = os.fspath(source)
     if source == "-":
@@ -321,8 +322,10 @@ def write_selected_records(source, selected: np.ndarray, destinations: dict) -> 
     stops = np.minimum(line_ends[table[:, 5] - 1] + 1, image.size)  # past the last quality line's newline
     for (option, path), wanted in destinations.items():
         chosen = np.flatnonzero(selected == wanted)
-        with open_output(path, option) as stream:
-            out = gzip.GzipFile(fileobj=stream, mode="wb", compresslevel=6, mtime=0) if str(path).endswith(".gz") else stream
+        with open_output(path, option) as stream, contextlib.ExitStack() as compressing:
+            out = stream
+            if str(path).endswith(".gz"):
+                out = compressing.enter_context(ParallelGzipWriter(stream, threads or default_threads()))
             # Runs of consecutive chosen records are one slice of the file each.
             breaks = np.flatnonzero(np.diff(chosen) != 1) + 1
             for run in np.split(chosen, breaks) if chosen.size else []:
@@ -330,5 +333,3 @@ def write_selected_records(source, selected: np.ndarray, destinations: dict) -> 
                 out.write(piece.tobytes() if piece.size < (1 << 26) else memoryview(piece))
                 if piece.size and piece[-1] != 10:
                     out.write(b"\n")  # the file's last line had no newline
-            if out is not stream:
-                out.close()

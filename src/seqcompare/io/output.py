@@ -229,3 +229,103 @@ def open_output(path, option: str = "-o"):
         pending.commit()
     finally:
         pending.abort()
+
+
+# Uncompressed bytes a gzip member: large enough that splitting costs nothing measurable in size (DEFLATE's window
+# is 32 KB), small enough to keep every thread busy on a few hundred MB.
+GZIP_PIECE_BYTES = 4 << 20
+
+
+class ParallelGzipWriter:
+    """A binary file object that gzip-compresses what is written through it by threads, like pigz.
+
+    The data is cut into pieces of ``piece_bytes``; a thread compresses each piece into a gzip member of its own
+    and the members are written to ``stream`` in order. A file of several members is one gzip file (RFC 1952,
+    section 2.2): gzip, zcat, Python's :mod:`gzip` and seqkit read it as one stream. The bytes written depend on
+    the data, ``level`` and ``piece_bytes`` only, not on ``threads``; nothing written produces one empty member.
+    Closing it does not close ``stream``.
+
+    Parameters
+    ----------
+    stream : binary file object
+    threads : int
+        Members compressed at once.
+    level : int
+        zlib's compression level (6, gzip's default).
+    piece_bytes : int, optional
+        Default :data:`GZIP_PIECE_BYTES`.
+    """
+
+    def __init__(self, stream, threads: int, *, level: int = 6, piece_bytes: int | None = None):
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._stream = stream
+        self._level = level
+        self._piece = int(piece_bytes or GZIP_PIECE_BYTES)
+        self._threads = max(1, int(threads))
+        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="seqcompare-gzip")
+        self._pending = deque()
+        self._buffer = bytearray()
+        self._members = 0
+        self.closed = False
+
+    def _compress(self, data: bytes) -> bytes:
+        import gzip
+
+        return gzip.compress(data, compresslevel=self._level, mtime=0)  # zlib releases the GIL as it works
+
+    def _submit(self, data: bytes) -> None:
+        self._pending.append(self._pool.submit(self._compress, data))
+        self._members += 1
+        while len(self._pending) > 2 * self._threads:  # a bounded number of pieces in memory
+            self._stream.write(self._pending.popleft().result())
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        size = view.nbytes
+        while view.nbytes:
+            if not self._buffer and view.nbytes >= self._piece:  # whole pieces straight from the caller's data
+                self._submit(bytes(view[: self._piece]))
+                view = view[self._piece :]
+                continue
+            take = min(view.nbytes, self._piece - len(self._buffer))
+            self._buffer += view[:take]
+            view = view[take:]
+            if len(self._buffer) == self._piece:
+                self._submit(bytes(self._buffer))
+                self._buffer.clear()
+        return size
+
+    def close(self) -> None:
+        """Compress what is left and write every member (the stream stays open)."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self._buffer or self._members == 0:
+                self._submit(bytes(self._buffer))
+                self._buffer.clear()
+            while self._pending:
+                self._stream.write(self._pending.popleft().result())
+        finally:
+            for future in self._pending:
+                future.cancel()
+            self._pool.shutdown(wait=True)
+
+    def abort(self) -> None:
+        """Stop without writing what is left (an error or a signal: the output is removed anyway)."""
+        self.closed = True
+        for future in self._pending:
+            future.cancel()
+        self._pending.clear()
+        self._pool.shutdown(wait=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *_) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
