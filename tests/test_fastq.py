@@ -280,3 +280,48 @@ def test_strings_read_in_place_equal_a_plain_translation(rng, monkeypatch):
         assert outcome(texts) == (plain_codes, plain_offsets) and calls["in place"] > 0 and calls["bytes"] > 0
     monkeypatch.setattr(sequences, "_str_layout", lambda: None)  # another layout or another Python
     assert outcome(texts) == (plain_codes, plain_offsets) and calls["in place"] == 0
+
+
+def bgzf(data: bytes, block: int = 65280) -> bytes:
+    """``data`` as BGZF (the SAM specification, section 4.1): members of at most ``block`` bytes with a 'BC'
+    extra field giving each member's size, then the empty end-of-file member, as bgzip writes it."""
+    import zlib
+
+    members = []
+    for start in range(0, len(data), block):
+        piece = data[start : start + block]
+        deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
+        body = deflate.compress(piece) + deflate.flush()
+        members.append(b"\x1f\x8b\x08\x04\x00\x00\x00\x00\x00\xff\x06\x00BC\x02\x00"
+                       + (25 + len(body)).to_bytes(2, "little") + body
+                       + zlib.crc32(piece).to_bytes(4, "little") + len(piece).to_bytes(4, "little"))  # fmt: skip
+    members.append(bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000"))
+    return b"".join(members)
+
+
+def test_bgzf_is_inflated_by_threads_to_the_same_records(tmp_path, rng, monkeypatch):
+    from seqcompare.io import fasta
+
+    monkeypatch.setattr(fasta, "_BGZF_THREADS_FROM", 0)
+    inflated = []
+    original = fasta._inflate_blocks
+    monkeypatch.setattr(fasta, "_inflate_blocks", lambda *a: inflated.append(1) or original(*a))
+    records = []
+    for r in range(400):
+        n = int(rng.integers(1, 3000))
+        records.append(b"@r%d x\n%s\n+\n%s\n" % (r, rng.choice(np.frombuffer(b"ACGTN", np.uint8), n).tobytes(),
+                                                  rng.integers(33, 75, n).astype(np.uint8).tobytes()))  # fmt: skip
+    content = b"".join(records)
+    plain = read_fastq(write(tmp_path, "reads.fq", content))
+    packed = bgzf(content, block=5000)
+    assert gzip.decompress(packed) == content  # a gzip file to any reader
+    got = read_fastq(write(tmp_path, "reads.fq.gz", packed), threads=3)
+    assert inflated and got.names == plain.names
+    assert np.array_equal(got.codes, plain.codes) and np.array_equal(got.quality, plain.quality)
+    # A member that fails its CRC, a truncated file: one clear line, as for any gzip file.
+    broken = bytearray(packed)
+    second = packed.index(b"\x1f\x8b\x08\x04", 10)
+    broken[second - 5] ^= 1  # the first member's CRC-32
+    for bad in (bytes(broken), packed[:-40]):
+        with pytest.raises(InputError, match="corrupt or truncated gzip data"):
+            read_fastq(write(tmp_path, "bad.fq.gz", bad))
