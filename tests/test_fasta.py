@@ -308,3 +308,26 @@ def test_names_decoded_in_one_pass_equal_each_header_decoded_alone():
         starts = stops - [len(h) for h in headers]
         assert header_words(image, starts, stops) == [_decode_name(h) for h in headers]
     assert header_words(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)) == []
+
+
+def test_a_gzip_file_kept_while_it_is_read_twice(tmp_path, monkeypatch):
+    """scan's read selection reads its samples twice: within keeping_contents a gzip file is inflated once, and
+    a file changed meanwhile is read again."""
+    import gzip
+    import os
+
+    from seqcompare.io import fasta
+
+    path = tmp_path / "reads.fq.gz"
+    path.write_bytes(gzip.compress(b"@a\nACGT\n+\nIIII\n"))
+    inflated = []
+    original = gzip.decompress
+    monkeypatch.setattr(fasta.gzip, "decompress", lambda data: inflated.append(1) or original(data))
+    with fasta.keeping_contents(str(path)):
+        first = fasta.read_bytes(str(path))
+        assert fasta.read_bytes(str(path)) is first and len(inflated) == 1
+        path.write_bytes(gzip.compress(b"@b\nACGTT\n+\nIIIII\n"))
+        os.utime(path, ns=(1, 1))  # another size and time: another file
+        assert fasta.read_bytes(str(path)) == b"@b\nACGTT\n+\nIIIII\n" and len(inflated) == 2
+    assert fasta.read_bytes(str(path)) == b"@b\nACGTT\n+\nIIIII\n" and len(inflated) == 3  # nothing kept after
+    assert fasta._KEPT == {}

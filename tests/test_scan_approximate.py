@@ -208,6 +208,11 @@ def test_matched_and_unmatched_reads_are_the_input_records(tmp_path, capsys, mon
     assert main(["scan", LAMBDA_READS, signatures, "--both-strands", "--max-edits", "3", "-q", "-j", "1", "-o",
                  os.devnull, "--matched-out", str(tmp_path / "hit1.fastq.gz")]) == 0  # fmt: skip
     assert (tmp_path / "hit1.fastq.gz").read_bytes() == matched.read_bytes()
+    packed = tmp_path / "reads.fastq.gz"  # gzip samples: inflated once for the scan and the selection
+    packed.write_bytes(gzip.compress(open(LAMBDA_READS, "rb").read()))
+    assert main(["scan", str(packed), signatures, "--both-strands", "--max-edits", "3", "-q", "-o", os.devnull,
+                 "--matched-out", str(tmp_path / "hit2.fastq.gz")]) == 0  # fmt: skip
+    assert (tmp_path / "hit2.fastq.gz").read_bytes() == matched.read_bytes()
     names = {line.split("\t")[0] for line in capsys.readouterr().out.splitlines()[1:]}
     records = fastq_records(LAMBDA_READS)
     hits, misses = fastq_records(matched), fastq_records(unmatched)

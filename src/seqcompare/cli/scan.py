@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from ..errors import InputError
 from .common import (HelpFormatter, Log, add_common, check_cluster_options, dask_client, non_negative_int, positive_int,
                      prepare)  # fmt: skip
@@ -98,8 +100,17 @@ def run_command(args) -> int:
     outputs = {"-o": args.output, "--matched-out": args.matched_out, "--unmatched-out": args.unmatched_out}
     prepare(args, [args.samples, args.signatures], outputs, start_cuda=not (helper or on_cluster or args.coverage))
     log = Log(args.quiet)
-    if args.coverage:
-        return _coverage(args, log)
+    with contextlib.ExitStack() as stack:
+        if args.matched_out or args.unmatched_out:  # the samples are read again to copy their records
+            from ..io.fasta import keeping_contents
+
+            stack.enter_context(keeping_contents(args.samples))
+        if args.coverage:
+            return _coverage(args, log)
+        return _scan_and_write(args, log, helper, on_cluster, approximate)
+
+
+def _scan_and_write(args, log, helper: bool, on_cluster: bool, approximate: bool) -> int:
     if helper:
         result = _scan_with_helper(args, log)
     elif on_cluster:

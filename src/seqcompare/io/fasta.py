@@ -7,6 +7,7 @@ multi-gigabyte alignment parses at several GB/s; the file image and the matrix a
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import mmap
 import os
@@ -72,6 +73,7 @@ def read_bytes(path: str | os.PathLike):
         If the file is missing, a directory, unreadable, or corrupt gzip.
     """
     path = os.fspath(path)
+    identity = None
     try:
         if path == "-":
             raw = sys.stdin.buffer.read()
@@ -79,6 +81,10 @@ def read_bytes(path: str | os.PathLike):
             with open(path, "rb") as handle:
                 head = handle.read(2)
                 if head == _GZIP_MAGIC:
+                    kept = _KEPT.get(path)
+                    identity = _identity_of(handle.fileno())
+                    if kept is not None and kept[0] == identity:
+                        return kept[1]
                     raw = head + handle.read()
                 else:
                     size = os.fstat(handle.fileno()).st_size
@@ -97,7 +103,32 @@ def read_bytes(path: str | os.PathLike):
             raw = gzip.decompress(raw) if blocks is None else _inflate_blocks(raw, blocks)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{path}: corrupt or truncated gzip data ({exc})") from None
+        if identity is not None and path in _KEPT:
+            _KEPT[path] = (identity, raw)
     return raw
+
+
+# Gzip files whose contents read_bytes keeps for the next read of the same path (see keeping_contents).
+_KEPT: dict = {}
+
+
+def _identity_of(descriptor: int) -> tuple:
+    """The file's device, inode, size and modification time: a kept copy stands for the file while they hold."""
+    status = os.fstat(descriptor)
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+
+
+@contextlib.contextmanager
+def keeping_contents(path):
+    """Within the block, :func:`read_bytes` inflates a gzip ``path`` once and hands its contents to every later
+    read of it (scan's read selection copies records from the samples it has just scanned: a second pass of
+    zlib over a large file would cost as long as the first). Plain files need nothing: they are mapped."""
+    path = os.fspath(path)
+    _KEPT[path] = None
+    try:
+        yield
+    finally:
+        _KEPT.pop(path, None)
 
 
 # BGZF (bgzip, htslib; also what Illumina's bcl2fastq writes): gzip members of at most 64 KB, each saying its
