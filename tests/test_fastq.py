@@ -325,3 +325,34 @@ def test_bgzf_is_inflated_by_threads_to_the_same_records(tmp_path, rng, monkeypa
     for bad in (bytes(broken), packed[:-40]):
         with pytest.raises(InputError, match="corrupt or truncated gzip data"):
             read_fastq(write(tmp_path, "bad.fq.gz", bad))
+
+
+def test_letters_matrix_copies_strings_in_place_or_declines(rng, monkeypatch):
+    """hamming's list-of-str input: equal-length ASCII strings copied by threads from where CPython keeps them,
+    equal to joining their bytes; anything else is declined (None) and read the usual way."""
+    from seqcompare.hamming.api import hamming
+    from seqcompare.io import sequences
+
+    monkeypatch.setattr(sequences, "THREADED_TRANSLATE_BYTES", 0)
+    letters = np.frombuffer(b"ACGTNacgtn-RY?*", np.uint8)
+    texts = [letters[rng.integers(0, letters.size, 257)].tobytes().decode() for _ in range(40)]
+    joined = np.frombuffer("".join(texts).encode(), np.uint8).reshape(40, 257)
+    got = sequences.letters_matrix(texts)
+    if sequences._str_layout() is not None:
+        assert got is not None and np.array_equal(got, joined)
+        assert np.array_equal(sequences.letters_matrix(tuple(texts)), joined)
+    for declined in (texts[:5] + [texts[5][:-1]] + texts[6:], texts[:5] + ["é" * 257] + texts[6:],
+                     texts[:5] + [texts[5].encode()] + texts[6:], []):  # fmt: skip
+        assert sequences.letters_matrix(declined) is None
+    wrong = sequences._StrLayout(sequences._str_layout().letters_at) if sequences._str_layout() else None
+    if wrong is not None:  # a per-string check that fails: declined, not trusted
+        wrong.length_at = 24
+        monkeypatch.setattr(sequences, "_str_layout", lambda: wrong)
+        assert sequences.letters_matrix(texts) is None
+        monkeypatch.undo()
+        monkeypatch.setattr(sequences, "THREADED_TRANSLATE_BYTES", 0)
+    in_place = hamming(texts)
+    monkeypatch.setattr(sequences, "THREADED_TRANSLATE_BYTES", 1 << 40)  # declined: the strings joined
+    assert np.array_equal(in_place, hamming(texts))
+    with pytest.raises(InputError, match="sequence #6 has length 256 but sequence #1 has length 257"):
+        hamming(texts[:5] + [texts[5][:-1]] + texts[6:])

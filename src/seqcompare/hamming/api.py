@@ -26,6 +26,7 @@ from ..allpairs import (
 from ..cuda.runtime import resolve_device
 from ..errors import InputError
 from ..io.fasta import Alignment, read_alignment
+from ..io.sequences import letters_matrix
 from . import models
 from .encoding import ALPHABETS, encode_categorical, sequence_encoding
 from .methods import resolve_method
@@ -43,6 +44,9 @@ def _as_matrix(data, role: str):
     if isinstance(data, Alignment):
         return "sequences", data.sequences
     if isinstance(data, (list, tuple)) and data and all(isinstance(s, (str, bytes)) for s in data):
+        matrix = letters_matrix(data)  # many long ASCII strings: copied by threads from where Python keeps them
+        if matrix is not None:
+            return "sequences", matrix
         rows = [s.encode("latin-1") if isinstance(s, str) else s for s in data]
         lengths = {len(r) for r in rows}
         if len(lengths) > 1:

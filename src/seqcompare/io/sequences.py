@@ -261,6 +261,56 @@ def _codes_in_place(sequences: list, offsets: np.ndarray, table: np.ndarray):
     return codes, (bad[0] if bad else -1)
 
 
+@jit
+def _copy_in_place(memory, headers, length, length_at, state_at, letters_at, out, first, last) -> bool:
+    """Rows ``first:last`` of ``out``: the letters of strings of ``length`` read in place; False (nothing to
+    trust) if a string's header is not that of a compact ASCII string of that length."""
+    for k in range(first, last):
+        header = headers[k]
+        found = 0
+        for b in range(8):
+            found |= np.int64(memory[header + length_at + b]) << (8 * b)
+        if found != length or memory[header + state_at] & _STATE_COMPACT_ASCII != _STATE_COMPACT_ASCII:
+            return False
+    for k in range(first, last):
+        letters = headers[k] + letters_at
+        row = out[k]
+        for q in range(length):
+            row[q] = memory[letters + q]
+    return True
+
+
+def letters_matrix(sequences) -> np.ndarray | None:
+    """The letters of many ASCII ``str`` of one length as an ``(n, length)`` uint8 matrix, copied by threads from
+    where CPython holds them (see :func:`translate_in_place`); None for anything else (other types or lengths,
+    non-ASCII text, another Python) and for batches under :data:`THREADED_TRANSLATE_BYTES`, where the caller's
+    ``join`` costs less than loading a compiled pass."""
+    if not isinstance(sequences, (list, tuple)) or not sequences:
+        return None
+    lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences)) if all(
+        type(s) is str for s in sequences) else None  # fmt: skip
+    if lengths is None or lengths.min() != lengths.max() or int(lengths.sum()) < THREADED_TRANSLATE_BYTES:
+        return None
+    found = _letters_in_place(sequences, lengths)
+    if found is None:
+        return None
+    kept, memory, headers = found
+    layout = _str_layout()
+    length = int(lengths[0])
+    out = empty_array(len(kept) * length).reshape(len(kept), length)
+    pieces = min(16, default_threads())
+    cuts = np.linspace(0, len(kept), pieces + 1).astype(np.int64).tolist()
+
+    def copy(first: int, last: int) -> bool:
+        return _copy_in_place(memory, headers, length, layout.length_at, layout.state_at, layout.letters_at, out,
+                              first, last)  # fmt: skip
+
+    with ThreadPoolExecutor(pieces) as pool:
+        trusted = all(list(pool.map(copy, cuts[:-1], cuts[1:])))
+    del kept
+    return out if trusted else None
+
+
 def _codes_of(sequences: list, offsets: np.ndarray, table: np.ndarray):
     """``(codes, index of the first illegal letter or -1)`` of ``sequences`` laid out by ``offsets``."""
     total = int(offsets[-1])
