@@ -133,6 +133,8 @@ _STATE_COMPACT_ASCII = 0x60  # the state's "compact" and "ascii" bits
 
 
 class _StrLayout:
+    """Byte offsets in a compact ASCII ``str`` of its length, its state bits and its letters."""
+
     length_at = 16
     state_at = 32
 
@@ -200,13 +202,8 @@ def translate_in_place(memory, headers, lengths, length_at, state_at, letters_at
     """Codes of strings ``first:last`` read in place (:func:`_letters_in_place`): ``codes[offsets[k] + q] =
     table[letter q of string k]``. Returns the first ``codes`` index whose code is ``ILLEGAL``, -1 if none, or -2
     if a string's header is not that of a compact ASCII string of its length (the caller reads them otherwise)."""
-    for k in range(first, last):
-        header = headers[k]
-        length = 0
-        for b in range(8):
-            length |= np.int64(memory[header + length_at + b]) << (8 * b)
-        if length != lengths[k] or memory[header + state_at] & _STATE_COMPACT_ASCII != _STATE_COMPACT_ASCII:
-            return -2
+    if not _compact_ascii_headers(memory, headers, lengths, length_at, state_at, first, last):
+        return -2
     for k in range(first, last):
         letters = headers[k] + letters_at
         out = offsets[k]
@@ -215,6 +212,19 @@ def translate_in_place(memory, headers, lengths, length_at, state_at, letters_at
         if bad >= 0:
             return out + bad
     return -1
+
+
+@jit
+def _compact_ascii_headers(memory, headers, lengths, length_at, state_at, first, last) -> bool:
+    """Whether strings ``first:last`` have the headers of compact ASCII strings of ``lengths``."""
+    for k in range(first, last):
+        header = headers[k]
+        length = 0
+        for b in range(8):
+            length |= np.int64(memory[header + length_at + b]) << (8 * b)
+        if length != lengths[k] or memory[header + state_at] & _STATE_COMPACT_ASCII != _STATE_COMPACT_ASCII:
+            return False
+    return True
 
 
 @jit
@@ -262,16 +272,12 @@ def _codes_in_place(sequences: list, offsets: np.ndarray, table: np.ndarray):
 
 
 @jit
-def _copy_in_place(memory, headers, length, length_at, state_at, letters_at, out, first, last) -> bool:
-    """Rows ``first:last`` of ``out``: the letters of strings of ``length`` read in place; False (nothing to
-    trust) if a string's header is not that of a compact ASCII string of that length."""
-    for k in range(first, last):
-        header = headers[k]
-        found = 0
-        for b in range(8):
-            found |= np.int64(memory[header + length_at + b]) << (8 * b)
-        if found != length or memory[header + state_at] & _STATE_COMPACT_ASCII != _STATE_COMPACT_ASCII:
-            return False
+def _copy_in_place(memory, headers, lengths, length_at, state_at, letters_at, out, first, last) -> bool:
+    """Rows ``first:last`` of ``out``: the letters of the strings read in place; False (nothing to trust) if a
+    string's header is not that of a compact ASCII string of its length."""
+    if not _compact_ascii_headers(memory, headers, lengths, length_at, state_at, first, last):
+        return False
+    length = out.shape[1]
     for k in range(first, last):
         letters = headers[k] + letters_at
         row = out[k]
@@ -285,11 +291,10 @@ def letters_matrix(sequences) -> np.ndarray | None:
     where CPython holds them (see :func:`translate_in_place`); None for anything else (other types or lengths,
     non-ASCII text, another Python) and for batches under :data:`THREADED_TRANSLATE_BYTES`, where the caller's
     ``join`` costs less than loading a compiled pass."""
-    if not isinstance(sequences, (list, tuple)) or not sequences:
+    if not isinstance(sequences, (list, tuple)) or not sequences or set(map(type, sequences)) != {str}:
         return None
-    lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences)) if all(
-        type(s) is str for s in sequences) else None  # fmt: skip
-    if lengths is None or lengths.min() != lengths.max() or int(lengths.sum()) < THREADED_TRANSLATE_BYTES:
+    lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+    if lengths.min() != lengths.max() or int(lengths.sum()) < THREADED_TRANSLATE_BYTES:
         return None
     found = _letters_in_place(sequences, lengths)
     if found is None:
@@ -302,7 +307,7 @@ def letters_matrix(sequences) -> np.ndarray | None:
     cuts = np.linspace(0, len(kept), pieces + 1).astype(np.int64).tolist()
 
     def copy(first: int, last: int) -> bool:
-        return _copy_in_place(memory, headers, length, layout.length_at, layout.state_at, layout.letters_at, out,
+        return _copy_in_place(memory, headers, lengths, layout.length_at, layout.state_at, layout.letters_at, out,
                               first, last)  # fmt: skip
 
     with ThreadPoolExecutor(pieces) as pool:
