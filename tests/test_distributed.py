@@ -323,8 +323,8 @@ def test_shared_memory_files_are_removed_after_each_run(cluster, rng):
 
     client, device = cluster
 
-    def files():
-        return set(glob.glob(os.path.join(client._seqcompare_shared, "seqcompare-*.bin")))
+    def files():  # this process's blocks only: other tests beside this one (pytest -n) place their own
+        return set(glob.glob(os.path.join(client._seqcompare_shared, f"seqcompare-{os.getpid()}-*.bin")))
 
     before = files()
     rows = random_alignment(rng, 300, 150)
