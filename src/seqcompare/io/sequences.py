@@ -181,8 +181,6 @@ def _letters_in_place(sequences: list, lengths: np.ndarray):
     """``(kept, memory, starts)`` for a list of ASCII ``str``: ``memory[starts[k] : starts[k] + lengths[k]]`` are
     the letters of ``kept[k]`` where CPython holds them, ``kept`` the strings, held until the letters are read;
     None where :func:`_str_layout` does not apply."""
-    import ctypes
-
     layout = _str_layout()
     if layout is None or not sequences or set(map(type, sequences)) != {str} or not all(map(str.isascii, sequences)):
         return None
@@ -190,10 +188,17 @@ def _letters_in_place(sequences: list, lengths: np.ndarray):
     headers = np.fromiter(map(id, kept), dtype=np.int64, count=len(kept))
     base = int(headers.min())
     span = int((headers + (layout.letters_at + lengths)).max()) - base
-    # A view of the address range the strings lie in; only their headers and letters are ever read.
-    memory = np.frombuffer((ctypes.c_uint8 * span).from_address(base), dtype=np.uint8)
-    memory.flags.writeable = False
+    # A read-only view of the address range the strings lie in (NumPy's array interface: no ctypes type made
+    # per call); only their headers and letters are ever read.
+    memory = np.asarray(_AddressRange(base, span))
     return kept, memory, headers - base
+
+
+class _AddressRange:
+    """``span`` bytes of this process's memory from address ``base``, as NumPy's array interface describes them."""
+
+    def __init__(self, base: int, span: int):
+        self.__array_interface__ = {"data": (base, True), "shape": (span,), "typestr": "|u1", "version": 3}
 
 
 @jit
