@@ -298,7 +298,8 @@ def write_selected_records(source, selected: np.ndarray, destinations: dict, thr
     where ``selected`` is True, False for the others. A path ending in ``.gz`` is written gzip-compressed, by
     ``threads`` threads (default: every core; :class:`~seqcompare.io.output.ParallelGzipWriter`).
 
-    The file is read again (it was read once already for the scan), so ``source`` must be a file, not
+    The file is read again (it was read once already for the scan; a gzip file kept by
+    :func:`~seqcompare.io.fasta.keeping_contents` is not inflated again), so ``source`` must be a file, not
     standard input; its records must be the ones ``selected`` was computed on.
 
     Raises
