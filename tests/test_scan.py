@@ -340,6 +340,38 @@ def test_the_gpu_helpers_side_and_the_parser_import_no_numba():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("n_rate", [0.0, 0.05])
+def test_gpu_reports_each_occurrence_once_from_its_first_doubly_clean_window(rng, n_rate):
+    """Every doubly clean window of an occurrence finds it; only the first reports it. The device's raw rows
+    of every occurrence (report all) against the CPU index's rows: the same set, and without Ns (no fallback
+    there) each occurrence exactly once."""
+    from seqcompare.scan.api import prepare_signatures
+    from seqcompare.scan.gpu import scan_on_gpu
+    from seqcompare.scan.index import SignatureIndex, index_rows
+
+    signatures = ["".join(rng.choice(list("ACGT"), n)) for n in (19, 40, 300, 2000)]
+    signatures.append(signatures[2][:100] + "N" * 7 + signatures[2][107:])  # an N run: windows on both sides
+    texts = []
+    for _ in range(30):
+        sample = list(rng.choice(list("ACGT"), 6000))
+        for signature in signatures:
+            at = int(rng.integers(0, 6000 - len(signature)))
+            sample[at : at + len(signature)] = signature
+        sample = ["N" if n_rate and rng.random() < n_rate else c for c in sample]
+        texts.append("".join(sample))
+    samples = SequenceSet.from_strings(texts, qualities=[[20] * len(t) for t in texts])
+    prepared = prepare_signatures(SequenceSet.from_strings(signatures), k=12, device=None)
+    cpu_index = SignatureIndex(prepared.codes, prepared.offsets, 12)
+    cpu = index_rows(samples, cpu_index, True, -1.0, 2)
+    gpu = scan_on_gpu(samples, cpu_index, True, -1.0)
+    cpu_rows = set(zip(*(column.tolist() for column in cpu[:3])))
+    gpu_rows = list(zip(*(column.tolist() for column in gpu[:3])))
+    assert set(gpu_rows) == cpu_rows and len(cpu_rows) > 100  # planted copies (some overlap others)
+    if n_rate == 0:
+        assert len(gpu_rows) == len(cpu_rows)
+
+
+@pytest.mark.gpu
 def test_gpu_more_samples_than_one_launch_holds(rng):
     n = 70_000
     texts = ["".join(rng.choice(list("ACGTN"), 12)) for _ in range(n)]

@@ -73,6 +73,26 @@ __device__ __forceinline__ void emit(int sample, int signature, long long offset
 }
 
 // 1. Index candidates: one thread per (sample, window start).
+// Does a window start before p that is clean both in the signature and in the sample at offset o? Each such
+// window's lookup finds the occurrence (s, o) once it holds (equal bases where neither has an N), so with
+// report_all only the thread of the first one reports it: one row an occurrence, not one a window (a piece of
+// 19 bases was reported 8 times at k = 12, a 10 kb signature thousands of times), and the other threads skip
+// the verification too. 16 window starts a step: with k <= 13 their bits fit one 32-bit mask read, and the
+// reads stay within a record and the word after it.
+__device__ bool doubly_clean_before(const u32* __restrict__ sample_nmask, long long sample_word0, long long o,
+                                    const u32* __restrict__ sig_nmask, long long sig_word0, int p, int k) {
+    for (int b = 0; b < p; b += 16) {
+        const u32 sample_n = nmask_at(sample_nmask, sample_word0, o + b);
+        const u32 sig_n = nmask_at(sig_nmask, sig_word0, b);
+        u32 dirty = 0;
+        for (int j = 0; j < k; ++j) dirty |= (sample_n | sig_n) >> j;
+        u32 clean = ~dirty & 0xffffu;
+        if (p - b < 16) clean &= (1u << (p - b)) - 1u;
+        if (clean) return true;
+    }
+    return false;
+}
+
 extern "C" __global__ void scan_index(
     const u64* __restrict__ sample_bases, const u32* __restrict__ sample_nmask,
     const long long* __restrict__ sample_word0, const int* __restrict__ sample_length,
@@ -98,6 +118,8 @@ extern "C" __global__ void scan_index(
         int length = sig_length[s];
         if (o < 0 || o + length > size) continue;
         if (!report_all && o >= *((volatile int*)(best + (long long)sample * n_signatures + s))) continue;
+        if (report_all && doubly_clean_before(sample_nmask, word0, o, sig_nmask, sig_word0[s], entry_pos[e], k))
+            continue;
         if (occurs(sample_bases, sample_nmask, word0, o, sig_bases, sig_nmask, sig_word0[s], length))
             emit(sample, s, o, report_all, best, n_signatures, out, out_count, capacity);
     }
