@@ -595,9 +595,20 @@ def test_gpu_checks_values_where_it_reads_them():
         dtw(signals, signals[::-1].copy(), device="cuda")
 
 
+@pytest.fixture(params=["staging", "in place"])
+def upload_route(request, monkeypatch):
+    """How sides paired in order go up: through page-locked staging buffers, or page-locked where they lie
+    (every side, however small, so that pieces start and end inside pages)."""
+    from seqcompare.align import gpu
+
+    monkeypatch.setattr(gpu, "PIN_IN_PLACE", request.param == "in place")
+    monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
+    return request.param
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.int16, np.int32, np.int64, np.float32, np.float64])
-def test_gpu_pieces_and_streams_equal_the_cpu(rng, dtype):
+def test_gpu_pieces_and_streams_equal_the_cpu(rng, dtype, upload_route):
     # Enough pairs for several pieces on several streams; lengths that mix strip sizes within a piece.
     count = 20000
     lengths = np.where(rng.random(count) < 0.5, 20, rng.integers(1, 300, count))
@@ -611,6 +622,54 @@ def test_gpu_pieces_and_streams_equal_the_cpu(rng, dtype):
     codes = rng.integers(0, 5, (count, 300)).astype(np.uint8)
     partners = rng.integers(0, 5, (count, 300)).astype(np.uint8)
     assert np.array_equal(align(codes, partners).scores, align(codes, partners, device="cuda").scores)
+
+
+def registers(cupy, array) -> bool:
+    """Whether CUDA page-locks ``array`` (and then unlocks it): False while some page of it is locked already."""
+    try:
+        cupy.cuda.runtime.hostRegister(array.ctypes.data, array.nbytes, 0)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return False
+    cupy.cuda.runtime.hostUnregister(array.ctypes.data)
+    return True
+
+
+@pytest.mark.gpu
+def test_gpu_pages_locked_in_place_are_unlocked_and_refusals_fall_back(rng, monkeypatch):
+    cupy = pytest.importorskip("cupy")
+    from seqcompare.align import gpu
+
+    monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
+    monkeypatch.setattr(gpu, "_PIECE_BYTES", 1 << 16)
+    monkeypatch.setattr(gpu, "_MIN_PIECE_PAIRS", 1000)  # 10 pieces, each ending inside a page
+    a = rng.integers(0, 1000, (10000, 37)).astype(np.int32)
+    b = rng.integers(0, 1000, (10000, 37)).astype(np.int32)
+    expected = np.array([dtw_reference(x, y) for x, y in zip(a[:50], b[:50])])
+    registered = []
+    original = gpu._InPlace.release
+
+    def counted(self):
+        registered.append(len(self.ranges))
+        original(self)
+
+    monkeypatch.setattr(gpu._InPlace, "release", counted)
+    scores = dtw(a, b, device="cuda").scores
+    assert registered == [10, 10] and np.array_equal(scores[:50], expected)
+    assert registers(cupy, a) and registers(cupy, b)  # every range was unlocked
+    # a side the caller has locked already: CUDA refuses it, and its pieces go through staging buffers
+    cupy.cuda.runtime.hostRegister(a.ctypes.data, a.nbytes, 0)
+    try:
+        registered.clear()
+        assert np.array_equal(dtw(a, b, device="cuda").scores, scores)
+        assert registered == [0, 10]
+    finally:
+        cupy.cuda.runtime.hostUnregister(a.ctypes.data)
+    # a failed check still unlocks every range
+    bad = a.astype(np.float32)
+    bad[9999, 3] = np.nan
+    with pytest.raises(InputError, match="NaN"):
+        dtw(bad, b.astype(np.float32), device="cuda")
+    assert registers(cupy, bad)
 
 
 @pytest.mark.parametrize("device", DEVICES)

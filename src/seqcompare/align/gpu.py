@@ -12,9 +12,11 @@ The host path is built so that a call costs about what its kernels cost:
   float64 signals), with no widening or copy on the host: the kernels read that type;
 - a side whose series are paired in order (``a[i]`` with ``b[i]``, or a whole database against one query) goes
   up in pieces of about 16 MB, on alternating streams, so that the copy of one piece runs under the kernels of
-  the last. Each piece is copied by several host threads into a page-locked buffer and goes up from there by
-  DMA: copies from ordinary (pageable) memory ran at 5-6 GB/s on the H200's host, a fifth of the link, and
-  bounded every call (40,000 int32 pairs of 1,000: 0.058 s, against 0.012 s of kernels);
+  the last. A side of 32 MB or more is page-locked where the caller holds it (``cudaHostRegister``, a piece's
+  pages at a time) and goes up from there by DMA; a smaller one, or one CUDA will not register, is copied by
+  several host threads into page-locked buffers first. Copies from ordinary (pageable) memory ran at 5-8 GB/s
+  on the H200's host, a seventh of the link, and bounded every call (40,000 int32 pairs of 1,000: 0.058 s,
+  against 0.012 s of kernels); staging copies reached 23 GB/s, registering 50 GB/s;
   a side that every piece reads (all-vs-all, the query of a search) goes up once;
 - the checks the result depends on (base codes at most 4; integer signals within the 32-bit DP's range;
   floats finite) are reductions on the device over the pieces as they arrive, read once at the end: a failed
@@ -115,6 +117,13 @@ def _units(pair_index: np.ndarray, t_len: np.ndarray, q_len: np.ndarray) -> np.n
     return np.stack([order[first], order[partner]], axis=1).astype(np.int64)
 
 
+def _route(cupy, values: np.ndarray, slots: int, largest: int):
+    """How the pieces of one side go up: from where they lie (:class:`_InPlace`) or through staging buffers."""
+    if PIN_IN_PLACE and values.flags.c_contiguous and values.nbytes >= _PIN_IN_PLACE_FROM:
+        return _InPlace(cupy, values, slots, largest)
+    return _Staging(cupy, values.dtype, slots, largest)
+
+
 def _in_order(column: np.ndarray, n_series: int) -> bool:
     """Whether pair ``k`` uses series ``k`` of this side, for every pair and series (pieces of pairs then need
     contiguous pieces of the values)."""
@@ -139,6 +148,9 @@ class _Staging:
         self.buffers = [pinned_empty((max(1, largest),), dtype) for _ in range(slots)]
         self.copied = [None] * slots
 
+    def release(self) -> None:
+        """Nothing to give back: the buffers return to CuPy's pool of page-locked memory."""
+
     def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
         if self.copied[slot] is not None:
             self.copied[slot].synchronize()
@@ -148,6 +160,72 @@ class _Staging:
         event = self.cupy.cuda.Event()
         event.record(stream)
         self.copied[slot] = event
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+PIN_IN_PLACE = True  # bench/dp_transfer_probe.py compares the two routes by setting it
+_PIN_IN_PLACE_FROM = 32 << 20  # smaller sides: the staging copy is short, and registering has a fixed cost
+
+
+class _InPlace:
+    """The pieces of one side go up straight from the caller's array, page-locked where it lies
+    (``cudaHostRegister``) a piece's pages at a time, so that no staging copy crosses the host's memory: on the
+    H200's host, staging 160 MB took 10 ms of the call; registering it takes 3 ms, and the DMA then reads the
+    caller's pages at the link's speed (bench/dp_transfer_probe.py).
+
+    Ranges are registered whole pages at a time, each starting where the last ended, so none overlaps another
+    (CUDA refuses a page registered twice), and a piece that lies in two ranges goes up as two copies. Where CUDA refuses a range (memory the caller has registered
+    already, a read-only mapping, a file mapping), that piece and the rest go through page-locked staging
+    buffers instead. :meth:`release` unregisters each range once the last copy that reads it has finished."""
+
+    def __init__(self, cupy, values: np.ndarray, slots: int, largest: int):
+        self.cupy = cupy
+        self.values = values
+        self.registered_to = values.ctypes.data // _PAGE * _PAGE
+        self.end = -(-(values.ctypes.data + values.nbytes) // _PAGE) * _PAGE
+        self.ranges = []  # [start address, end address, event of the last copy reading it]
+        self.fallback = None
+        self.slots, self.largest = slots, largest
+
+    def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
+        if self.fallback is None:
+            start = source.ctypes.data
+            stop = min(self.end, -(-(start + source.nbytes) // _PAGE) * _PAGE)
+            if stop > self.registered_to:
+                try:
+                    self.cupy.cuda.runtime.hostRegister(self.registered_to, stop - self.registered_to, 0)
+                except self.cupy.cuda.runtime.CUDARuntimeError:
+                    self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
+                else:
+                    self.ranges.append([self.registered_to, stop, None])
+                    self.registered_to = stop
+        if self.fallback is not None:
+            self.fallback.upload(slot, stream, source, target)
+            return
+        # One copy per registered range the piece lies in (the last one or two): CUDA refuses a copy from
+        # page-locked memory that runs past the end of its registration.
+        address, size = source.ctypes.data, source.nbytes
+        holding = []
+        for entry in reversed(self.ranges):
+            if entry[1] <= address:
+                break
+            holding.append(entry)
+        source_bytes, target_bytes = source.reshape(-1).view(np.uint8), target.reshape(-1).view(self.cupy.uint8)
+        for entry in reversed(holding):
+            lo, hi = max(entry[0], address) - address, min(entry[1], address + size) - address
+            target_bytes[lo:hi].set(source_bytes[lo:hi], stream=stream)
+        event = self.cupy.cuda.Event()
+        event.record(stream)
+        for entry in holding:
+            entry[2] = event
+
+    def release(self) -> None:
+        """Unregister every range once its copies are done (the kernels may still be running)."""
+        while self.ranges:
+            start, _, event = self.ranges.pop(0)
+            if event is not None:
+                event.synchronize()
+            self.cupy.cuda.runtime.hostUnregister(start)
 
 
 class _Checks:
@@ -275,23 +353,28 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             stream.wait_event(ready)
         streamed_bytes = sum(values.nbytes for (values, _, _), in_pieces in zip(sides, streamed) if in_pieces)
         bounds = _pieces(len(plan), streamed_bytes)
-        staging = [_Staging(cupy, values.dtype, len(streams), int(np.diff(off[bounds]).max())) if in_pieces else None
+        staging = [_route(cupy, values, len(streams), int(np.diff(off[bounds]).max())) if in_pieces else None
                    for (values, off, _), in_pieces in zip(sides, streamed)]  # fmt: skip
-        for piece, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
-            slot = piece % len(streams)
-            stream = streams[slot]
-            with stream:
-                for (values, off, _), on_device, stage in zip(sides, device_values, staging):
-                    if stage is not None:
-                        lo, hi = int(off[a]), int(off[b])
-                        stage.upload(slot, stream, values[lo:hi], on_device[lo:hi])
-                        if check:
-                            checks.add(on_device[lo:hi])
-                t_dev = device_values[0]
-                q_dev = t_dev if shared else device_values[1]
-                _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan,
-                        t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
-                        mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
+        try:
+            for piece, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+                slot = piece % len(streams)
+                stream = streams[slot]
+                with stream:
+                    for (values, off, _), on_device, stage in zip(sides, device_values, staging):
+                        if stage is not None:
+                            lo, hi = int(off[a]), int(off[b])
+                            stage.upload(slot, stream, values[lo:hi], on_device[lo:hi])
+                            if check:
+                                checks.add(on_device[lo:hi])
+                    t_dev = device_values[0]
+                    q_dev = t_dev if shared else device_values[1]
+                    _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan,
+                            t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
+                            mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
+        finally:
+            for stage in staging:  # while the last kernels run
+                if stage is not None:
+                    stage.release()
         if long_pairs.size:
             for stream in streams[1:]:  # every piece of values is on the device
                 uploaded = cupy.cuda.Event()
