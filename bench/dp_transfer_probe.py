@@ -115,6 +115,7 @@ def main(argv=None) -> int:
                 {"PIN_IN_PLACE": True, "_STREAMS": 2}, {"PIN_IN_PLACE": True, "_MIN_PIECE_PAIRS": 4096},
                 {"PIN_IN_PLACE": True, "_MIN_PIECE_PAIRS": 20000}]  # fmt: skip
     original_launch = gpu._launch
+    original_dp = gpu.dp_on_gpu
     timeline = []
 
     def timed_launch(*launch_args, **launch_kwargs):
@@ -128,7 +129,17 @@ def main(argv=None) -> int:
         """One call with the host's time of each launch and the device's time of each piece's kernels' end, in
         ms from the call's start."""
         timeline.clear()
+        timings = {}
+        entered = []
+
+        def timed_dp(*dp_args, **dp_kwargs):
+            entered.append(time.perf_counter())
+            out = original_dp(*dp_args, timings=timings, **dp_kwargs)
+            entered.append(time.perf_counter())
+            return out
+
         gpu._launch = timed_launch
+        gpu.dp_on_gpu = timed_dp
         start_event = cupy.cuda.Event()
         start_event.record()
         start = time.perf_counter()
@@ -136,11 +147,16 @@ def main(argv=None) -> int:
             function()
         finally:
             gpu._launch = original_launch
+            gpu.dp_on_gpu = original_dp
         total = time.perf_counter() - start
         rows = [(what, round((host - start) * 1e3, 2),
                  None if event is None else round(cupy.cuda.get_elapsed_time(start_event, event), 2))
                 for what, host, event in timeline]  # fmt: skip
-        return {"total_ms": round(total * 1e3, 2), "events": rows}
+        offset = entered[0] - start
+        stages = [("dp_on_gpu entered", round(offset * 1e3, 2))]
+        stages += [(what, round((offset + seconds) * 1e3, 2)) for what, seconds in timings["stages"]]
+        stages.append(("dp_on_gpu returned", round((entered[1] - start) * 1e3, 2)))
+        return {"total_ms": round(total * 1e3, 2), "events": rows, "stages": stages}
 
     for dtype in (np.int16, np.int32, np.float32):
         a, b = signals[0].astype(dtype), signals[1].astype(dtype)

@@ -284,7 +284,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
         Check the values on the device (codes at most 4; integers within the 32-bit DP's range; floats finite)
         and raise :class:`~seqcompare.errors.InputError` where they fail. Without it, the caller has checked.
     timings : dict, optional
-        Filled with ``kernel_s`` (first upload to last kernel, by CUDA events) and ``total_s``.
+        Filled with ``kernel_s`` (first upload to last kernel, by CUDA events), ``total_s``, and ``stages``: the
+        host's seconds since the call began at each step (for bench/dp_transfer_probe.py).
     kernels_only : bool
         For benchmarks: every value goes up before the first kernel, on one stream, so that ``kernel_s`` is the
         kernels' time alone.
@@ -297,6 +298,11 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
     """
     cupy = require_cupy()
     start = time.perf_counter()
+    stages = None if timings is None else timings.setdefault("stages", [])
+
+    def reached(step: str) -> None:
+        if stages is not None:
+            stages.append((step, time.perf_counter() - start))
     plan = np.asarray(plan, dtype=np.int64).reshape(-1, 2)
     t_values, q_values = np.asarray(t_values), np.asarray(q_values)
     stored = "unsigned char" if kind != 1 else _STORED.get(t_values.dtype)
@@ -322,6 +328,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             strips = strips.copy()
             strips[long_pairs] = 0  # no strip size: the one-warp kernels skip them
     kernels = module(_SOURCE, _kernel_names(kind, value, stored))
+    reached("planned")
     table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
     bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
     shared = q_values is t_values and q_off is t_off
@@ -346,6 +353,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
                         checks.add(on_device)
             ready = cupy.cuda.Event()
             ready.record()
+        reached("small uploads")
         if kernels_only:
             streams[0].synchronize()
             first_event.record(streams[0])
@@ -366,15 +374,18 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
                             stage.upload(slot, stream, values[lo:hi], on_device[lo:hi])
                             if check:
                                 checks.add(on_device[lo:hi])
+                    reached(f"piece {piece} up")
                     t_dev = device_values[0]
                     q_dev = t_dev if shared else device_values[1]
                     _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan,
                             t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
                             mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
+                reached(f"piece {piece} launched")
         finally:
             for stage in staging:  # while the last kernels run
                 if stage is not None:
                     stage.release()
+        reached("released")
         if long_pairs.size:
             for stream in streams[1:]:  # every piece of values is on the device
                 uploaded = cupy.cuda.Event()
@@ -391,9 +402,11 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             stream.synchronize()
         last_event.record(streams[0])
         last_event.synchronize()
+        reached("synchronized")
         if check:
             checks.verify(kind, int((pair_t_len + pair_q_len).max()))
         out = out_dev.get()
+        reached("read back")
     if timings is not None:
         timings["kernel_s"] = cupy.cuda.get_elapsed_time(first_event, last_event) / 1e3
         timings["total_s"] = time.perf_counter() - start
