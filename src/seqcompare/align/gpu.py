@@ -27,7 +27,6 @@ The host path is built so that a call costs about what its kernels cost:
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import numpy as np
@@ -161,7 +160,7 @@ class _Staging:
         self.buffers = [pinned_empty((max(1, largest),), dtype) for _ in range(slots)]
         self.copied = [None] * slots
 
-    def release(self, later: bool = False) -> None:
+    def release(self) -> None:
         """Nothing to give back: the buffers return to CuPy's pool of page-locked memory."""
 
     def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
@@ -182,31 +181,33 @@ _PIN_IN_PLACE_FROM = 32 << 20  # smaller sides: the staging copy is short, and r
 
 class _InPlace:
     """The pieces of one side go up straight from the caller's array, page-locked where it lies
-    (``cudaHostRegister``) a piece's pages at a time, so that no staging copy crosses the host's memory: on the
-    H200's host, staging 160 MB took 10 ms of the call; registering it takes 3 ms, and the DMA then reads the
-    caller's pages at the link's speed (bench/dp_transfer_probe.py).
+    (``cudaHostRegister``) a piece's pages at a time, so that no staging copy crosses the host's memory. On the
+    H200's host, staging 160 MB took 10-12 ms of the call, at 10-20 GB/s; registering it takes 4.6 ms, and the
+    DMA then reads the caller's pages at the link's 55 GB/s (bench/dp_transfer_probe.py).
 
-    Ranges are registered whole pages at a time, each starting where the last ended, so none overlaps another
-    (CUDA refuses a page registered twice), and a piece that lies in two ranges goes up as two copies. Where
-    CUDA refuses a range (memory the caller has registered already, a read-only mapping, a file mapping), that
-    piece and the rest go through page-locked staging buffers instead. :meth:`release` unregisters each range
-    once the last copy that reads it has finished."""
+    Only whole pages inside the array are registered: a page it shares with its neighbours (the other side,
+    say) is never locked, so two arrays never contend for one page (CUDA refuses a page registered twice).
+    Ranges are registered each from where the last ended, so none overlaps another; a piece goes up as one copy
+    per range it lies in (CUDA refuses a copy from page-locked memory that runs past the end of its
+    registration), and the array's partial first and last pages as plain copies. Where CUDA refuses a range
+    (memory the caller has registered already, a read-only or file mapping), that piece and the rest go
+    through page-locked staging buffers instead. :meth:`release` unregisters each range once its copies are
+    done; unregistering waits for an idle GPU and then costs about 3.5 ms per 160 MB."""
 
     def __init__(self, cupy, values: np.ndarray, slots: int, largest: int):
-        settle_releases()  # a range a past call still holds would refuse this call's registration
         self.cupy = cupy
-        self.device = cupy.cuda.Device().id
         self.values = values
-        self.registered_to = values.ctypes.data // _PAGE * _PAGE
-        self.end = -(-(values.ctypes.data + values.nbytes) // _PAGE) * _PAGE
+        self.first = -(-values.ctypes.data // _PAGE) * _PAGE  # the whole pages inside the array
+        self.last = (values.ctypes.data + values.nbytes) // _PAGE * _PAGE
+        self.registered_to = self.first
         self.ranges = []  # [start address, end address, event of the last copy reading it]
         self.fallback = None
         self.slots, self.largest = slots, largest
 
     def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
+        address, size = source.ctypes.data, source.nbytes
         if self.fallback is None:
-            start = source.ctypes.data
-            stop = min(self.end, -(-(start + source.nbytes) // _PAGE) * _PAGE)
+            stop = min(self.last, -(-(address + size) // _PAGE) * _PAGE)
             if stop > self.registered_to:
                 try:
                     self.cupy.cuda.runtime.hostRegister(self.registered_to, stop - self.registered_to, 0)
@@ -218,69 +219,33 @@ class _InPlace:
         if self.fallback is not None:
             self.fallback.upload(slot, stream, source, target)
             return
-        # One copy per registered range the piece lies in (the last one or two): CUDA refuses a copy from
-        # page-locked memory that runs past the end of its registration.
-        address, size = source.ctypes.data, source.nbytes
-        holding = []
+        holding = []  # the ranges this piece lies in (the last one or two)
         for entry in reversed(self.ranges):
             if entry[1] <= address:
                 break
             holding.append(entry)
+        holding.reverse()
+        parts = [(max(entry[0], address), min(entry[1], address + size)) for entry in holding]
+        if address < self.first:  # the array's first, partial page
+            parts.insert(0, (address, min(self.first, address + size)))
+        if address + size > max(self.last, self.first):  # its last
+            parts.append((max(self.last, self.first, address), address + size))
         source_bytes, target_bytes = source.reshape(-1).view(np.uint8), target.reshape(-1).view(self.cupy.uint8)
-        for entry in reversed(holding):
-            lo, hi = max(entry[0], address) - address, min(entry[1], address + size) - address
-            target_bytes[lo:hi].set(source_bytes[lo:hi], stream=stream)
+        for lo, hi in parts:
+            if hi > lo:
+                target_bytes[lo - address : hi - address].set(source_bytes[lo - address : hi - address], stream=stream)
         event = self.cupy.cuda.Event()
         event.record(stream)
         for entry in holding:
             entry[2] = event
 
-    def release(self, later: bool = False) -> None:
-        """Unregister every range once its copies are done; ``later``: in the background, so that the call
-        need not wait for it.
-
-        Unregistering waits until the GPU is idle and then costs about 3.5 ms per 160 MB on the H200's host
-        (bench/dp_transfer_probe.py), which the call's result does not depend on. The job holds the caller's
-        array until its pages are unlocked (so they cannot be freed, and their addresses reused, before), and
-        the next call that locks pages waits for it first (:func:`settle_releases`)."""
-        ranges, self.ranges = self.ranges, []
-        if not ranges:
-            return
-        if not later:
-            _unregister(self.cupy, self.device, ranges, self.values)
-            return
-        global _RELEASER
-        with _RELEASE_LOCK:
-            if _RELEASER is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                _RELEASER = ThreadPoolExecutor(1, thread_name_prefix="seqcompare-unlock")
-            _RELEASING.append(_RELEASER.submit(_unregister, self.cupy, self.device, ranges, self.values))
-
-
-_RELEASE_LOCK = threading.Lock()
-_RELEASER = None
-_RELEASING = []  # background releases not yet waited for
-
-
-def _unregister(cupy, device: int, ranges: list, values: np.ndarray) -> None:
-    """Unregister ``ranges`` of ``values`` (held until then) on ``device``, each after its last copy."""
-    with cupy.cuda.Device(device):
-        for start, _, event in ranges:
+    def release(self) -> None:
+        """Unregister every range once its copies are done."""
+        while self.ranges:
+            start, _, event = self.ranges.pop(0)
             if event is not None:
                 event.synchronize()
-            cupy.cuda.runtime.hostUnregister(start)
-    del values
-
-
-def settle_releases() -> None:
-    """Wait until every page that past calls locked in place is unlocked (a failure to unlock is raised here)."""
-    while True:
-        with _RELEASE_LOCK:
-            if not _RELEASING:
-                return
-            job = _RELEASING.pop(0)
-        job.result()
+            self.cupy.cuda.runtime.hostUnregister(start)
 
 
 class _Checks:
@@ -440,14 +405,10 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
                             t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
                             mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
                 reached(f"piece {piece} launched")
-        except BaseException:
-            for stage in staging:
+        finally:
+            for stage in staging:  # while the last kernels run
                 if stage is not None:
                     stage.release()
-            raise
-        for stage in staging:
-            if stage is not None:
-                stage.release(later=True)
         reached("released")
         if long_pairs.size:
             for stream in streams[1:]:  # every piece of values is on the device
