@@ -12,8 +12,8 @@ The host path is built so that a call costs about what its kernels cost:
   float64 signals), with no widening or copy on the host: the kernels read that type;
 - a side whose series are paired in order (``a[i]`` with ``b[i]``, or a whole database against one query) goes
   up in pieces of about 16 MB, on alternating streams, so that the copy of one piece runs under the kernels of
-  the last. A side of 32 MB or more is page-locked where the caller holds it (``cudaHostRegister``, a piece's
-  pages at a time) and goes up from there by DMA; a smaller one, or one CUDA will not register, is copied by
+  the last. A side of 32 MB to 1 GB is page-locked where the caller holds it (``cudaHostRegister``, a piece's
+  pages at a time) and goes up from there by DMA; another, or one CUDA will not register, is copied by
   several host threads into page-locked buffers first. Copies from ordinary (pageable) memory ran at 5-8 GB/s
   on the H200's host, a seventh of the link, and bounded every call (40,000 int32 pairs of 1,000: 0.058 s,
   against 0.012 s of kernels); staging copies reached 23 GB/s, registering 50 GB/s;
@@ -131,7 +131,7 @@ def _multiprocessors(cupy) -> int:
 
 def _route(cupy, values: np.ndarray, slots: int, largest: int):
     """How the pieces of one side go up: from where they lie (:class:`_InPlace`) or through staging buffers."""
-    if PIN_IN_PLACE and values.flags.c_contiguous and values.nbytes >= _PIN_IN_PLACE_FROM:
+    if PIN_IN_PLACE and values.flags.c_contiguous and _PIN_IN_PLACE_FROM <= values.nbytes <= _PIN_IN_PLACE_UP_TO:
         return _InPlace(cupy, values, slots, largest)
     return _Staging(cupy, values.dtype, slots, largest)
 
@@ -177,6 +177,11 @@ class _Staging:
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 PIN_IN_PLACE = True  # bench/dp_transfer_probe.py compares the two routes by setting it
 _PIN_IN_PLACE_FROM = 32 << 20  # smaller sides: the staging copy is short, and registering has a fixed cost
+# Larger sides are staged: unregistering costs about 23 ms a GB after the last kernel, where the staging copies
+# of a long call hide under its kernels. Measured on the H200's host (bench/dp_transfer_probe.py, dtw_search.py):
+# locking in place was 5-20% faster at 160-320 MB a side, and 26% slower at 4.3 GB (0.460 s against 0.366 s);
+# the crossover between them was not measured.
+_PIN_IN_PLACE_UP_TO = 1 << 30
 
 
 class _InPlace:
