@@ -334,3 +334,111 @@ def test_an_interrupt_swallowed_where_it_arrived_ends_the_run_at_the_next_part()
         run(work, MatrixReduction((12, 12), True, np.int64), SerialExecutor())
     assert work.kernel_calls == 1  # stopped after the first part
     raise_if_stopped()  # raised once: nothing left
+
+
+class _RecordingRuntime:
+    """CUDA's host-registration calls, recorded (a stand-in for ``cupy.cuda.runtime`` on machines without a GPU)."""
+
+    class CUDARuntimeError(RuntimeError):
+        pass
+
+    def __init__(self, refuse=False):
+        self.refuse = refuse
+        self.registered = {}  # address -> size
+        self.calls = []
+
+    def hostRegister(self, address, size, flags):  # noqa: N802 (CUDA's name)
+        self.calls.append(("register", address, size, flags))
+        if self.refuse:
+            raise self.CUDARuntimeError("cudaErrorHostMemoryAlreadyRegistered")
+        self.registered[address] = size
+
+    def hostUnregister(self, address):  # noqa: N802
+        self.calls.append(("unregister", address, _mapped(address)))
+        del self.registered[address]
+
+
+def _mapped(address: int) -> bool:
+    """Whether ``address`` lies in one of this process's mappings (Linux), as it must while CUDA unlocks it."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            low, high = (int(bound, 16) for bound in line.split()[0].split("-"))
+            if low <= address < high:
+                return True
+    return False
+
+
+@pytest.fixture
+def recording_runtime(monkeypatch):
+    import types
+
+    from seqcompare.cuda import runtime
+
+    recorder = _RecordingRuntime()
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=recorder))
+    monkeypatch.setattr(runtime, "require_cupy", lambda: fake)
+    monkeypatch.setattr(runtime, "pinned_empty", lambda shape, dtype: ("from the pool", shape, np.dtype(dtype)))
+    monkeypatch.setattr(runtime, "_LOCK_IN_PLACE_FROM", 1 << 20)
+    return recorder
+
+
+def test_large_one_off_buffers_are_locked_where_they_are_made_and_unlocked_when_gone(recording_runtime):
+    import gc
+
+    from seqcompare.cuda import runtime
+
+    before = dict(runtime._LOCKED)
+    buffer = runtime.locked_empty((3, 1_000_001), np.uint32)
+    assert buffer.shape == (3, 1_000_001) and buffer.dtype == np.uint32 and buffer.flags.c_contiguous
+    ((what, address, size, flags),) = recording_runtime.calls
+    page = runtime._PAGE
+    # whole pages, from the start of the buffer, covering it; portable to every GPU's context
+    assert what == "register" and address == buffer.ctypes.data and address % page == 0 and flags == 1
+    assert size % page == 0 and buffer.nbytes <= size < buffer.nbytes + page
+    assert runtime._LOCKED["buffers"] == before["buffers"] + 1
+    buffer[...] = 7  # writable, every byte
+    view = buffer[1:, 5:]
+    del buffer
+    gc.collect()
+    assert len(recording_runtime.calls) == 1  # a view still holds the pages
+    assert int(view.sum()) == 7 * 2 * 999_996
+    del view
+    gc.collect()
+    # unlocked before its pages are unmapped
+    assert recording_runtime.calls[1:] == [("unregister", address, True)] and not recording_runtime.registered
+    assert runtime._LOCKED == before
+    # small buffers come from CuPy's pool, and so does one CUDA refuses to register
+    assert runtime.locked_empty((10,), np.uint8) == ("from the pool", (10,), np.dtype(np.uint8))
+    recording_runtime.refuse = True
+    assert runtime.locked_empty((2 << 20,), np.uint8)[0] == "from the pool"
+    assert runtime._LOCKED == before
+
+
+@pytest.mark.gpu
+def test_gpu_hamming_and_scan_from_buffers_locked_in_place_equal_the_cpu(monkeypatch, sarscov2, sarscov2_oracle):
+    import gc
+
+    import seqcompare
+    from seqcompare.cuda import runtime
+    from seqcompare.simulate import simulate_scan
+
+    monkeypatch.setattr(runtime, "_LOCK_IN_PLACE_FROM", 0)  # every buffer, however small, locked in place
+    before = dict(runtime._LOCKED)
+    locked = []
+    original = runtime.locked_empty
+    monkeypatch.setattr(runtime, "locked_empty", lambda shape, dtype: locked.append(shape) or original(shape, dtype))
+    for module in ("seqcompare.hamming.gpu", "seqcompare.scan.gpu"):
+        monkeypatch.setattr(f"{module}.locked_empty", runtime.locked_empty)
+    assert np.array_equal(seqcompare.hamming(sarscov2, device="cuda"), sarscov2_oracle)
+    pairs = seqcompare.hamming_pairs(sarscov2, max_dist=5, device="cuda")
+    expected = seqcompare.hamming_pairs(sarscov2, max_dist=5)
+    assert all(np.array_equal(a, b) for a, b in zip(pairs, expected)) and len(pairs[0]) > 0
+    data = simulate_scan(n_signatures=12, signature_length=(200, 900), n_clean=3, n_infected=3,
+                         sample_length=(20_000, 40_000), n_ratio=0.05, seed=3)  # fmt: skip
+    gpu = seqcompare.scan(data.samples, data.signatures, device="cuda")
+    cpu = seqcompare.scan(data.samples, data.signatures, device="cpu")
+    assert list(gpu.lines(tsv=True)) == list(cpu.lines(tsv=True))
+    assert len(locked) >= 3  # the planes, and the scan's packed bases and N mask
+    del pairs
+    gc.collect()
+    assert runtime._LOCKED == before  # every buffer unlocked once dropped

@@ -9,6 +9,7 @@ from .runtime import (
     available,
     device_count,
     free_bytes,
+    locked_empty,
     module,
     pinned_empty,
     require_cupy,
@@ -16,5 +17,5 @@ from .runtime import (
     resolve_device,
 )
 
-__all__ = ["available", "device_count", "free_bytes", "module", "pinned_empty", "require_cupy",
+__all__ = ["available", "device_count", "free_bytes", "locked_empty", "module", "pinned_empty", "require_cupy",
            "require_gpu_quickly", "resolve_device"]  # fmt: skip

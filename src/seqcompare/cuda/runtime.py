@@ -3,6 +3,7 @@ host memory: what every engine's GPU code shares."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import threading
 from functools import lru_cache
@@ -161,6 +162,91 @@ def pinned_empty(shape, dtype):
     return np.frombuffer(memory, dtype=dtype, count=count).reshape(shape)
 
 
+# One-off buffers from this size up are locked where they are made (locked_empty); smaller ones, and buffers that
+# calls reuse, come from CuPy's pool of page-locked memory (pinned_empty).
+_LOCK_IN_PLACE_FROM = 16 << 20
+_PAGE = mmap.PAGESIZE
+_LOCKED = {"buffers": 0, "bytes": 0}  # buffers locked in place and not yet unlocked (for tests)
+
+
+def locked_empty(shape, dtype):
+    """A NumPy array in page-locked host memory, for a large buffer filled and copied to the GPU once.
+
+    ``cudaHostAlloc`` (what :func:`pinned_empty` draws on) faults in and locks its pages in one thread: a 369 MB
+    buffer took 0.29 s of a 2.4 s GPU Hamming run on an H200 host (bench/RESULTS.md, issue 17, fourth session).
+    Here the pages are mapped for the array, faulted in by :data:`COPY_THREADS` threads, and then locked where
+    they are (``cudaHostRegister``, about 30 ms a GB there); whole pages only, so no neighbour shares one. They
+    are unlocked when the array (and every view of it) is gone, before they are unmapped. Buffers under
+    :data:`_LOCK_IN_PLACE_FROM`, and any that CUDA will not register, come from :func:`pinned_empty`.
+    """
+    import weakref
+
+    import numpy as np
+
+    cupy = require_cupy()
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape))
+    nbytes = count * dtype.itemsize
+    if nbytes < _LOCK_IN_PLACE_FROM:
+        return pinned_empty(shape, dtype)
+    size = -(-nbytes // _PAGE) * _PAGE
+    memory = mmap.mmap(-1, size)
+    if hasattr(memory, "madvise") and hasattr(mmap, "MADV_HUGEPAGE"):
+        try:
+            memory.madvise(mmap.MADV_HUGEPAGE)  # fewer faults and page-table entries where the kernel allows
+        except OSError:
+            pass
+    whole = np.frombuffer(memory, dtype=np.uint8, count=size)
+    _for_each_piece(lambda a, b: whole[a:b:_PAGE].fill(0), size // _PAGE * _PAGE)  # fault in, in parallel
+    address = whole.ctypes.data
+    try:
+        cupy.cuda.runtime.hostRegister(address, size, 1)  # cudaHostRegisterPortable: every GPU's context
+    except cupy.cuda.runtime.CUDARuntimeError:
+        del whole
+        memory.close()
+        return pinned_empty(shape, dtype)
+    with _LOCK:
+        _LOCKED["buffers"] += 1
+        _LOCKED["bytes"] += size
+    # ``whole`` holds ``memory``; the finalizer runs as ``whole`` is freed, before ``memory`` is unmapped.
+    unlock = weakref.finalize(whole, _unlock, address, size, memory)
+    unlock.atexit = False  # at exit the process's pages go anyway, and CUDA may be gone first
+    return whole[:nbytes].view(dtype).reshape(shape)
+
+
+def _unlock(address: int, size: int, memory) -> None:
+    """Unlock the pages of a :func:`locked_empty` buffer (``memory``, their mapping, is held until then)."""
+    try:
+        require_cupy().cuda.runtime.hostUnregister(address)
+    finally:
+        with _LOCK:
+            _LOCKED["buffers"] -= 1
+            _LOCKED["bytes"] -= size
+
+
+def _for_each_piece(function, size: int) -> None:
+    """``function(a, b)`` over :data:`COPY_THREADS` contiguous pieces of ``range(size)`` (page multiples), on the
+    copy threads (NumPy releases the GIL)."""
+    import numpy as np
+
+    pieces = max(1, min(COPY_THREADS, size // (1 << 20)))
+    cuts = (np.linspace(0, size // _PAGE, pieces + 1).astype(np.int64) * _PAGE).tolist()
+    if pieces == 1:
+        function(0, size)
+        return
+    list(_copiers().map(lambda ab: function(*ab), zip(cuts[:-1], cuts[1:])))
+
+
+def _copiers():
+    global _COPIERS
+    with _LOCK:
+        if _COPIERS is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _COPIERS = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="seqcompare-staging")
+    return _COPIERS
+
+
 def resolve_device(device: str = "cpu") -> str:
     """``"cpu"`` or ``"cuda"``; ``"auto"`` is ``"cuda"`` when CuPy sees a GPU, else ``"cpu"``."""
     if device == "auto":
@@ -177,17 +263,11 @@ def copy_in_parallel(destination, source) -> None:
     while it copies): one thread fills page-locked memory at a fraction of the bus's speed."""
     import numpy as np
 
-    global _COPIERS
     if source.nbytes < (4 << 20) or COPY_THREADS == 1:
         np.copyto(destination, source)
         return
-    with _LOCK:
-        if _COPIERS is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _COPIERS = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="seqcompare-staging")
     cuts = np.linspace(0, source.size, COPY_THREADS + 1).astype(np.int64).tolist()
-    list(_COPIERS.map(lambda ab: np.copyto(destination[ab[0] : ab[1]], source[ab[0] : ab[1]]), zip(cuts[:-1], cuts[1:])))
+    list(_copiers().map(lambda ab: np.copyto(destination[ab[0] : ab[1]], source[ab[0] : ab[1]]), zip(cuts[:-1], cuts[1:])))
 
 
 def upload(host, stream=None):

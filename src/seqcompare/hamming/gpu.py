@@ -31,7 +31,7 @@ import numpy as np
 
 from ..allpairs import Tile, plan_tiles
 from ..cuda import bitgemm
-from ..cuda.runtime import module, pinned_empty, require_cupy
+from ..cuda.runtime import locked_empty, module, require_cupy
 from .methods import gpu_tile_size
 
 PACKERS = ("planes", "ballot", "shared", "naive")
@@ -108,13 +108,13 @@ class HostProblem:
                 # no page-locked staging copy to allocate and fill for every task.
                 self.host[side] = encoded.planes(side, threads)
             elif self.packer == "planes":
-                out = pinned_empty(encoded.plane_shape(side), np.uint64)
+                out = locked_empty(encoded.plane_shape(side), np.uint64)
                 self.host[side] = encoded.planes(side, threads, out=out)
             else:
                 codes = encoded.codes(side)
                 if codes.dtype != np.uint8:
                     codes = codes.astype(np.uint8)
-                pinned = pinned_empty(codes.shape, np.uint8)
+                pinned = locked_empty(codes.shape, np.uint8)
                 pinned[...] = codes
                 self.host[side] = pinned
 
@@ -577,8 +577,8 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
                     cupy.cuda.runtime.memcpyPeerAsync(target[at:].data.ptr, first.device_id, part.data.ptr,
                                                       part.device.id, part.nbytes, first.stream.ptr)  # fmt: skip
             at += count
-        keys_host = pinned_empty((total,), np.uint64)
-        dist_host = pinned_empty((total,), np.uint32)
+        keys_host = locked_empty((total,), np.uint64)
+        dist_host = locked_empty((total,), np.uint32)
         if total:
             order = cupy.argsort(keys)
             keys[order].get(stream=first.stream, out=keys_host)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cuda.runtime import module, pinned_empty, require_cupy
+from ..cuda.runtime import locked_empty, module, require_cupy
 from .common import LADDER_RECIPE, lookup_tables
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scan.cu")
@@ -75,7 +75,7 @@ def scan_on_gpu(samples, index, report_all: bool, threshold: float, *, threads: 
     if not isinstance(index, DeviceIndex):
         index = device_index(index.codes, index.offsets, index.k)
     packed_at = time.perf_counter()
-    bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=pinned_empty)
+    bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=locked_empty)
     device: dict = {}
     sample, signature, offset = device_occurrences(bases, nmask, word0, samples.lengths, index,
                                                    report_all or threshold >= 0, timings=device)  # fmt: skip
