@@ -77,9 +77,11 @@ timed(fasta, "_line_ends", "read_fasta.line_ends")
 timed(fasta, "_regular_layout", "read_fasta.regular_layout")
 import seqcompare.hamming.work as hamming_work
 timed(hamming_work, "pack_planes", "pack_planes")
-timed(runtime, "pinned_empty", "pinned_empty")
 import seqcompare.hamming.gpu as gpu  # imports neither CuPy nor Numba
-timed(gpu, "pinned_empty", "pinned_empty")
+for allocator in ("pinned_empty", "locked_empty"):  # how the page-locked buffers are made (before c29e451: the first)
+    for owner in (runtime, gpu):
+        if hasattr(owner, allocator):
+            timed(owner, allocator, "page_locked_buffer")
 timed(gpu, "device_pairs", "device_pairs")
 timed(gpu.HostProblem, "__init__", "host_pack_planes")
 timed(gpu.DeviceProblem, "__init__", "device_setup")
@@ -159,6 +161,8 @@ def main(argv=None) -> int:
             if round_number:
                 rounds["hammingdist"].append(seconds)
                 peer_logs.append(out + err)
+        if round_number:
+            print(f"round {round_number}: " + ", ".join(f"{k} {v[-1]:.3f} s" for k, v in rounds.items() if v), flush=True)
     report["seqcompare_runs_s"] = rounds["seqcompare"]
     report["seqcompare_median_s"] = statistics.median(rounds["seqcompare"])
     with open(pairs, "rb") as handle:
