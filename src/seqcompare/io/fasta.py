@@ -562,11 +562,7 @@ def _regular_layout(image: np.ndarray, threads: int):
             return None
         wrapped = lines_per_record - 2  # full-width lines before the last one
         length = wrapped * full + last
-        from .sequences import empty_array
-
-        # Huge pages where large: the threads' first touch of a fresh 1 GB array in 4 KB pages is most of this
-        # parse's time otherwise (bench/RESULTS.md, session 19).
-        sequences = empty_array(n_records * length).reshape(n_records, length)
+        sequences = np.empty((n_records, length), np.uint8)
         first_line = starts[:, 1]
         strided = np.lib.stride_tricks.as_strided
 
