@@ -11,6 +11,7 @@
 # ccc: bench/ccc_gpu.py (CCC 2-way rates; CCC_ARGS="--vectors N --fields M" to change the size).
 # dp: bench/dp_bench.py --device cuda (NW and DTW GCUPS at the seed's four lengths; DP_ARGS for options).
 # dpapi: bench/dp_api.py (GPU NW and DTW through the API, 40,000 pairs of 1,000, kernel-only rates beside).
+# probe: bench/dp_transfer_probe.py (the DP host path: host and bus rates, the two upload routes, one call traced).
 # long: bench/dp_long.py (goal 3: 20 pairs of 10,000 and of 100,000 over many warps; LONG_ARGS for options).
 # search: bench/dtw_search.py (one query against 2^20 series, float32; CUDTW_SOURCE=.peers/cuDTW builds cuDTW++).
 # e2e4: bench/hamming_gpu_e2e.py (32,768 x 30,000 FASTA to pairs on disk, against hammingdist's GPU path).
@@ -89,6 +90,10 @@ if wants collapse; then
 fi
 if wants dpapi; then
     python3 bench/dp_api.py --out "$OUT" --profile ${DPAPI_ARGS:-} 2>&1 | tee "$OUT/dp_api.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants probe; then
+    python3 bench/dp_transfer_probe.py --out "$OUT" 2>&1 | tee "$OUT/dp_transfer_probe.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants long; then
