@@ -458,7 +458,7 @@ def _parse_well_formed(image: np.ndarray):
     if found is None:
         return None
     starts, stops, headers, lines, sequence = found
-    if not _ALLOWED[sequence].all():
+    if not _all_allowed(sequence):
         return None  # whitespace inside a line, or an illegal byte: the compiled scan words the error
     lengths = _record_lengths(starts, stops, headers, lines)
     length = int(lengths[0]) if lengths.size else 0
