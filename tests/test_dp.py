@@ -695,3 +695,106 @@ def test_cli_dtw_query_against_a_float32_database(tmp_path, rng, device):
         assert np.float32(value) == expected
     both = run_cli("dtw", str(tmp_path / "db.npy"), str(tmp_path / "q.csv"), "--query", str(tmp_path / "q.csv"))
     assert both.returncode != 0 and "not both" in both.stderr
+
+
+class _FakeDevice:
+    """Enough of CuPy for the GPU DP's upload routes on a machine without a GPU: device arrays are NumPy arrays,
+    and host copies behave as CUDA's do: a copy from page-locked memory must lie inside one registration
+    (else cudaErrorInvalidValue), and a page may be registered once."""
+
+    class CUDARuntimeError(RuntimeError):
+        pass
+
+    uint8 = np.uint8
+
+    def __init__(self, page: int, refuse_after: int | None = None):
+        self.page = page
+        self.refuse_after = refuse_after  # registrations CUDA accepts before it refuses the next
+        self.ranges = {}  # start -> end, registered
+        self.attempts = 0
+        self.copies = []
+        self.cuda = self
+        self.runtime = self
+
+    def hostRegister(self, start, size, flags):  # noqa: N802 (CUDA's names)
+        assert start % self.page == 0 and size % self.page == 0 and size > 0
+        self.attempts += 1
+        if self.refuse_after is not None and len(self.ranges) >= self.refuse_after:
+            raise self.CUDARuntimeError("cudaErrorHostMemoryAlreadyRegistered")
+        assert all(end <= start or start + size <= other for other, end in self.ranges.items())
+        self.ranges[start] = start + size
+
+    def hostUnregister(self, start):  # noqa: N802
+        del self.ranges[start]
+
+    def Event(self):  # noqa: N802
+        class Event:
+            def record(self, stream=None):
+                pass
+
+            def synchronize(self):
+                pass
+
+        return Event()
+
+    def array(self, values):
+        fake = self
+
+        class DeviceArray:
+            def __init__(self, data):
+                self.data = data
+
+            def reshape(self, *shape):
+                return DeviceArray(self.data.reshape(*shape))
+
+            def view(self, dtype):
+                return DeviceArray(self.data.view(dtype))
+
+            def __getitem__(self, index):
+                return DeviceArray(self.data[index])
+
+            def set(self, source, stream=None):
+                lo = source.ctypes.data
+                hi = lo + source.nbytes
+                inside = [start for start, end in fake.ranges.items() if start < hi and lo < end]
+                if inside:  # from locked pages: all of it inside one registration
+                    assert len(inside) == 1 and inside[0] <= lo and hi <= fake.ranges[inside[0]], "cudaErrorInvalidValue"
+                fake.copies.append((lo, hi, bool(inside)))
+                self.data[...] = source
+
+        return DeviceArray(values)
+
+
+@pytest.mark.parametrize("refuse_after", [None, 0, 3])
+def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, monkeypatch, refuse_after):
+    # The host side of the in-place route, without a GPU: random pieces of an array that starts and ends off page
+    # boundaries, copied as CUDA allows, every byte arriving, every range unlocked; a refusal falls back to staging.
+    from seqcompare.align import gpu
+
+    page = 4096
+    monkeypatch.setattr(gpu, "_PAGE", page)
+    monkeypatch.setattr(gpu, "pinned_empty", lambda shape, dtype: np.empty(shape, dtype))
+    fake = _FakeDevice(page, refuse_after)
+    buffer = np.zeros(20 * page + 3000, np.uint8)
+    values = buffer[1234 : 1234 + 17 * page + 100].view(np.uint8)
+    values[...] = rng.integers(0, 256, values.size)
+    target = np.zeros_like(values)
+    inner = rng.choice(np.arange(1, 17), 8, replace=False) * page + rng.integers(-700, 700, 8)
+    cuts = np.unique(np.r_[0, inner, values.size])
+    route = gpu._InPlace(fake, values, 2, int(np.diff(cuts).max()))
+    device = fake.array(target)
+    for slot, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        route.upload(slot % 2, None, values[a:b], device[a:b])
+    assert np.array_equal(target, values)
+    if refuse_after != 0:
+        # whole pages inside the array only, from its first whole page on, and no gaps between them
+        assert min(fake.ranges) == -(-values.ctypes.data // page) * page
+        assert max(fake.ranges.values()) <= (values.ctypes.data + values.nbytes) // page * page
+        spans = sorted(fake.ranges.items())
+        assert all(end == start for (_, end), (start, _) in zip(spans[:-1], spans[1:]))
+    assert (route.fallback is not None) == (refuse_after is not None and fake.attempts > refuse_after)
+    assert refuse_after != 3 or fake.attempts == 4  # refused mid-way: three ranges, then staging
+    route.release()
+    assert fake.ranges == {}
+    # what went from locked pages and what did not: the array's partial end pages never did
+    assert not any(locked for lo, hi, locked in fake.copies if hi <= -(-values.ctypes.data // page) * page)
