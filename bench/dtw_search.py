@@ -31,6 +31,10 @@ import time
 
 import numpy as np
 
+# The fresh processes timed here run as from a user's install, with compiled bytecode: under this workplace's
+# PYTHONDONTWRITEBYTECODE=1 an editable checkout recompiles every module it imports in every process.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 def build_cudtw(source: str, work: str, entries: int) -> str:
     folder = os.path.join(work, "cudtw")

@@ -36,6 +36,10 @@ import time
 
 import numpy as np
 
+# The fresh processes timed here run as from a user's install, with compiled bytecode: under this workplace's
+# PYTHONDONTWRITEBYTECODE=1 an editable checkout recompiles every module it imports in every process.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 def _device_name() -> str:
     import cupy

@@ -26,6 +26,10 @@ import sys
 import tempfile
 import time
 
+# The fresh processes timed here run as from a user's install, with compiled bytecode: under this workplace's
+# PYTHONDONTWRITEBYTECODE=1 an editable checkout recompiles every module it imports in every process.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 def write_inputs(folder: str) -> dict:
     def path(name, text):
