@@ -407,6 +407,29 @@ def test_large_one_off_buffers_are_locked_where_they_are_made_and_unlocked_when_
     # unlocked before its pages are unmapped
     assert recording_runtime.calls[1:] == [("unregister", address, True)] and not recording_runtime.registered
     assert runtime._LOCKED == before
+    # the garbage collector may unlock a buffer in a thread that holds the module's lock: the finalizer never
+    # takes it (a plain lock taken twice by one thread never returns)
+    taken_again = []
+
+    class OneTakeLock:
+        held = False
+
+        def __enter__(self):
+            taken_again.append(self.held)
+            self.held = True
+
+        def __exit__(self, *exc):
+            self.held = False
+
+    one_take = OneTakeLock()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runtime, "_LOCK", one_take)
+        cycle = [runtime.locked_empty((2 << 20,), np.uint8)]
+        cycle.append(cycle)  # freed only by the collector
+        del cycle
+        with one_take:
+            gc.collect()
+    assert True not in taken_again and runtime._LOCKED == before
     # small buffers come from CuPy's pool, and so does one CUDA refuses to register
     assert runtime.locked_empty((10,), np.uint8) == ("from the pool", (10,), np.dtype(np.uint8))
     recording_runtime.refuse = True

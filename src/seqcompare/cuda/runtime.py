@@ -167,6 +167,9 @@ def pinned_empty(shape, dtype):
 _LOCK_IN_PLACE_FROM = 16 << 20
 _PAGE = mmap.PAGESIZE
 _LOCKED = {"buffers": 0, "bytes": 0}  # buffers locked in place and not yet unlocked (for tests)
+# Its own lock, and reentrant: the unlocking finalizer may run from the garbage collector in a thread that holds
+# it (or :data:`_LOCK`, which it therefore never takes).
+_LOCKED_LOCK = threading.RLock()
 
 
 def locked_empty(shape, dtype):
@@ -175,8 +178,9 @@ def locked_empty(shape, dtype):
     ``cudaHostAlloc`` (what :func:`pinned_empty` draws on) faults in and locks its pages in one thread: a 369 MB
     buffer took 0.29 s of a 2.4 s GPU Hamming run on an H200 host (bench/RESULTS.md, issue 17, fourth session).
     Here the pages are mapped for the array, faulted in by :data:`COPY_THREADS` threads, and then locked where
-    they are (``cudaHostRegister``, about 30 ms a GB there); whole pages only, so no neighbour shares one. They
-    are unlocked when the array (and every view of it) is gone, before they are unmapped. Buffers under
+    they are (``cudaHostRegister``, 20-30 ms a GB there): the same buffer took 0.09-0.10 s this way
+    (bench/RESULTS.md, session 19). They are unlocked when the array (and every view of it) is gone, before
+    they are unmapped. Buffers under
     :data:`_LOCK_IN_PLACE_FROM`, and any that CUDA will not register, come from :func:`pinned_empty`.
     """
     import weakref
@@ -205,7 +209,7 @@ def locked_empty(shape, dtype):
         del whole
         memory.close()
         return pinned_empty(shape, dtype)
-    with _LOCK:
+    with _LOCKED_LOCK:
         _LOCKED["buffers"] += 1
         _LOCKED["bytes"] += size
     # ``whole`` holds ``memory``; the finalizer runs as ``whole`` is freed, before ``memory`` is unmapped.
@@ -219,7 +223,7 @@ def _unlock(address: int, size: int, memory) -> None:
     try:
         require_cupy().cuda.runtime.hostUnregister(address)
     finally:
-        with _LOCK:
+        with _LOCKED_LOCK:
             _LOCKED["buffers"] -= 1
             _LOCKED["bytes"] -= size
 
