@@ -31,18 +31,9 @@ import time
 import numpy as np
 
 
-def median_s(function, repeats: int) -> float:
-    function()
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
-
-
 def main(argv=None) -> int:
     import cupy
+    from dp_api import median_of  # this folder's: one warm-up, then the median of the runs
 
     import seqcompare
     import seqcompare.align.gpu as gpu
@@ -70,7 +61,7 @@ def main(argv=None) -> int:
     default_threads = runtime.COPY_THREADS
     for threads in (1, 4, 8, 16):
         runtime.COPY_THREADS = threads
-        seconds = median_s(lambda: runtime.copy_in_parallel(pinned, flat), args.repeats)
+        seconds, _ = median_of(lambda: runtime.copy_in_parallel(pinned, flat), args.repeats)
         record(f"host copy into pinned, {threads} threads", seconds, gb_s=flat.nbytes / seconds / 1e9)
     runtime.COPY_THREADS = default_threads
     device = cupy.empty(flat.size, flat.dtype)
@@ -80,9 +71,9 @@ def main(argv=None) -> int:
         device.set(source, stream=stream)
         stream.synchronize()
 
-    seconds = median_s(lambda: h2d(pinned), args.repeats)
+    seconds, _ = median_of(lambda: h2d(pinned), args.repeats)
     record("h2d from pinned", seconds, gb_s=flat.nbytes / seconds / 1e9)
-    seconds = median_s(lambda: h2d(flat), args.repeats)
+    seconds, _ = median_of(lambda: h2d(flat), args.repeats)
     record("h2d from pageable", seconds, gb_s=flat.nbytes / seconds / 1e9)
     registering = []
 
@@ -95,7 +86,7 @@ def main(argv=None) -> int:
         finally:
             cupy.cuda.runtime.hostUnregister(flat.ctypes.data)
 
-    seconds = median_s(registered, args.repeats)
+    seconds, _ = median_of(registered, args.repeats)
     record("register + h2d + unregister", seconds, register_s=statistics.median(registering),
            gb_s=flat.nbytes / seconds / 1e9)  # fmt: skip
     del device, pinned
@@ -164,7 +155,7 @@ def main(argv=None) -> int:
             for name, value in {**defaults, **setting}.items():
                 setattr(gpu, name, value)
             copies.clear()
-            seconds = median_s(lambda: seqcompare.dtw(a, b, device="cuda"), args.repeats)
+            seconds, _ = median_of(lambda: seqcompare.dtw(a, b, device="cuda"), args.repeats)
             label = ", ".join(f"{k}={v}" for k, v in setting.items()) or "defaults"
             record(f"api dtw {np.dtype(dtype).name} ({label})", seconds, gcups=cells / seconds / 1e9,
                    staging_copy_s_per_call=sum(copies) / (args.repeats + 1))  # fmt: skip

@@ -26,6 +26,7 @@ The host path is built so that a call costs about what its kernels cost:
 
 from __future__ import annotations
 
+import mmap
 import os
 import time
 
@@ -174,7 +175,7 @@ class _Staging:
         self.copied[slot] = event
 
 
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_PAGE = mmap.PAGESIZE
 PIN_IN_PLACE = True  # bench/dp_transfer_probe.py compares the two routes by setting it
 _PIN_IN_PLACE_FROM = 32 << 20  # smaller sides: the staging copy is short, and registering has a fixed cost
 # Larger sides are staged: unregistering costs about 23 ms a GB after the last kernel, where the staging copies

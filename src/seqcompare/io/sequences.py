@@ -58,7 +58,7 @@ def empty_array(count: int, dtype=np.uint8) -> np.ndarray:
     import mmap
 
     size = int(count) * np.dtype(dtype).itemsize
-    if size == 0 or size < HUGE_PAGE_BYTES or not hasattr(mmap, "MADV_HUGEPAGE"):
+    if size < HUGE_PAGE_BYTES or not hasattr(mmap, "MADV_HUGEPAGE"):
         return np.empty(count, dtype=dtype)
     memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     memory.madvise(mmap.MADV_HUGEPAGE)
