@@ -663,14 +663,26 @@ def test_gpu_pages_locked_in_place_are_unlocked_and_refusals_fall_back(rng, monk
     registered.clear()
     assert np.array_equal(dtw(near_a, near_b, device="cuda").scores, scores)
     assert registered == [10, 10]
-    # a side the caller has locked already: CUDA refuses it, and its pieces go through staging buffers
+    # a side the caller has locked already goes up straight from it (nothing registered here), and stays locked
     cupy.cuda.runtime.hostRegister(a.ctypes.data, a.nbytes, 0)
     try:
+        routes = []
+        original_route = gpu._route
+        monkeypatch.setattr(gpu, "_route", lambda *args: routes.append(original_route(*args)) or routes[-1])
         registered.clear()
         assert np.array_equal(dtw(a, b, device="cuda").scores, scores)
-        assert registered == [0, 10]
+        assert registered == [10] and [type(route).__name__ for route in routes] == ["_Locked", "_InPlace"]
+        assert routes[0].fallback is None and not registers(cupy, a)
     finally:
         cupy.cuda.runtime.hostUnregister(a.ctypes.data)
+    # an array from seqcompare.cuda.locked_empty, a whole search database, the same way
+    from seqcompare.cuda import locked_empty
+
+    database = locked_empty(a.shape, a.dtype)
+    database[...] = a
+    routes.clear()
+    assert np.array_equal(dtw(database, b[0], device="cuda").scores, dtw(a, b[0], device="cuda").scores)
+    assert type(routes[0]).__name__ == "_Locked" and routes[0].fallback is None
     # a failed check still unlocks every range
     bad = a.astype(np.float32)
     bad[9999, 3] = np.nan
@@ -727,6 +739,12 @@ class _FakeDevice:
     def hostUnregister(self, start):  # noqa: N802
         del self.ranges[start]
 
+    def pointerGetAttributes(self, address):  # noqa: N802
+        class Attributes:
+            type = int(any(start <= address < end for start, end in self.ranges.items()))  # 1: page-locked
+
+        return Attributes()
+
     def Event(self):  # noqa: N802
         class Event:
             def record(self, stream=None):
@@ -757,8 +775,8 @@ class _FakeDevice:
                 lo = source.ctypes.data
                 hi = lo + source.nbytes
                 inside = [start for start, end in fake.ranges.items() if start < hi and lo < end]
-                if inside:  # from locked pages: all of it inside one registration
-                    assert len(inside) == 1 and inside[0] <= lo and hi <= fake.ranges[inside[0]], "cudaErrorInvalidValue"
+                if inside and not (len(inside) == 1 and inside[0] <= lo and hi <= fake.ranges[inside[0]]):
+                    raise fake.CUDARuntimeError("cudaErrorInvalidValue")  # locked pages: one registration's
                 fake.copies.append((lo, hi, bool(inside)))
                 self.data[...] = source
 
@@ -798,3 +816,45 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     assert fake.ranges == {}
     # what went from locked pages and what did not: the array's partial end pages never did
     assert not any(locked for lo, hi, locked in fake.copies if hi <= -(-values.ctypes.data // page) * page)
+
+
+@pytest.mark.parametrize("spans_two", [False, True])
+def test_a_side_locked_by_the_caller_goes_up_straight_from_it(rng, monkeypatch, spans_two):
+    # Memory the caller has page-locked (seqcompare.cuda.locked_empty, say) is copied from where it lies, with no
+    # staging and nothing registered or unregistered here; an array over two registrations, which CUDA will not
+    # copy from in one piece, falls back to staging from the piece that CUDA refuses.
+    from seqcompare.align import gpu
+
+    page = 4096
+    monkeypatch.setattr(gpu, "_PAGE", page)
+    staged = []
+    monkeypatch.setattr(gpu, "pinned_empty", lambda shape, dtype: staged.append(shape) or np.empty(shape, dtype))
+    fake = _FakeDevice(page)
+    buffer = np.zeros(20 * page, np.uint8)
+    start = -(-buffer.ctypes.data // page) * page - buffer.ctypes.data
+    values = buffer[start + 100 : start + 100 + 17 * page]
+    values[...] = rng.integers(0, 256, values.size)
+    region = buffer.ctypes.data + start
+    if spans_two:
+        fake.hostRegister(region, 9 * page, 0)
+        fake.hostRegister(region + 9 * page, 9 * page, 0)
+    else:
+        fake.hostRegister(region, 18 * page, 0)
+    callers = dict(fake.ranges)
+    target = np.zeros_like(values)
+    cuts = np.unique(np.r_[0, rng.integers(1, values.size, 6), values.size])
+    route = gpu._route(fake, values, 2, int(np.diff(cuts).max()))
+    assert isinstance(route, gpu._Locked)
+    device = fake.array(target)
+    for slot, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        route.upload(slot % 2, None, values[a:b], device[a:b])
+    route.release()
+    assert np.array_equal(target, values)
+    assert fake.ranges == callers and fake.attempts == len(callers)  # the caller's, untouched; none added
+    boundary = 9 * page - 100  # where the second registration begins, in values
+    refused = spans_two and any(a < boundary < b for a, b in zip(cuts[:-1], cuts[1:]))
+    assert refused == spans_two  # (the pieces drawn here do cross it)
+    assert (route.fallback is not None) == refused and bool(staged) == refused
+    assert all(locked for _, _, locked in fake.copies) != refused  # straight from locked memory, unless refused
+    # an array in ordinary memory is not taken for locked
+    assert not isinstance(gpu._route(fake, np.ones(10 * page, np.uint8), 2, page), gpu._Locked)

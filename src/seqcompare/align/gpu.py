@@ -17,6 +17,8 @@ The host path is built so that a call costs about what its kernels cost:
   several host threads into page-locked buffers first. Copies from ordinary (pageable) memory ran at 5-8 GB/s
   on the H200's host, a seventh of the link, and bounded every call (40,000 int32 pairs of 1,000: 0.058 s,
   against 0.012 s of kernels); staging copies reached 23 GB/s, registering 50 GB/s;
+  a side the caller holds in page-locked memory already (:func:`seqcompare.cuda.locked_empty`) goes up
+  straight from it;
   a side that every piece reads (all-vs-all, the query of a search) goes up once;
 - the checks the result depends on (base codes at most 4; integer signals within the 32-bit DP's range;
   floats finite) are reductions on the device over the pieces as they arrive, read once at the end: a failed
@@ -131,10 +133,28 @@ def _multiprocessors(cupy) -> int:
 
 
 def _route(cupy, values: np.ndarray, slots: int, largest: int):
-    """How the pieces of one side go up: from where they lie (:class:`_InPlace`) or through staging buffers."""
+    """How the pieces of one side go up: straight from memory the caller has page-locked (:class:`_Locked`),
+    from where they lie once locked here (:class:`_InPlace`), or through staging buffers."""
+    if values.flags.c_contiguous and _locked_already(cupy, values):
+        return _Locked(cupy, values, slots, largest)
     if PIN_IN_PLACE and values.flags.c_contiguous and _PIN_IN_PLACE_FROM <= values.nbytes <= _PIN_IN_PLACE_UP_TO:
         return _InPlace(cupy, values, slots, largest)
     return _Staging(cupy, values.dtype, slots, largest)
+
+
+_HOST_MEMORY = 1  # cudaMemoryTypeHost: page-locked host memory CUDA knows (allocated by it, or registered)
+
+
+def _locked_already(cupy, values: np.ndarray) -> bool:
+    """Whether the first and the last byte of ``values`` lie in page-locked memory CUDA knows: an array from
+    :func:`seqcompare.cuda.locked_empty` or :func:`seqcompare.cuda.pinned_empty`, or one the caller registered."""
+    if values.nbytes == 0:
+        return False
+    ends = (values.ctypes.data, values.ctypes.data + values.nbytes - 1)
+    try:
+        return all(cupy.cuda.runtime.pointerGetAttributes(address).type == _HOST_MEMORY for address in ends)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return False
 
 
 def _in_order(column: np.ndarray, n_series: int) -> bool:
@@ -173,6 +193,30 @@ class _Staging:
         event = self.cupy.cuda.Event()
         event.record(stream)
         self.copied[slot] = event
+
+
+class _Locked:
+    """The pieces of a side the caller holds in page-locked memory go up straight from it, by DMA: no staging
+    copy, nothing to register. This is how a program that keeps its data page-locked (as cuDTW++ keeps its
+    database) gets the link's whole rate. A copy CUDA refuses (the array spans two allocations, say) sends that
+    piece and the rest through staging buffers."""
+
+    def __init__(self, cupy, values: np.ndarray, slots: int, largest: int):
+        self.cupy = cupy
+        self.values, self.slots, self.largest = values, slots, largest
+        self.fallback = None
+
+    def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
+        if self.fallback is None:
+            try:
+                target.set(source, stream=stream)
+                return
+            except self.cupy.cuda.runtime.CUDARuntimeError:
+                self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
+        self.fallback.upload(slot, stream, source, target)
+
+    def release(self) -> None:
+        """Nothing to give back: the memory is the caller's, and stays locked."""
 
 
 _PAGE = mmap.PAGESIZE
