@@ -44,7 +44,8 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=40000)
     parser.add_argument("--length", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", default="", help="comma-separated row names (default: all)")
+    parser.add_argument("--only", default="", help="row names, separated by commas, or by semicolons where a name "
+                        "holds a comma (default: all)")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -53,7 +54,7 @@ def main(argv=None) -> int:
     cells = pairs * length * length
     report = {"command": " ".join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]),
               "date": time.strftime("%Y-%m-%d %H:%M:%S"), "pairs": pairs, "length": length, "rows": {}}  # fmt: skip
-    only = set(filter(None, args.only.split(",")))
+    only = set(filter(None, args.only.split(";" if ";" in args.only else ",")))  # ";" where names hold commas
 
     def kernel_rate(kind, t_values, q_values, **options):
         offsets = np.arange(pairs + 1, dtype=np.int64) * length

@@ -230,13 +230,15 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
             const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
             const int k = (n - 1 - row0) % R;
             V bottom = 0, bottom_f = BIG, above_prev = 0;
-            for (int s = 0; s < m + 31; ++s) {
+            const bool track_min = KIND == 1 && mode != 0 && last_chunk && lane == owner;
+            // One step s of the sweep, for any step: lane t at column j = s - t + 1, or idle outside 1..m.
+            auto step = [&](int s) {
                 const int j = s - lane + 1;
                 V above = __shfl_up_sync(FULL_MASK, bottom, 1);
                 V above_f = GOTOH ? __shfl_up_sync(FULL_MASK, bottom_f, 1) : V(BIG);
                 if (j < 1 || j > m) {
                     above_prev = above;
-                    continue;
+                    return;
                 }
                 V diag;
                 if (lane == 0) {
@@ -260,11 +262,44 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
                     row_above[j] = bottom;
                     if (GOTOH) f_above[j] = bottom_f;
                 }
-                if (KIND == 1 && mode != 0 && last_chunk && lane == owner) {
+                if (track_min) {
                     V here = pick<R, V>(h, k);
                     last_min = here < last_min ? here : last_min;
                 }
+            };
+            // The steps where every lane is inside the matrix past its first column (32 <= s < m), for a query
+            // of one chunk, NW or DTW in 32-bit values: no range test, no border row, lane 0's cells above from
+            // row 0, the target value through a pointer that moves one a step, two steps an iteration. In the
+            // SASS (R = 32) the general step wraps 35 instructions around a float32 strip's 128; here about 12.
+            // Unrolled by two, the compiler alternates two sets of registers for the strip, which removes the
+            // copy each integer cell otherwise ends with (int32 DTW: 2 instructions a cell, from 3). Affine NW
+            // and 64-bit values keep the general step: this loop adds spills to them.
+            constexpr bool INTERIOR = (KIND == 0 || KIND == 1) && sizeof(V) == 4;
+            const bool interior = INTERIOR && row0 == 0 && last_chunk;
+            const int interior_from = interior ? min(32, m) : m + 31;
+            const int interior_to = interior ? max(m, interior_from) : m + 31;
+            int s = 0;
+            for (; s < interior_from; ++s) step(s);
+            if constexpr (INTERIOR) {
+                const S* target = t + (interior_from - lane);  // t[j - 1] at the first interior step
+#pragma unroll 2
+                for (; s < interior_to; ++s, ++target) {
+                    const int j = s - lane + 1;
+                    V above = __shfl_up_sync(FULL_MASK, bottom, 1);
+                    V diag = above_prev;
+                    if (lane == 0) first_row<KIND, V>(j, io, ins, mode, never, above, diag);
+                    above_prev = above;
+                    V up = above, up_f = BIG;
+                    strip_column<R, KIND, V>(h, qv, e, diag, up, up_f, V(*target), sub, match, mismatch, ins, del,
+                                             io, dop, never);  // fmt: skip
+                    bottom = up;
+                    if (track_min) {
+                        V here = pick<R, V>(h, k);
+                        last_min = here < last_min ? here : last_min;
+                    }
+                }
             }
+            for (; s < m + 31; ++s) step(s);
             if (!last_chunk) {
                 if (lane == 0) row_above[0] = KIND != 1 ? V(dop + (row0 + 32 * R) * del) : never;
                 __syncwarp();
