@@ -135,6 +135,16 @@ def main(argv=None) -> int:
     dp_on_gpu(1, database.reshape(-1), offsets, query, np.array([0, length]), plan, timings=timing, kernels_only=True)
     report["rows"]["seqcompare kernels only (labelled)"] = {"seconds": timing["kernel_s"],
                                                             "gcups": cells / timing["kernel_s"] / 1e9}  # fmt: skip
+    # Where the time of one call from page-locked memory goes: dp_on_gpu's stages (host seconds since its start).
+    traced = {}
+    dp_on_gpu(1, locked.reshape(-1), offsets, query, np.array([0, length]), plan, timings=traced, check=True)
+    report["profile_page_locked_call"] = traced
+    stages = traced["stages"]
+    pieces = [stage for stage in stages if stage[0].startswith("piece ")]
+    marks = [stage for stage in stages if not stage[0].startswith("piece ")][:2] + pieces[:1] + pieces[-1:] + [
+        stage for stage in stages if not stage[0].startswith("piece ")][2:]
+    print("dp_on_gpu from page-locked memory: " + ", ".join(f"{name} {at:.4f}" for name, at in marks) +
+          f"; kernels {traced['kernel_s']:.4f} s, total {traced['total_s']:.4f} s", flush=True)  # fmt: skip
     assert result.scores.dtype == np.float32 and np.isfinite(result.scores).all()
     for name, entry in report["rows"].items():
         print(f"{name:45s} {entry.get('median_s', entry.get('seconds')):.4f} s  {entry['gcups']:.0f} GCUPS")

@@ -858,3 +858,20 @@ def test_a_side_locked_by_the_caller_goes_up_straight_from_it(rng, monkeypatch, 
     assert all(locked for _, _, locked in fake.copies) != refused  # straight from locked memory, unless refused
     # an array in ordinary memory is not taken for locked
     assert not isinstance(gpu._route(fake, np.ones(10 * page, np.uint8), 2, page), gpu._Locked)
+
+
+def test_plan_columns_are_recognised_and_stand_for_their_gathers(rng):
+    # A search's fixed query column and a database in order are taken without gathering the plan's size of
+    # lengths; every kind gives what the gather gives, and strip sizes from one broadcast length are the same.
+    from seqcompare.align import gpu
+
+    lengths = rng.integers(0, 3000, 50)
+    cases = {"order": np.arange(50), "fixed": np.full(50, 7), "listed": rng.integers(0, 50, 50)}
+    for kind, values in cases.items():
+        column = gpu._Column(values, 50)
+        assert column.kind == kind
+        taken = column.take(lengths)
+        assert np.array_equal(taken, lengths[values])
+        assert np.array_equal(gpu.strips_for(taken), gpu.strips_for(lengths[values].copy()))
+    assert gpu._Column(np.arange(49), 50).kind == "listed"  # in order, but not every series: not streamed whole
+    assert gpu._Column(np.array([3]), 50).kind == "fixed"

@@ -102,7 +102,37 @@ def long_strip(q_len: np.ndarray, resident_warps: int) -> int:
 def strips_for(q_len: np.ndarray) -> np.ndarray:
     """The strip size R of each pair: the smallest whose 32 R rows hold the query, else the largest."""
     sizes = np.asarray(STRIPS)
+    if q_len.size and q_len.strides == (0,):  # one length for every pair (a broadcast): one lookup
+        return np.broadcast_to(strips_for(np.array(q_len[:1])), q_len.shape)
     return sizes[np.minimum(np.searchsorted(32 * sizes, q_len), len(sizes) - 1)]
+
+
+class _Column:
+    """One side's column of a plan: ``"order"`` (pair k takes series k), ``"fixed"`` (every pair takes one
+    series: the query of a search) or ``"listed"``."""
+
+    def __init__(self, values: np.ndarray, n_series: int):
+        self.values = values
+        if len(values) and values[0] == values[-1] and (values == values[0]).all():
+            self.kind = "fixed"
+        elif _in_order(values, n_series):
+            self.kind = "order"
+        else:
+            self.kind = "listed"
+
+    def take(self, lengths: np.ndarray) -> np.ndarray:
+        """``lengths[values]``: a view for a fixed column or one in order."""
+        if self.kind == "fixed":
+            return np.broadcast_to(lengths[self.values[:1]], self.values.shape)
+        return lengths if self.kind == "order" else lengths[self.values]
+
+    def on_device(self, cupy, listed_dev):
+        """The column on the device: made there where it is fixed or in order, else the next uploaded one."""
+        if self.kind == "fixed":
+            return cupy.full(len(self.values), int(self.values[0]), dtype=cupy.int64)
+        if self.kind == "order":
+            return cupy.arange(len(self.values), dtype=cupy.int64)
+        return next(listed_dev)
 
 
 def _units(pair_index: np.ndarray, t_len: np.ndarray, q_len: np.ndarray) -> np.ndarray:
@@ -387,7 +417,10 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
         return np.empty(0, dtype=out_type)
     t_off, q_off = np.asarray(t_off, dtype=np.int64), np.asarray(q_off, dtype=np.int64)
     t_len, q_len = np.diff(t_off), np.diff(q_off)
-    pair_t_len, pair_q_len = t_len[plan[:, 0]], q_len[plan[:, 1]]
+    # A database against one query, or sides paired in order, are common and large (2^20 pairs): their columns
+    # are recognised here, so that nothing of the size of the plan is gathered, searched or uploaded for them.
+    columns = [_Column(plan[:, side], len(off) - 1) for side, off in enumerate((t_off, q_off))]
+    pair_t_len, pair_q_len = columns[0].take(t_len), columns[1].take(q_len)
     strips = strips_for(pair_q_len)
     long_pairs = np.zeros(0, np.int64)
     resident_warps = 0
@@ -404,7 +437,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
     bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
     shared = q_values is t_values and q_off is t_off
     sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
-    streamed = [not shared and not kernels_only and _in_order(column, len(off) - 1) for values, off, column in sides]
+    streamed = [not shared and not kernels_only and column.kind == "order" for column in columns[: len(sides)]]
     checks = _Checks(cupy, floating)
     with cupy.cuda.Device():
         streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(1 if kernels_only else _STREAMS)]
@@ -414,10 +447,12 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             first_event.record(streams[0])
         with streams[0]:
             # offsets and pair indices in one copy (each small copy from pageable memory costs 0.1-0.2 ms)
-            small_dev = cupy.asarray(np.concatenate([t_off, q_off, plan[:, 0], plan[:, 1]]))
-            ends = np.cumsum([t_off.size, q_off.size, len(plan)])
+            listed = [column.values for column in columns if column.kind == "listed"]
+            small_dev = cupy.asarray(np.concatenate([t_off, q_off, *listed]))
+            ends = np.cumsum([t_off.size, q_off.size, *(len(plan) for _ in listed)]).tolist()
             t_off_dev, q_off_dev = small_dev[: ends[0]], small_dev[ends[0] : ends[1]]
-            pair_t_dev, pair_q_dev = small_dev[ends[1] : ends[2]], small_dev[ends[2] :]
+            listed_dev = iter(small_dev[a:b] for a, b in zip(ends[1:], ends[2:] + [small_dev.size]))
+            pair_t_dev, pair_q_dev = (column.on_device(cupy, listed_dev) for column in columns)
             sub_dev = cupy.asarray(table)
             out_dev = cupy.empty(len(plan), dtype=out_type)
             for (values, _, _), on_device, in_pieces in zip(sides, device_values, streamed):
