@@ -17,6 +17,7 @@ from ..errors import InputError
 from .batch import DTW_MODES, DTWScorer, NWScorer, match_mismatch
 from .costs import BIG, Costs
 from .modes import MODE_CODES, ModeScorer, ModeScoring
+from .plans import PlanColumn
 from .work import PairWork
 
 MODES = tuple(MODE_CODES)
@@ -142,9 +143,9 @@ def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
         return np.stack([i, j], axis=1).astype(np.int64)
     if n_queries != n_targets and 1 in (n_queries, n_targets):
         count = max(n_targets, n_queries)
-        fixed = np.zeros(count, dtype=np.int64)
-        every = np.arange(count, dtype=np.int64)
-        return np.stack([every, fixed] if n_queries == 1 else [fixed, every], axis=1)
+        plan = np.zeros((count, 2), dtype=np.int64)  # filled in place: a search's plan can be 2^20 pairs
+        plan[:, 0 if n_queries == 1 else 1] = np.arange(count)
+        return plan
     if n_queries != n_targets:
         raise InputError(f"pairs by order need as many queries as targets (or one of either): {n_targets} targets, "
                          f"{n_queries} queries")  # fmt: skip
@@ -518,7 +519,9 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         common = _common_signal_dtype(t_values.dtype, q_values.dtype)
         t_values, q_values = t_values.astype(common, copy=False), q_values.astype(common, copy=False)
     plan = pair_plan(len(t_off) - 1, None if b is None else len(q_off) - 1, pairs)
-    t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
+    # each pair's lengths (views for a search or pairs by order; read only)
+    t_len = PlanColumn(plan[:, 0], len(t_off) - 1).take(np.diff(t_off))
+    q_len = PlanColumn(plan[:, 1], len(q_off) - 1).take(np.diff(q_off))
     integer = t_values.dtype.kind == "i"
     mode_code, band = DTW_MODES[mode], -1 if window is None else window
     gpu = _use_gpu(device, window is None, "DTW needs no window", client)
@@ -541,4 +544,4 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         if undefined.any():
             row = int(np.flatnonzero(undefined)[0])
             raise InputError(f"pair #{row + 1}: DTW of an empty signal against a non-empty one is undefined")
-    return PairScores(plan, raw, int(np.sum(t_len * q_len)))
+    return PairScores(plan, raw, int(np.dot(t_len, q_len)))

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..cuda.runtime import copy_in_parallel, module, pinned_empty, require_cupy
 from ..errors import InputError
+from .plans import PlanColumn
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dp.cu")
 STRIPS = (4, 8, 16, 32)
@@ -107,34 +108,6 @@ def strips_for(q_len: np.ndarray) -> np.ndarray:
     return sizes[np.minimum(np.searchsorted(32 * sizes, q_len), len(sizes) - 1)]
 
 
-class _Column:
-    """One side's column of a plan: ``"order"`` (pair k takes series k), ``"fixed"`` (every pair takes one
-    series: the query of a search) or ``"listed"``."""
-
-    def __init__(self, values: np.ndarray, n_series: int):
-        self.values = values
-        if len(values) and values[0] == values[-1] and (values == values[0]).all():
-            self.kind = "fixed"
-        elif _in_order(values, n_series):
-            self.kind = "order"
-        else:
-            self.kind = "listed"
-
-    def take(self, lengths: np.ndarray) -> np.ndarray:
-        """``lengths[values]``: a view for a fixed column or one in order."""
-        if self.kind == "fixed":
-            return np.broadcast_to(lengths[self.values[:1]], self.values.shape)
-        return lengths if self.kind == "order" else lengths[self.values]
-
-    def on_device(self, cupy, listed_dev):
-        """The column on the device: made there where it is fixed or in order, else the next uploaded one."""
-        if self.kind == "fixed":
-            return cupy.full(len(self.values), int(self.values[0]), dtype=cupy.int64)
-        if self.kind == "order":
-            return cupy.arange(len(self.values), dtype=cupy.int64)
-        return next(listed_dev)
-
-
 def _units(pair_index: np.ndarray, t_len: np.ndarray, q_len: np.ndarray) -> np.ndarray:
     """The pairs ``pair_index`` grouped two by two with the same shape (an odd one out is paired with itself),
     for the kernel that runs two pairs per lane: ``(units, 2)`` pair indices."""
@@ -187,10 +160,14 @@ def _locked_already(cupy, values: np.ndarray) -> bool:
         return False
 
 
-def _in_order(column: np.ndarray, n_series: int) -> bool:
-    """Whether pair ``k`` uses series ``k`` of this side, for every pair and series (pieces of pairs then need
-    contiguous pieces of the values)."""
-    return len(column) == n_series and bool(np.array_equal(column, np.arange(n_series)))
+def _uniform_step(offsets: np.ndarray):
+    """The one length of every series (offsets ``0, L, 2L, ...``), or None."""
+    if offsets.size < 2 or offsets[0] != 0:
+        return None
+    step = int(offsets[1])
+    if int(offsets[-1]) != step * (offsets.size - 1):
+        return None
+    return step if bool((np.diff(offsets) == step).all()) else None
 
 
 def _pieces(n_pairs: int, streamed_bytes: int) -> np.ndarray:
@@ -419,7 +396,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
     t_len, q_len = np.diff(t_off), np.diff(q_off)
     # A database against one query, or sides paired in order, are common and large (2^20 pairs): their columns
     # are recognised here, so that nothing of the size of the plan is gathered, searched or uploaded for them.
-    columns = [_Column(plan[:, side], len(off) - 1) for side, off in enumerate((t_off, q_off))]
+    columns = [PlanColumn(plan[:, side], len(off) - 1) for side, off in enumerate((t_off, q_off))]
     pair_t_len, pair_q_len = columns[0].take(t_len), columns[1].take(q_len)
     strips = strips_for(pair_q_len)
     long_pairs = np.zeros(0, np.int64)
@@ -447,12 +424,16 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             first_event.record(streams[0])
         with streams[0]:
             # offsets and pair indices in one copy (each small copy from pageable memory costs 0.1-0.2 ms)
-            listed = [column.values for column in columns if column.kind == "listed"]
-            small_dev = cupy.asarray(np.concatenate([t_off, q_off, *listed]))
-            ends = np.cumsum([t_off.size, q_off.size, *(len(plan) for _ in listed)]).tolist()
-            t_off_dev, q_off_dev = small_dev[: ends[0]], small_dev[ends[0] : ends[1]]
-            listed_dev = iter(small_dev[a:b] for a, b in zip(ends[1:], ends[2:] + [small_dev.size]))
-            pair_t_dev, pair_q_dev = (column.on_device(cupy, listed_dev) for column in columns)
+            # (series of one length, as from a 2-D array, have their offsets made on the device)
+            steps = [_uniform_step(off) for off in (t_off, q_off)]
+            uploaded = [off for off, step in zip((t_off, q_off), steps) if step is None]
+            uploaded += [column.values for column in columns if column.kind == "listed"]
+            ends = np.cumsum([0] + [part.size for part in uploaded]).tolist()
+            small_dev = cupy.asarray(np.concatenate(uploaded)) if uploaded else None
+            parts_dev = iter(small_dev[a:b] for a, b in zip(ends[:-1], ends[1:]))
+            t_off_dev, q_off_dev = (next(parts_dev) if step is None else cupy.arange(off.size, dtype=cupy.int64) * step
+                                    for off, step in zip((t_off, q_off), steps))  # fmt: skip
+            pair_t_dev, pair_q_dev = (column.on_device(cupy, parts_dev) for column in columns)
             sub_dev = cupy.asarray(table)
             out_dev = cupy.empty(len(plan), dtype=out_type)
             for (values, _, _), on_device, in_pieces in zip(sides, device_values, streamed):
