@@ -864,7 +864,7 @@ def test_plan_columns_are_recognised_and_stand_for_their_gathers(rng):
     # A search's fixed query column and a database in order are taken without gathering the plan's size of
     # lengths; every kind gives what the gather gives, and strip sizes from one broadcast length are the same.
     from seqcompare.align import gpu
-    from seqcompare.align.plans import PlanColumn
+    from seqcompare.align.plans import PlanColumn, uniform_step
 
     lengths = rng.integers(0, 3000, 50)
     cases = {"order": np.arange(50), "fixed": np.full(50, 7), "listed": rng.integers(0, 50, 50)}
@@ -877,6 +877,6 @@ def test_plan_columns_are_recognised_and_stand_for_their_gathers(rng):
     assert PlanColumn(np.arange(49), 50).kind == "listed"  # in order, but not every series: not streamed whole
     assert PlanColumn(np.array([3]), 50).kind == "fixed"
     # offsets of series of one length (made on the device) and of any other
-    assert gpu._uniform_step(np.arange(6) * 7) == 7 and gpu._uniform_step(np.zeros(3, np.int64)) == 0
+    assert uniform_step(np.arange(6) * 7) == 7 and uniform_step(np.zeros(3, np.int64)) == 0
     for offsets in ([0, 3, 5], [0], [0, 2, 4, 7], [0, 1, 3, 3], [1, 2, 3]):
-        assert gpu._uniform_step(np.array(offsets)) is None
+        assert uniform_step(np.array(offsets)) is None

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..cuda.runtime import copy_in_parallel, module, pinned_empty, require_cupy
 from ..errors import InputError
-from .plans import PlanColumn
+from .plans import PlanColumn, uniform_step
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dp.cu")
 STRIPS = (4, 8, 16, 32)
@@ -158,16 +158,6 @@ def _locked_already(cupy, values: np.ndarray) -> bool:
         return all(cupy.cuda.runtime.pointerGetAttributes(address).type == _HOST_MEMORY for address in ends)
     except cupy.cuda.runtime.CUDARuntimeError:
         return False
-
-
-def _uniform_step(offsets: np.ndarray):
-    """The one length of every series (offsets ``0, L, 2L, ...``), or None."""
-    if offsets.size < 2 or offsets[0] != 0:
-        return None
-    step = int(offsets[1])
-    if int(offsets[-1]) != step * (offsets.size - 1):
-        return None
-    return step if bool((np.diff(offsets) == step).all()) else None
 
 
 def _pieces(n_pairs: int, streamed_bytes: int) -> np.ndarray:
@@ -425,7 +415,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
         with streams[0]:
             # offsets and pair indices in one copy (each small copy from pageable memory costs 0.1-0.2 ms)
             # (series of one length, as from a 2-D array, have their offsets made on the device)
-            steps = [_uniform_step(off) for off in (t_off, q_off)]
+            steps = [uniform_step(off) for off in (t_off, q_off)]
             uploaded = [off for off, step in zip((t_off, q_off), steps) if step is None]
             uploaded += [column.values for column in columns if column.kind == "listed"]
             ends = np.cumsum([0] + [part.size for part in uploaded]).tolist()

@@ -5,6 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
+# Columns are compared a block at a time, against a block made once: a plan of 2^20 pairs then allocates nothing
+# of its size (fresh pages cost more than the comparison: on the H200's host the whole-array form took 13 ms of
+# a 0.26 s search).
+_BLOCK = 1 << 16
+_COUNT = np.arange(_BLOCK, dtype=np.int64)
+
+
+def _all_equal(values: np.ndarray, expected) -> bool:
+    """Whether ``values[a:b] == expected(a, b)`` for every block ``a:b``, stopping at the first that differs."""
+    for a in range(0, len(values), _BLOCK):
+        b = min(a + _BLOCK, len(values))
+        if not bool((values[a:b] == expected(a, b)).all()):
+            return False
+    return True
+
 
 class PlanColumn:
     """One side's column of a plan: ``"order"`` (pair k takes series k, for every series), ``"fixed"`` (every
@@ -20,9 +35,9 @@ class PlanColumn:
 
     def __init__(self, values: np.ndarray, n_series: int):
         self.values = values
-        if len(values) and values[0] == values[-1] and (values == values[0]).all():
+        if len(values) and values[0] == values[-1] and _all_equal(values, lambda a, b: values[0]):
             self.kind = "fixed"
-        elif len(values) == n_series and bool(np.array_equal(values, np.arange(n_series))):
+        elif len(values) == n_series and _all_equal(values, lambda a, b: _COUNT[: b - a] + a):
             self.kind = "order"
         else:
             self.kind = "listed"
@@ -41,3 +56,14 @@ class PlanColumn:
         if self.kind == "order":
             return cupy.arange(len(self.values), dtype=cupy.int64)
         return next(listed_dev)
+
+
+def uniform_step(offsets: np.ndarray):
+    """The one length ``L`` of every series, where ``offsets`` are ``0, L, 2L, ...`` (as from a 2-D array),
+    else None."""
+    if offsets.size < 2 or offsets[0] != 0:
+        return None
+    step = int(offsets[1])
+    if int(offsets[-1]) != step * (offsets.size - 1):
+        return None
+    return step if _all_equal(offsets, lambda a, b: (_COUNT[: b - a] + a) * step) else None
