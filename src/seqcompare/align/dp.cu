@@ -134,7 +134,10 @@ __device__ __forceinline__ void strip_column_cells(V (&h)[R], const V (&qv)[R], 
 // associative (no NaN reaches a cell), so the scores are the recurrence's, bit for bit. On an H200, 40,000
 // pairs of 1,000 (bench/dp_api.py, kernel only, one run against the cell-at-a-time form): float64 DTW 1,177
 // GCUPS against 688, float32 3,344-3,355 against 2,905, int32 3,714-3,717 against 3,379, int16 3,751 against
-// 3,454, NW 2,843-2,848 against 2,804.
+// 3,454, NW 2,843-2,848 against 2,804. Then without the register copies (min2, plus_distance) and with the
+// interior loop unrolled by two (dp_warp), one run each against the form before (bench/RESULTS.md, session 20):
+// float32 4,285-4,310 against 3,378, then 4,522-4,588 against 4,340; int32 4,452-4,506 against 3,721, then
+// 5,879-6,070 against 4,555; int16 6,175-6,263 against 4,613 at the end.
 template <int R, int KIND, typename V, bool SPLIT = true>
 __device__ __forceinline__ void strip_column(V (&h)[R], const V (&qv)[R], V (&e)[KIND >= 2 ? R : 1], V diag, V& up,
                                              V& up_f, const V tj, const int* __restrict__ sub, int match,
