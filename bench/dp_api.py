@@ -10,7 +10,8 @@ Rows: ``align`` from a 2-D uint8 array of base codes (the default edit distance,
 NW kernel's rate on the same unit costs beside it; and NW costs 0/2/3/3) and from a list of str; ``dtw`` from
 2-D arrays of int16,
 int32, int64, float32 and float64. GCUPS = pairs x length^2 / median seconds. ``--profile`` adds where the time
-of the wide and string rows goes (string encoding; bytes over PCIe). Writes ``results_dp_api.json``.
+of the wide and string rows goes (string encoding; bytes over PCIe). ``--page-locked`` adds each DTW row from
+arrays the caller holds in page-locked memory (``seqcompare.cuda.locked_empty``), which go up with no staging. Writes ``results_dp_api.json``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def median_of(function, repeats: int) -> tuple:
 def main(argv=None) -> int:
     import seqcompare
     from seqcompare.align.gpu import dp_on_gpu
+    from seqcompare.cuda import locked_empty
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -47,6 +49,9 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="row names, separated by commas, or by semicolons where a name "
                         "holds a comma (default: all)")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--page-locked", action="store_true",
+                        help="add each DTW row from arrays the caller holds in page-locked memory "
+                        "(seqcompare.cuda.locked_empty)")  # fmt: skip
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(5)
@@ -116,6 +121,13 @@ def main(argv=None) -> int:
         if args.profile and name in report["rows"]:
             report["rows"][name]["bytes_over_pcie"] = int(a.nbytes + b.nbytes)
             report["rows"][name]["pcie_gb_s_if_bound"] = (a.nbytes + b.nbytes) / report["rows"][name]["median_s"] / 1e9
+        if args.page_locked:
+            # the same arrays held in page-locked memory by the caller: they go up straight from it
+            locked_a, locked_b = locked_empty(a.shape, a.dtype), locked_empty(b.shape, b.dtype)
+            locked_a[...], locked_b[...] = a, b
+            row(f"{name}, page-locked by the caller", lambda: seqcompare.dtw(locked_a, locked_b, device="cuda"),
+                lambda: kernel_rate(1, a, b))  # fmt: skip
+            del locked_a, locked_b
     with open(os.path.join(args.out, "results_dp_api.json"), "w") as handle:
         json.dump(report, handle, indent=1)
     return 0
