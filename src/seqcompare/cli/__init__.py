@@ -17,6 +17,7 @@ import sys
 
 from .. import __version__
 from ..errors import DeviceError, InputError
+from ..io.output import remove_unfinished
 from . import align, ccc, dtw, hamming, plot, scan, simulate
 from .common import HelpFormatter
 
@@ -152,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         print("seqcompare: interrupted", file=sys.stderr)
         return 130
     finally:
+        remove_unfinished()  # a temporary output whose owner an error or a signal never reached
         _wait_for_background_cleanup()
 
 

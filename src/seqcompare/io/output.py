@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -30,6 +31,33 @@ import threading
 from ..errors import InputError
 
 _TEMP_PREFIX = ".seqcompare-"
+# Temporary outputs not yet put in place or removed. The command removes what is left here on its way out
+# (:func:`remove_unfinished`): a signal can arrive after a temporary file exists but before its owner holds it
+# (CI caught SIGTERM inside the constructor of a .npy output, which left the file behind).
+_UNFINISHED = {}
+_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT, SIGTERM and SIGHUP held back in this thread for the block (delivered when it ends), where the
+    platform allows it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    numbers = {getattr(signal, name) for name in _SIGNALS if hasattr(signal, name)}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def remove_unfinished() -> None:
+    """Remove every temporary output file of this process that was neither put in place nor removed (a run that
+    ended by an error or a signal). The destinations are untouched."""
+    for pending in list(_UNFINISHED.values()):
+        pending.abort()
 _STDOUT_NAMES = (None, "-", "/dev/stdout")
 _umask_lock = threading.Lock()
 
@@ -161,14 +189,16 @@ class PendingFile:
             directory = os.path.dirname(os.path.realpath(self.destination))
         else:
             directory = tempfile.gettempdir()
-        try:
-            handle, self.path = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix, dir=directory)
-        except PermissionError:
-            # A writable file in a directory we may not create files in: build it elsewhere, copy it in.
-            self.kind = "link" if self.kind in ("file", "new") else self.kind
-            handle, self.path = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix)
-        os.close(handle)
         self._done = False
+        with _signals_held():  # the file exists only once it is recorded
+            try:
+                handle, self.path = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix, dir=directory)
+            except PermissionError:
+                # A writable file in a directory we may not create files in: build it elsewhere, copy it in.
+                self.kind = "link" if self.kind in ("file", "new") else self.kind
+                handle, self.path = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix)
+            _UNFINISHED[id(self)] = self
+        os.close(handle)
 
     def commit(self) -> None:
         """Put the finished file at its destination."""
@@ -190,6 +220,7 @@ class PendingFile:
             self.abort()
             raise
         self._done = True
+        _UNFINISHED.pop(id(self), None)
 
     def abort(self) -> None:
         """Remove the temporary file (the destination is untouched)."""
@@ -197,6 +228,7 @@ class PendingFile:
             self._done = True
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
+        _UNFINISHED.pop(id(self), None)
 
 
 @contextlib.contextmanager
