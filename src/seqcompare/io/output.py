@@ -58,6 +58,8 @@ def remove_unfinished() -> None:
     ended by an error or a signal). The destinations are untouched."""
     for pending in list(_UNFINISHED.values()):
         pending.abort()
+
+
 _STDOUT_NAMES = (None, "-", "/dev/stdout")
 _umask_lock = threading.Lock()
 
