@@ -524,6 +524,24 @@ def test_float32_dtw_is_bit_equal_to_a_float32_oracle(rng, device, mode):
     assert wide.scores.dtype == np.float64 and not np.array_equal(wide.scores.astype(np.float32), result.scores)
 
 
+@pytest.mark.parametrize("mode", ["full", "open-end", "subsequence"])
+def test_float32_dtw_at_the_extremes_of_the_range(rng, device, mode):
+    # Ties of exact zeros, subnormal steps, and costs that overflow to +inf (|3e38 - -3e38|): the GPU takes the
+    # three-way minimum of float32 cells on their bits as integers, which is exact only for cells that are +0,
+    # positive or +inf. Series of 40-120 values also run the kernel's interior loop (past 32 columns).
+    palette = np.array([0.0, 0.0, 1e-45, -1e-45, 1.0, -1.0, 3e38, -3e38, 1e30], np.float32)
+    a = [palette[rng.integers(0, palette.size, rng.integers(40, 121))] for _ in range(12)]
+    b = [palette[rng.integers(0, palette.size, rng.integers(40, 121))] for _ in range(12)]
+    a[0] = b[0] = np.zeros(64, np.float32)  # every cell on the diagonal +0
+    b[1] = -a[1]
+    result = dtw(a, b, mode=mode, device=device)
+    with np.errstate(over="ignore"):
+        expected = [dtw_reference(x, y, mode=mode, float32=True) for x, y in zip(a, b)]
+    assert result.scores.dtype == np.float32
+    assert [v.view(np.uint32) for v in result.scores] == [np.float32(v).view(np.uint32) for v in expected]
+    assert np.isinf(result.scores).any() and (result.scores == 0).any()  # both ends of the range were reached
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
                                    np.float32, np.float64])  # fmt: skip
 def test_dtw_of_2d_arrays_in_their_own_dtype(rng, device, dtype):

@@ -141,8 +141,9 @@ def dtw_small(t_values, t_off, q_values, q_off, plan: np.ndarray, mode: int, ban
             inner = slice(first, last + 1)
             above_cells = slice(first - 1, last)
             best = np.minimum(D_before[:, above_cells], np.minimum(D_last[:, above_cells], D_last[:, inner]))
-            cost = np.abs(T[:, d - last - 1 : d - first][:, ::-1] - Q[:, first - 1 : last])
-            cells = best + cost
+            with np.errstate(over="ignore"):  # float costs and sums past the range are +inf, as in the kernels
+                cost = np.abs(T[:, d - last - 1 : d - first][:, ::-1] - Q[:, first - 1 : last])
+                cells = best + cost
             if integer:  # unreachable stays unreachable (as the kernels keep it), never a sum past BIG
                 cells[best >= infinite] = infinite
             if band >= 0:

@@ -23,7 +23,17 @@ __device__ __forceinline__ double unreachable(double) { return __longlong_as_dou
 __device__ __forceinline__ float unreachable(float) { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ int min3(int a, int b, int c) { return __vimin3_s32(a, b, c); }
 __device__ __forceinline__ double min3(double a, double b, double c) { return fmin(fmin(a, b), c); }
-__device__ __forceinline__ float min3(float a, float b, float c) { return fminf(fminf(a, b), c); }
+// (float32 DTW takes strip_column's cell form, where this minimum is used)
+template <typename V>
+constexpr bool is_float32 = false;
+template <>
+constexpr bool is_float32<float> = true;
+// Float DTW cells are never negative (+0, sums of |q - t|, or +inf; no NaN: the host refuses values that are not
+// finite), and such floats order exactly as their bit patterns do as signed integers, so the three-way minimum
+// is one DPX instruction on the bits (VIMNMX3) in place of two float minima.
+__device__ __forceinline__ float min3(float a, float b, float c) {
+    return __int_as_float(__vimin3_s32(__float_as_int(a), __float_as_int(b), __float_as_int(c)));
+}
 __device__ __forceinline__ int distance(int a, int b) { return abs(a - b); }
 __device__ __forceinline__ double distance(double a, double b) { return fabs(a - b); }
 __device__ __forceinline__ float distance(float a, float b) { return fabsf(a - b); }
@@ -138,11 +148,14 @@ __device__ __forceinline__ void strip_column_cells(V (&h)[R], const V (&qv)[R], 
 // interior loop unrolled by two (dp_warp), one run each against the form before (bench/RESULTS.md, session 20):
 // float32 4,285-4,310 against 3,378, then 4,522-4,588 against 4,340; int32 4,452-4,506 against 3,721, then
 // 5,879-6,070 against 4,555; int16 6,175-6,263 against 4,613 at the end.
+// float32 DTW now takes the cell form (SPLIT has no effect on it): its three-way minimum is one instruction on
+// the bits (min3), so a cell is three instructions, two of them off the chain; on an H200 (session 21, one A/B/A
+// call) the kernel ran 5,517-5,593 GCUPS against 4,461-4,495 for the split form.
 template <int R, int KIND, typename V, bool SPLIT = true>
 __device__ __forceinline__ void strip_column(V (&h)[R], const V (&qv)[R], V (&e)[KIND >= 2 ? R : 1], V diag, V& up,
                                              V& up_f, const V tj, const int* __restrict__ sub, int match,
                                              int mismatch, int ins, int del, int io, int dop, const V never) {
-    if constexpr (SPLIT && (KIND == 0 || KIND == 1)) {
+    if constexpr (SPLIT && (KIND == 0 || (KIND == 1 && !is_float32<V>))) {
         V part = off_chain<KIND, V>(diag, h[0], qv[0], tj, match, mismatch, ins);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
