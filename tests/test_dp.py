@@ -462,7 +462,7 @@ def long_kernel_calls(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("rows", [4, 8, 32])
+@pytest.mark.parametrize("rows", [4, 8, 16, 32])
 def test_gpu_long_pairs_over_many_warps_equal_the_cpu(rng, monkeypatch, long_kernel_calls, rows):
     from seqcompare.align import gpu
 

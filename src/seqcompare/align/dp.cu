@@ -357,6 +357,9 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
 // kernel is the step itself, 208 ns at 6 warps an SM: dp_warp on 800 independent pairs of that shape (256 x
 // 10,000) ran at 1,058 GCUPS, and this kernel at 600-730 (with no waiting at all, a wrong-answer probe, 881).
 // Loading the next column's target value a step ahead and unrolling the step loop by 2 or 4 changed nothing.
+// Nor did sweeping two columns a step (row r's cell at j + 1 right after its cell at j: a chain of R + 1 cells
+// for 2 R, twice the independent work), in one A/B/A call (session 21): int32 DTW 621, 641, 700 GCUPS kernel
+// only, NW 575, 554, 664. So the step is not bound by the latency of the chain down a strip.
 __device__ __forceinline__ bool unset(int v) { return v == (int)0x80808080; }
 __device__ __forceinline__ bool unset(float v) { return __float_as_int(v) == (int)0x80808080; }
 __device__ __forceinline__ bool unset(double v) { return __double_as_longlong(v) == (long long)0x8080808080808080ULL; }
