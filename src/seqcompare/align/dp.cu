@@ -34,15 +34,6 @@ constexpr bool is_float32<float> = true;
 __device__ __forceinline__ float min3(float a, float b, float c) {
     return __int_as_float(__vimin3_s32(__float_as_int(a), __float_as_int(b), __float_as_int(c)));
 }
-__device__ __forceinline__ int distance(int a, int b) { return abs(a - b); }
-__device__ __forceinline__ double distance(double a, double b) { return fabs(a - b); }
-__device__ __forceinline__ float distance(float a, float b) { return fabsf(a - b); }
-// A DTW cell from the best of its three neighbours and its cost. Integers stop at the sentinel (an unreachable
-// cell must not grow), in one DPX instruction, min(best + cost, never); floats need no clamp (never is +inf,
-// costs are finite, so nothing passes it or turns NaN), and leaving it out saves one instruction of five a cell.
-__device__ __forceinline__ int step_cost(int best, int cost, int never) { return __viaddmin_s32(best, cost, never); }
-__device__ __forceinline__ float step_cost(float best, float cost, float) { return best + cost; }
-__device__ __forceinline__ double step_cost(double best, double cost, double) { return best + cost; }
 
 // The value of register h[k] (k known only at run time) without local memory.
 template <int R, typename V>
@@ -66,11 +57,13 @@ __device__ __forceinline__ float min2(float a, float b) {
 }
 __device__ __forceinline__ double min2(double a, double b) { return fmin(a, b); }  // (as PTX: more spills)
 
-// A DTW cell of the split step from the best neighbour: best + |q - t|. For integers one instruction
-// (VABSDIFF, PTX sad.s32) in place of a subtraction, an absolute value and the clamping DPX add: no clamp is
-// needed here, because every cell the step computes (row and column at least 1) has a reachable neighbour (the
-// diagonal of cell (1, 1) is M[0][0] = 0; a later cell has a computed cell above or to its left), so best is a
-// finite path cost, which the host's range check keeps below 2^29; rows past the query's end are never read.
+// A DTW cell from its best neighbour: best + |q - t|. For integers one instruction (VABSDIFF, PTX sad.s32) in
+// place of a subtraction, an absolute value and a DPX add that clamps at the sentinel: no clamp is needed,
+// because every cell a step computes (row and column at least 1) has a reachable neighbour (the diagonal of
+// cell (1, 1) is M[0][0] = 0; a later cell has a computed cell above or to its left, and the first row of a
+// long pair's chunk has the chunk above's bottom row), so best is a finite path cost, which the host's range
+// check keeps below 2^29; rows past the query's end (which may wrap) are never read. For floats (never is +inf,
+// costs are finite) the sum is one rounding, as the CPU's lanes kernel makes it, so results are bit-equal.
 __device__ __forceinline__ int plus_distance(int best, int a, int b) {
     int sum;
     asm("sad.s32 %0, %1, %2, %3;" : "=r"(sum) : "r"(a), "r"(b), "r"(best));
@@ -109,7 +102,7 @@ __device__ __forceinline__ void strip_column_cells(V (&h)[R], const V (&qv)[R], 
             int cost = qv[r] == tj ? match : mismatch;
             value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
         } else if constexpr (KIND == 1) {
-            value = step_cost(min3(diag, up, left), distance(qv[r], tj), never);
+            value = plus_distance(min3(diag, up, left), qv[r], tj);
         } else {
             int cost;
             if constexpr (KIND == 3) {
@@ -381,6 +374,12 @@ __device__ __forceinline__ V await_cell(const V* cell) {
     return value;
 }
 
+// A cell of a chunk's bottom row, for the chunk below (await_cell).
+template <typename V>
+__device__ __forceinline__ void publish_cell(V* cell, V value) {
+    *(volatile V*)cell = value;
+}
+
 template <int R, int KIND, typename V, typename S>
 __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restrict__ t_values, const long long* __restrict__ t_off,
                                                const S* __restrict__ q_values, const long long* __restrict__ q_off,
@@ -416,7 +415,55 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
         const int k = (n - 1 - row0) % R;
         V bottom = 0, bottom_f = BIG, above_prev = 0, waiting = 0, waiting_f = BIG, last_min = never;
+        const bool track_min = KIND == 1 && mode != 0 && last_chunk && lane == owner;
+        // The steps where every lane is inside the matrix past its first column (32 <= s < m), NW and DTW in
+        // 32-bit values, as dp_warp's interior loop: no range test and no column-0 case, the target value through
+        // a pointer that moves one a step, and the row above awaited once a block of 32 steps. Nsight Compute on the general step (H200, 20 pairs of 10,000, int32
+        // DTW, R = 8; session 21) counted 88 instructions a step for 8 cells, and the step's load of t[j - 1]
+        // among the top stalls. With this loop (and the cells as min3 + VABSDIFF): 360 million instructions in
+        // place of 665 million, 2.26 ms in place of 2.68 (clocks locked by the profiler); what remains is mostly
+        // waiting (6.6 cycles between a warp's instructions, 1.5 warps a scheduler).
+        // (Not at R = 32, where it spills; that strip is taken only for pairs of about 100,000.)
+        constexpr bool INTERIOR = (KIND == 0 || KIND == 1) && sizeof(V) == 4 && R <= 16;
+        const int interior_from = INTERIOR ? min(32, m) : m + 31;
+        const int interior_to = INTERIOR ? max(m / 32 * 32, interior_from) : m + 31;  // whole blocks of 32
         for (int s = 0; s < m + 31; ++s) {
+            if constexpr (INTERIOR) {
+                if (s == interior_from) {  // the interior steps, then the general step goes on at interior_to
+                    const S* target = t + (interior_from - lane);  // t[j - 1] at the first interior step
+                    V* below = row_below + (interior_from - lane + 1);  // row_below + j
+                    const bool pass_down = !last_chunk && lane == 31;
+                    for (; s < interior_to; s += 32) {  // blocks of 32 steps, from a multiple of 32
+                        if (c > 0) {  // warp-uniform: the 32 cells of the row above that lane 0 takes next
+                            waiting = await_cell(row_above + (s + 1 + lane));
+                            __syncwarp();
+                        }
+#pragma unroll 2
+                        for (int i = 0; i < 32; ++i, ++target, ++below) {
+                            const V from_border = __shfl_sync(FULL_MASK, waiting, i);
+                            V above = __shfl_up_sync(FULL_MASK, bottom, 1);
+                            V diag = above_prev;
+                            if (lane == 0) {
+                                if (c == 0) {
+                                    first_row<KIND, V>(s + i + 1, io, ins, mode, never, above, diag);
+                                } else {
+                                    above = from_border;
+                                }
+                            }
+                            above_prev = above;
+                            V up = above, up_f = BIG;
+                            strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, V(*target), sub, match,
+                                                                    mismatch, ins, del, io, dop, never);  // fmt: skip
+                            bottom = up;
+                            if (pass_down) publish_cell(below, bottom);
+                            if (track_min) {
+                                V here = pick<R, V>(h, k);
+                                last_min = here < last_min ? here : last_min;
+                            }
+                        }
+                    }
+                }
+            }
             if (c > 0 && (s & 31) == 0) {  // warp-uniform: the next cells of the row above
                 const int column = s + 1 + lane;
                 if (column <= m) {
@@ -452,10 +499,10 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
             bottom = up;
             bottom_f = up_f;
             if (!last_chunk && lane == 31) {
-                *(volatile V*)(row_below + j) = bottom;
-                if (GOTOH) *(volatile V*)(row_below + (m + 1) + j) = bottom_f;
+                publish_cell(row_below + j, bottom);
+                if (GOTOH) publish_cell(row_below + (m + 1) + j, bottom_f);
             }
-            if (KIND == 1 && mode != 0 && last_chunk && lane == owner) {
+            if (track_min) {
                 V here = pick<R, V>(h, k);
                 last_min = here < last_min ? here : last_min;
             }
