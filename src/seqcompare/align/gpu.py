@@ -45,6 +45,10 @@ _WARPS_PER_BLOCK = 4
 _STREAMS = 4
 _MIN_PIECE_PAIRS = 8192  # fewer pairs than a wave of warps leave the GPU idle (4,096 lost 20% on int16 DTW)
 _PIECE_BYTES = 16 << 20  # small pieces: the first copy, which nothing hides, is short; staging is 4 x 16 MB
+# Sides smaller than this go up in one plain copy and are checked on the host: for them the staging buffers,
+# copy threads, events and device reductions cost more than they hide (1.3 ms of a 5 ms call of 20 pairs of
+# 10,000 int32 on an H200, between the small uploads and the first piece; session 21).
+_STREAM_FROM = 4 << 20
 # Pairs whose query has more rows than this go to the long-pair kernel when the call has fewer of them than the
 # GPU has resident warps (one warp each would leave most of it idle: 20 pairs of 10,000 ran at 78 GCUPS).
 LONG_QUERY_ROWS = 32 * STRIPS[-1]
@@ -296,12 +300,14 @@ class _InPlace:
 
 
 class _Checks:
-    """Reductions on the device over every piece of values that arrives, read back once (:meth:`verify`)."""
+    """Reductions on the device over every piece of values that arrives, read back once (:meth:`verify`), and
+    the same on the host for small sides."""
 
     def __init__(self, cupy, floating: bool):
         self.cupy = cupy
         self.floating = floating
-        self.found = []
+        self.found = []  # per piece, on the device
+        self.found_on_host = []  # per small side
 
     def add(self, values) -> None:
         if values.size == 0:
@@ -312,10 +318,19 @@ class _Checks:
         else:
             self.found.append(cupy.stack([values.min().astype(cupy.float64), values.max().astype(cupy.float64)]))
 
-    def verify(self, kind: int, longest: int) -> None:
-        if not self.found:
+    def add_host(self, values: np.ndarray) -> None:
+        """The same reductions over values still in host memory (a small side: NumPy is quicker there)."""
+        if values.size == 0:
             return
-        found = self.cupy.stack(self.found).get()
+        if self.floating:
+            self.found_on_host.append([float(np.isfinite(values).all())])
+        else:
+            self.found_on_host.append([float(values.min()), float(values.max())])
+
+    def verify(self, kind: int, longest: int) -> None:
+        if not self.found and not self.found_on_host:
+            return
+        found = np.array(self.found_on_host + (self.cupy.stack(self.found).get().tolist() if self.found else []))
         if self.floating:
             if not found.all():  # one "all finite" flag per piece
                 raise InputError("signals contain NaN or infinity")
@@ -404,7 +419,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
     bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
     shared = q_values is t_values and q_off is t_off
     sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
-    streamed = [not shared and not kernels_only and column.kind == "order" for column in columns[: len(sides)]]
+    streamed = [not shared and not kernels_only and column.kind == "order" and values.nbytes >= _STREAM_FROM
+                for column, (values, _, _) in zip(columns, sides)]  # fmt: skip
     checks = _Checks(cupy, floating)
     with cupy.cuda.Device():
         streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(1 if kernels_only else _STREAMS)]
@@ -429,7 +445,9 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             for (values, _, _), on_device, in_pieces in zip(sides, device_values, streamed):
                 if not in_pieces:
                     on_device.set(np.ascontiguousarray(values))
-                    if check:
+                    if check and values.nbytes < _STREAM_FROM:
+                        checks.add_host(values)
+                    elif check:
                         checks.add(on_device)
             ready = cupy.cuda.Event()
             ready.record()
@@ -594,16 +612,20 @@ def _launch_long(kernels, kind, value, stored, value_type, pairs, rows, pair_t_l
         border = cupy.empty(max(1, border_size), dtype=value_type)
         # 0x80 in every byte: a value no cell takes, so a reader knows a cell not yet written (dp.cu)
         cupy.cuda.runtime.memsetAsync(border.data.ptr, 0x80, border.nbytes, cupy.cuda.get_current_stream().ptr)
-        ticket = cupy.zeros(1, dtype=cupy.uint32)
+        # the small arrays in two copies (each copy from pageable memory costs 20-40 us): the 64-bit ones (pair
+        # sides, border offsets, the plan rows), then the units and the ticket counter (32-bit, the ticket 0)
+        wide = cupy.asarray(np.concatenate([plan[group, 0], plan[group, 1], border_off, group]))
+        narrow = cupy.asarray(np.concatenate([unit_pair[order], unit_chunk[order], [0]]).astype(np.int32))
+        pair_t, pair_q, border_off_dev, group_dev = (wide[i * group.size : (i + 1) * group.size] for i in range(4))
+        units = unit_pair.size
+        ticket = narrow[2 * units :].view(cupy.uint32)
         scores = cupy.empty(group.size, dtype=value_type)
-        blocks = int(min(-(-unit_pair.size // _WARPS_PER_BLOCK), 1 << 16))
+        blocks = int(min(-(-units // _WARPS_PER_BLOCK), 1 << 16))
         kernels.get_function(name)(
             (blocks,), (32 * _WARPS_PER_BLOCK,),
-            (t_dev, t_off_dev, q_dev, q_off_dev, cupy.asarray(plan[group, 0]), cupy.asarray(plan[group, 1]),
-             cupy.asarray(unit_pair[order].astype(np.int32)), cupy.asarray(unit_chunk[order].astype(np.int32)),
-             np.int32(unit_pair.size), ticket, np.int32(match), np.int32(mismatch), np.int32(ins), np.int32(dele),
-             np.int32(mode), np.int32(ins_open), np.int32(del_open), sub_dev, border, cupy.asarray(border_off),
-             scores),
+            (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, narrow[:units], narrow[units : 2 * units],
+             np.int32(units), ticket, np.int32(match), np.int32(mismatch), np.int32(ins), np.int32(dele),
+             np.int32(mode), np.int32(ins_open), np.int32(del_open), sub_dev, border, border_off_dev, scores),
         )  # fmt: skip
-        out_dev[cupy.asarray(group)] = scores
+        out_dev[group_dev] = scores
         start = stop
