@@ -658,6 +658,7 @@ def test_gpu_pages_locked_in_place_are_unlocked_and_refusals_fall_back(rng, monk
     from seqcompare.align import gpu
 
     monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
+    monkeypatch.setattr(gpu, "_STREAM_FROM", 0)  # sides of 1.5 MB, streamed in pieces all the same
     monkeypatch.setattr(gpu, "_PIECE_BYTES", 1 << 16)
     monkeypatch.setattr(gpu, "_MIN_PIECE_PAIRS", 1000)  # 10 pieces, each ending inside a page
     a = rng.integers(0, 1000, (10000, 37)).astype(np.int32)

@@ -423,6 +423,9 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         // among the top stalls. With this loop (and the cells as min3 + VABSDIFF): 360 million instructions in
         // place of 665 million, 2.26 ms in place of 2.68 (clocks locked by the profiler); what remains is mostly
         // waiting (6.6 cycles between a warp's instructions, 1.5 warps a scheduler).
+        // Loading t[j - 1] a step ahead and the next block's cells of the row above 8 steps early did not help
+        // (2.42 ms against 2.27, more instructions); neither did awaiting 16 or 8 cells at a time (32: the same
+        // as 16 within the spread, 8 slower), nor strips of 4 rows (slower than 8 and 16).
         // (Not at R = 32, where it spills; that strip is taken only for pairs of about 100,000.)
         constexpr bool INTERIOR = (KIND == 0 || KIND == 1) && sizeof(V) == 4 && R <= 16;
         const int interior_from = INTERIOR ? min(32, m) : m + 31;
