@@ -418,11 +418,12 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         const bool track_min = KIND == 1 && mode != 0 && last_chunk && lane == owner;
         // The steps where every lane is inside the matrix past its first column (32 <= s < m), NW and DTW in
         // 32-bit values, as dp_warp's interior loop: no range test and no column-0 case, the target value through
-        // a pointer that moves one a step, and the row above awaited once a block of 32 steps. Nsight Compute on the general step (H200, 20 pairs of 10,000, int32
-        // DTW, R = 8; session 21) counted 88 instructions a step for 8 cells, and the step's load of t[j - 1]
-        // among the top stalls. With this loop (and the cells as min3 + VABSDIFF): 360 million instructions in
-        // place of 665 million, 2.26 ms in place of 2.68 (clocks locked by the profiler); what remains is mostly
-        // waiting (6.6 cycles between a warp's instructions, 1.5 warps a scheduler).
+        // a pointer that moves one a step, and the row above awaited once a block of 32 steps. Nsight Compute on
+        // the general step (H200, 20 pairs of 10,000, int32 DTW, R = 8; session 21) counted 88 instructions a
+        // step for 8 cells, and the step's load of t[j - 1] among the top stalls. With this loop (and the cells
+        // as min3 + VABSDIFF): 360 million instructions in place of 665 million, 2.26 ms in place of 2.68 (clocks
+        // locked by the profiler); what remains is mostly waiting (6.6 cycles between a warp's instructions, 1.5
+        // warps a scheduler).
         // Loading t[j - 1] a step ahead and the next block's cells of the row above 8 steps early did not help
         // (2.42 ms against 2.27, more instructions); neither did awaiting 16 or 8 cells at a time (32: the same
         // as 16 within the spread, 8 slower), nor strips of 4 rows (slower than 8 and 16).
