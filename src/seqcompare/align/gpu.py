@@ -19,10 +19,11 @@ The host path is built so that a call costs about what its kernels cost:
   against 0.012 s of kernels); staging copies reached 23 GB/s, registering 50 GB/s;
   a side the caller holds in page-locked memory already (:func:`seqcompare.cuda.locked_empty`) goes up
   straight from it;
-  a side that every piece reads (all-vs-all, the query of a search) goes up once;
+  a side that every piece reads (all-vs-all, the query of a search) goes up once, and so does a side under
+  4 MB (``_STREAM_FROM``), in one plain copy;
 - the checks the result depends on (base codes at most 4; integer signals within the 32-bit DP's range;
-  floats finite) are reductions on the device over the pieces as they arrive, read once at the end: a failed
-  check raises, and no score is returned;
+  floats finite) are reductions on the device over the pieces as they arrive (on the host, for a side under
+  4 MB), read once at the end: a failed check raises, and no score is returned;
 - pairs are grouped by strip and paired for the 16-bit kernel with array operations, with no per-pair Python.
 """
 
