@@ -111,15 +111,13 @@ def random_proteins(rng, count: int, length: int) -> list:
     return [row.tobytes().decode() for row in codes]
 
 
-def our_search(db: str, queries: str, out: str, rows: str = "8", device: str = "cuda", threads: str = "0") -> None:
+def our_search(db: str, queries: str, out: str, device: str = "cuda", threads: str = "0") -> None:
     """One search in this process (run as a fresh process by :func:`search` and :func:`cpu`): every query against
-    every database sequence, local, BLOSUM62 11/1, on ``device`` (the GPU: strips of ``rows`` query rows a thread;
-    the CPU: ``threads``); scores to ``out`` (.npy, queries by rows)."""
+    every database sequence, local, BLOSUM62 11/1, on ``device`` (the CPU: ``threads``); scores to ``out`` (.npy,
+    queries by rows)."""
     started = time.perf_counter()
     import seqcompare
-    from seqcompare.align import modes_gpu
 
-    modes_gpu.STRIP_ROWS[False] = int(rows)
     from seqcompare.align.alphabets import from_letters
     from seqcompare.align.matrices import substitution_matrix
     from seqcompare.io.fasta import read_sequences
@@ -176,14 +174,13 @@ def search(args) -> None:
         print("cudasw4", wall, gcups[-3:], flush=True)
         hits = [line.split("\t") for line in open(tsv).read().splitlines() if line and line[0].isdigit()]
     tools = ["cudasw4"]
-    for rows in args.rows.split(","):
-        tool = f"seqcompare_rows{rows}"
+    for tool in ["seqcompare"]:
         tools.append(tool)
         record["runs"][tool] = []
         for _ in range(args.repeats):
             scores_path = os.path.join(work, "ours.npy")
             started = time.perf_counter()
-            done = subprocess.run([sys.executable, __file__, "our-search", db, queries, scores_path, rows],
+            done = subprocess.run([sys.executable, __file__, "our-search", db, queries, scores_path],
                                   capture_output=True, text=True)  # fmt: skip
             wall = time.perf_counter() - started
             if done.returncode:
@@ -252,7 +249,7 @@ def cpu(args) -> None:
             theirs = np.array(done.stdout.split(), dtype=np.int64)
             scores_path = os.path.join(work, "ours_cpu.npy")
             started = time.perf_counter()
-            ours_run = subprocess.run([sys.executable, __file__, "our-search", db_file, query_file, scores_path, "8",
+            ours_run = subprocess.run([sys.executable, __file__, "our-search", db_file, query_file, scores_path,
                                        "cpu", str(threads)], capture_output=True, text=True)  # fmt: skip
             runs["seqcompare"].append(time.perf_counter() - started)
             if ours_run.returncode:
@@ -324,7 +321,6 @@ def main() -> int:
     parser.add_argument("--cudasw-source", default=os.path.join(ROOT, ".peers", "CUDASW4"))
     parser.add_argument("--db", type=int, default=200000)
     parser.add_argument("--db-length", type=int, default=256)
-    parser.add_argument("--rows", default="8,16", help="search: our strip heights to run (query rows a thread)")
     parser.add_argument("--parasail-source", default="/tmp/parasail", help="cpu: parasail's source tree")
     parser.add_argument("--cpu-db", type=int, default=2000, help="cpu: random database proteins")
     parser.add_argument("--reads", default=os.path.join(ROOT, "bench", "work", "16s_reads.fastq"),

@@ -332,3 +332,90 @@ def test_fastq_reads_align_as_dna(tmp_path, capsysbinary):
     done = run_cli(str(fastq), "--all-vs-all", "--matrix", "BLOSUM62", "--gap-open", "11", "--gap-extend", "1",
                    check=False)  # fmt: skip
     assert done.returncode != 0 and "FASTQ records are read as DNA" in done.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("letters, gaps", [("ACD", (0, 0)), ("ACD", (2, 1)), ("ARNDCQEGHILKMFPSTWYV", (11, 1))])
+def test_local_search_kernel_equals_the_cpu_at_every_strip_height(rng, monkeypatch, letters, gaps):
+    # A search (every target against every query, local, scores and ends only) runs the GPU's two-targets-a-lane
+    # kernel: queries of lengths that pick each strip height and take one to three chunks of rows, an odd count of
+    # targets of mixed lengths (so warps pair unequal targets and one half is empty), small alphabets with random
+    # tables and zero gap costs for ties everywhere. Scores and ends must equal the CPU's (itself the oracle's,
+    # in the tests above), and the kernel must have taken every non-empty pair.
+    from seqcompare.align import modes_gpu
+
+    ran = []
+    original = modes_gpu._local16
+
+    def counted(*args):
+        found = original(*args)
+        ran.append(len(args[4]))
+        return found
+
+    monkeypatch.setattr(modes_gpu, "_local16", counted)
+    matrix = substitution_matrix("BLOSUM62") if len(letters) == 20 else random_matrix(rng, letters)
+    gap_open, gap_extend = gaps
+    base = "".join(rng.choice(list(letters), 1200))
+    q_lengths = [1, 3, 100, 140, 200, 260, 330, 400, 470, 520, 700, 800, 950, 1100]
+    queries = []
+    for length in q_lengths:  # half of them related to the base sequence, half random
+        start = int(rng.integers(0, 1200 - length + 1))
+        queries.append(base[start : start + length] if len(queries) % 2 else "".join(rng.choice(list(letters), length)))
+    targets = [base[(s := int(rng.integers(0, 1000))) : s + int(rng.integers(0, 200))] for _ in range(30)]
+    targets += ["".join(rng.choice(list(letters), int(rng.integers(1, 300)))) for _ in range(6)] + [""]
+    pairs = np.array([(a, b) for b in range(len(queries)) for a in range(len(targets))])
+    options = dict(mode="local", matrix=matrix, gap_open=gap_open, gap_extend=gap_extend, pairs=pairs)
+    gpu = seqcompare.align(targets, queries, device="cuda", **options)
+    cpu = seqcompare.align(targets, queries, device="cpu", **options)
+    assert sum(ran) == len(queries) * sum(1 for target in targets if target), ran
+    assert np.array_equal(gpu.scores, cpu.scores)
+    assert np.array_equal(gpu.positions, cpu.positions)
+    assert gpu.scores.max() > 0
+
+
+@pytest.mark.gpu
+def test_local_search_pairs_beyond_16_bits_take_the_32_bit_kernel(rng):
+    # Long related pairs whose scores could pass 2**13 go to the 32-bit kernel in the same call as the pairs the
+    # 16-bit kernel takes; all must equal the CPU.
+    from seqcompare.align import modes_gpu
+
+    matrix = substitution_matrix("BLOSUM62")
+    letters = "ARNDCQEGHILKMFPSTWYV"
+    base = "".join(rng.choice(list(letters), 1500))
+    targets = [base, base[:300], base[200:1400], "W" * 800]
+    queries = [base[100:1500], base[:200], "W" * 900]
+    t_len = np.array([len(targets[a]) for b in range(3) for a in range(4)])
+    q_len = np.array([len(queries[b]) for b in range(3) for a in range(4)])
+    fits = modes_gpu.local16_eligible(t_len, q_len, matrix.scores, 11, 1)
+    assert fits.any() and not fits.all()
+    options = dict(mode="local", matrix=matrix, gap_open=11, gap_extend=1)
+    gpu = seqcompare.align(targets, queries, device="cuda", pairs=[(a, b) for b in range(3) for a in range(4)],
+                           **options)  # fmt: skip
+    cpu = seqcompare.align(targets, queries, device="cpu", pairs=[(a, b) for b in range(3) for a in range(4)],
+                           **options)  # fmt: skip
+    assert np.array_equal(gpu.scores, cpu.scores) and np.array_equal(gpu.positions, cpu.positions)
+    assert gpu.scores.max() > 1 << 13
+
+
+def test_local_search_layout_rules():
+    # The GPU search kernel's host-side rules (they need no GPU): the profile stride keeps a warp's 8-byte loads
+    # in distinct banks (16 lanes a phase, 2 banks each), the strip height is the least work per column, and
+    # the 16-bit test admits exactly the pairs whose values stay within +-2**13.
+    from seqcompare.align import modes_gpu
+
+    for rows in modes_gpu.SEARCH_ROWS:
+        stride = modes_gpu.profile_stride(rows)
+        assert stride % 2 == 0 and stride >= rows // 2 + rows % 2
+        banks = [(lane * stride) % 32 for lane in range(16)]
+        assert len(set(banks)) == 16, (rows, stride)
+    lengths = np.array([1, 128, 129, 144, 512, 553, 5478])
+    picked = modes_gpu.search_rows(lengths)
+    for length, rows in zip(lengths, picked):
+        costs = {r: -(-length // (32 * r)) * (r + modes_gpu.SEARCH_STEP_ROWS) for r in modes_gpu.SEARCH_ROWS}
+        assert costs[rows] == min(costs.values())
+    blosum = substitution_matrix("BLOSUM62").scores
+    fits = modes_gpu.local16_eligible(np.array([700, 744, 745, 0, 5]), np.array([800, 800, 800, 9, 0]), blosum, 11, 1)
+    # 744 * 11 + 12 = 8,196 is past 2**13 = 8,192; 743 * 11 + 12 = 8,185 is not.
+    assert fits.tolist() == [True, False, False, False, False]
+    assert modes_gpu.local16_eligible(np.array([743]), np.array([800]), blosum, 11, 1).tolist() == [True]
+    assert not modes_gpu.local16_eligible(np.array([10]), np.array([10]), blosum, 11, -1).any()

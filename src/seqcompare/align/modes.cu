@@ -456,3 +456,248 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
     starts[2 * k] = i;
     starts[2 * k + 1] = j;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Local scores and ends of many targets against one query, two targets a lane (local16). What a protein database
+// search runs: scores only (no paths), every value provably within 16 bits (the host's test: the shorter side
+// times the best substitution, plus a gap, below 2**13).
+//
+// A block of SEARCH_WARPS warps shares one query; each warp takes two targets, one in each 16-bit half of every
+// register, so each instruction on packed halves (Hopper's VIADDMNMX: max(a + b, c); VIMNMX3: a three-way maximum;
+// VIADD.16x2) serves two cells. The warp's 32 lanes own consecutive strips of R query rows (a chunk of 32 R rows;
+// longer queries go chunk by chunk through a border row in global memory) and sweep the target columns as a
+// wavefront: lane t at column j = s - t + 1 at step s, the cell above its strip arriving from lane t - 1 by a
+// shuffle.
+//
+// The recurrence (Gotoh, maximised, local; a gap of L costs open + (L - 1) extend), with g = H - open kept in
+// place of H, so that both gap states are one max(a + b, c) each and the cell one three-way maximum with 0:
+//   E[i][j] = max(E[i][j-1] - extend, g[i][j-1])        F[i][j] = max(F[i-1][j] - extend, g[i-1][j])
+//   g[i][j] = max(g[i-1][j-1] + (s + open), E[i][j], F[i][j], 0) - open
+// The maxima run on the ALU pipe at half the issue rate, the two additions on another, so a cell costs 1.5 issue
+// slots of it where the form with H (a fourth maximum) cost 2: on an H200 (bench/work/dpx_rates.py) VIADDMNMX
+// alone issues 16.3 T lane instructions a second, beside VIADD.16x2 28.7 T together. Row 0 and column 0 hold
+// H = 0 (g = -open), and E = F = -open there stands for minus infinity (E[i][1] = max(-open - extend, -open) is
+// what minus infinity gives).
+//
+// The block's query profile, rebuilt for each chunk in shared memory: s + open for every target letter (and a
+// padding letter, `size`) against each of the chunk's rows, int16, one lane's R rows contiguous at a stride of
+// profile_stride(R) words (an even count of 4-byte words, 2 mod 4, so the lanes' 8-byte loads of different
+// letters fall in different banks). A lane loads its rows' scores for each half's letter and interleaves them
+// (two PRMTs for two rows). Rows past the query and columns past a target score PAD16 against everything: such
+// cells get values below some real cell's (a padding score or a gap penalty is subtracted on the way), or equal
+// to one of a smaller row or column (zero gap costs), so they never hold the first maximum, and need no range
+// tests.
+//
+// Ends as modes.py orders them: the highest score, then the smallest column, then the smallest row. A lane notes,
+// per half and per chunk, the value, column and first row of each column maximum that beats everything it has
+// noted (so the first column of its best) and that could still be the pair's end: at least the best of the
+// lane in earlier chunks and of the whole warp at its last exchange (every 32 steps), since a lower one never
+// is. The lane holding the pair's maximum always notes it, as does any lane tying it. Chunks and then lanes are
+// merged in the order of ends.
+#define PAD16 (-(1 << 13))
+#define SEARCH_WARPS 4
+#ifndef FULL_MASK
+#define FULL_MASK 0xffffffffu
+#endif
+
+__host__ __device__ constexpr int profile_stride(int R) {
+    return ((R / 2 + 1) / 2 * 2) % 4 == 2 ? (R / 2 + 1) / 2 * 2 : (R / 2 + 1) / 2 * 2 + 2;
+}
+
+__device__ __forceinline__ int half16(unsigned x, int half) { return (int)(short)(x >> (16 * half)); }
+__device__ __forceinline__ unsigned pack16(int low, int high) { return (unsigned)(low & 0xffff) | ((unsigned)high << 16); }
+
+// a + b in each signed 16-bit half (VIADD.16x2). Not __vadd2: its unsigned add.u16x2 cost a register copy (a PRMT)
+// before each use as a signed operand in this kernel's SASS, 28 a step of 16 rows.
+__device__ __forceinline__ unsigned add16x2(unsigned a, unsigned b) {
+    unsigned sum;
+    asm("add.s16x2 %0, %1, %2;" : "=r"(sum) : "r"(a), "r"(b));
+    return sum;
+}
+
+// Two words of shared memory at a 32-bit shared address (one LDS.64 with the offset as its immediate).
+__device__ __forceinline__ uint2 load_shared_pair(unsigned address) {
+    uint2 words;
+    asm("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(words.x), "=r"(words.y) : "r"(address));
+    return words;
+}
+
+// Whether (value, column, row) comes before (best, best_column, best_row) in the order of ends above.
+__device__ __forceinline__ bool earlier_end(int value, int column, int row, int best, int best_column, int best_row) {
+    return value > best || (value == best && (column < best_column || (column == best_column && row < best_row)));
+}
+
+// Block unit u: query unit_query[u] against the targets of plan pairs unit_pairs[2 (u SEARCH_WARPS + w) + half]
+// (-1 for none) of its warps w (pair p aligns target plan[2 p] with the query); out[3 p ...] gets each pair's
+// score, target end and query end (0-based; 0, 0 when no cell beats 0). table[a * size + b] scores target code a against query code b; minus_open and minus_extend
+// are -open and -extend in both halves. Blocks take units in turn (gridDim.x apart), so the border holds one
+// row per resident warp; queries of one chunk (m <= 32 R) never touch it.
+template <int R>
+__global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
+    const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
+    const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
+    const long long* __restrict__ plan, const long long* __restrict__ unit_query,
+    const long long* __restrict__ unit_pairs, int n_units,
+    const int* __restrict__ table, int size, int gap_open, unsigned minus_open, unsigned minus_extend,
+    unsigned* __restrict__ border, long long border_stride, int* __restrict__ out) {
+    constexpr int STRIDE = profile_stride(R);
+    constexpr int LOADS = (R + 3) / 4;  // 8-byte loads of a lane's rows
+    extern __shared__ unsigned profile[];
+    const int lane = threadIdx.x & 31;
+    const int warp_in_block = threadIdx.x >> 5;
+    // The border: the last chunk's bottom row, (g, F) of column j at entry j of the warp's row of border_stride
+    // entries, written by lane 31 and read by lane 0; at step s both reach their own column j = s - lane + 1
+    // through lane_border[s].
+    uint2* lane_border = reinterpret_cast<uint2*>(border) +
+                         ((long long)blockIdx.x * SEARCH_WARPS + warp_in_block) * border_stride + 1 - lane;
+    const unsigned profile_at = (unsigned)__cvta_generic_to_shared(profile) + lane * STRIDE * 4u;
+    for (int u = blockIdx.x; u < n_units; u += gridDim.x) {
+        const long long query = unit_query[u];
+        const unsigned char* __restrict__ q = q_codes + q_off[query];
+        const int m = (int)(q_off[query + 1] - q_off[query]);
+        const long long slot = (long long)u * SEARCH_WARPS + warp_in_block;
+        const long long pair_a = unit_pairs[2 * slot], pair_b = unit_pairs[2 * slot + 1];
+        const long long id_a = pair_a >= 0 ? plan[2 * pair_a] : -1, id_b = pair_b >= 0 ? plan[2 * pair_b] : -1;
+        const unsigned char* __restrict__ ta = id_a >= 0 ? t_codes + t_off[id_a] : t_codes;
+        const unsigned char* __restrict__ tb = id_b >= 0 ? t_codes + t_off[id_b] : t_codes;
+        const int n_a = id_a >= 0 ? (int)(t_off[id_a + 1] - t_off[id_a]) : 0;
+        const int n_b = id_b >= 0 ? (int)(t_off[id_b + 1] - t_off[id_b]) : 0;
+        const int n = max(n_a, n_b);
+        // This lane's best end so far, per half: score, column, row (1-based); (0, 1, 1) when no cell beats 0.
+        int best[2] = {0, 0}, best_column[2] = {1, 1}, best_row[2] = {1, 1};
+        for (int row0 = 0; row0 < m; row0 += 32 * R) {
+            __syncthreads();  // every warp is done reading the last chunk's profile
+            short* profile16 = reinterpret_cast<short*>(profile);
+            for (int at = threadIdx.x; at < (size + 1) * 32 * R; at += blockDim.x) {
+                const int letter = at / (32 * R), row = at % (32 * R), i = row0 + row;
+                const int value = letter < size && i < m ? table[letter * size + q[i]] + gap_open : PAD16;
+                profile16[((letter * 32 + row / R) * STRIDE) * 2 + row % R] = (short)value;
+            }
+            __syncthreads();
+            if (n == 0) continue;
+            const int first = row0 + lane * R;  // rows above this lane's strip
+            const bool last_chunk = row0 + 32 * R >= m;
+            unsigned g[R], e[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) g[r] = e[r] = minus_open;
+            unsigned bottom = minus_open, bottom_f = minus_open, above_prev = minus_open;
+            // What (as g) a lane's column maximum must beat to be noted: its own best of this chunk so far, and
+            // one below the lane's best of earlier chunks and the warp's at its exchanges (a lower one can never
+            // be the pair's end).
+            unsigned bar = pack16(max(best[0] - 1, 0) - gap_open, max(best[1] - 1, 0) - gap_open);
+            int chunk_value[2] = {0, 0}, chunk_column[2] = {0, 0}, chunk_row[2] = {0, 0};
+            const unsigned char* __restrict__ from_a = ta - lane;  // t[j - 1] = from_a[s]
+            const unsigned char* __restrict__ from_b = tb - lane;
+            // No step tests whether its lane is inside the target: outside (j < 1 before a lane starts, j > n
+            // after it ends) the letters are the padding's, and a lane that has not started holds the state of
+            // row and column 0 (g = E = F = -open), which a padding column leaves as it is (g = max(-open +
+            // PAD16 + open, -open, -open, 0) - open), so it starts at column 1 as if from column 0; after the end
+            // its cells are padding cells. Lane 0 takes the border only inside the target, lane 31 writes it only
+            // there.
+#pragma unroll 2
+            for (int s = 0; s < n + 31; ++s) {
+                const int j = s - lane + 1;
+                unsigned above = __shfl_up_sync(FULL_MASK, bottom, 1);
+                unsigned above_f = __shfl_up_sync(FULL_MASK, bottom_f, 1);
+                const bool inside = (unsigned)(j - 1) < (unsigned)n;
+                if (lane == 0) {
+                    const uint2 cell = row0 > 0 && inside ? lane_border[s] : make_uint2(minus_open, minus_open);
+                    above = cell.x;
+                    above_f = cell.y;
+                }
+                unsigned diag = above_prev;
+                above_prev = above;
+                const unsigned letter_a = (unsigned)(j - 1) < (unsigned)n_a ? from_a[s] : size;
+                const unsigned letter_b = (unsigned)(j - 1) < (unsigned)n_b ? from_b[s] : size;
+                const unsigned at_a = profile_at + letter_a * (128u * STRIDE);
+                const unsigned at_b = profile_at + letter_b * (128u * STRIDE);
+                unsigned up = above, f = above_f;
+#pragma unroll
+                for (int w = 0; w < LOADS; ++w) {
+                    const uint2 a = load_shared_pair(at_a + 8 * w), b = load_shared_pair(at_b + 8 * w);
+                    const unsigned words_a[2] = {a.x, a.y}, words_b[2] = {b.x, b.y};
+#pragma unroll
+                    for (int r = 4 * w; r < 4 * w + 4 && r < R; ++r) {
+                        const unsigned wa = words_a[(r >> 1) & 1], wb = words_b[(r >> 1) & 1];
+                        const unsigned score = (r & 1) ? __byte_perm(wa, wb, 0x7632) : __byte_perm(wa, wb, 0x5410);
+                        const unsigned left = g[r];
+                        e[r] = __viaddmax_s16x2(e[r], minus_extend, left);
+                        f = __viaddmax_s16x2(f, minus_extend, up);
+                        const unsigned value = add16x2(__vimax3_s16x2_relu(add16x2(diag, score), e[r], f), minus_open);
+                        diag = left;
+                        g[r] = value;
+                        up = value;
+                    }
+                }
+                bottom = up;
+                bottom_f = f;
+                if (!last_chunk && lane == 31 && inside) lane_border[s] = make_uint2(bottom, bottom_f);
+                unsigned column_max = g[0];
+#pragma unroll
+                for (int r = 1; r < R; r += 2) column_max = r + 1 < R ? __vimax3_s16x2(column_max, g[r], g[r + 1])
+                                                                      : __vmaxs2(column_max, g[r]);
+                // One maximum and one comparison for both halves, which are told apart only in the branch. (Not
+                // __vibmax_s16x2's predicates: with them this kernel's ends came out wrong on an H200.)
+                const unsigned raised = __vmaxs2(column_max, bar);
+                if (raised != bar) {  // a new best that could be the pair's end
+#pragma unroll
+                    for (int half = 0; half < 2; ++half) {
+                        const int wanted = half16(column_max, half);
+                        if (wanted <= half16(bar, half)) continue;
+                        int row = R;
+#pragma unroll
+                        for (int r = R - 1; r >= 0; --r) row = half16(g[r], half) == wanted ? r : row;
+                        chunk_value[half] = wanted + gap_open;
+                        chunk_column[half] = j;
+                        chunk_row[half] = first + row + 1;
+                    }
+                }
+                bar = raised;
+                if ((s & 31) == 31) {  // the warp's best so far raises what a lane's new best must reach
+                    unsigned warp_best = bar;
+#pragma unroll
+                    for (int offset = 16; offset > 0; offset >>= 1)
+                        warp_best = __vmaxs2(warp_best, __shfl_xor_sync(FULL_MASK, warp_best, offset));
+                    bar = __vmaxs2(bar, add16x2(warp_best, 0xffffffffu));
+                }
+            }
+            if (!last_chunk) __syncwarp();  // the border row is written before the next chunk reads it
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int value = chunk_value[half];
+                if (value > 0 &&
+                    earlier_end(value, chunk_column[half], chunk_row[half], best[half], best_column[half],
+                                best_row[half])) {
+                    best[half] = value;
+                    best_column[half] = chunk_column[half];
+                    best_row[half] = chunk_row[half];
+                }
+            }
+        }
+        // The warp's best end per half, lanes merged in the same order.
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+#pragma unroll
+            for (int offset = 16; offset > 0; offset >>= 1) {
+                const int value = __shfl_xor_sync(FULL_MASK, best[half], offset);
+                const int column = __shfl_xor_sync(FULL_MASK, best_column[half], offset);
+                const int row = __shfl_xor_sync(FULL_MASK, best_row[half], offset);
+                if (earlier_end(value, column, row, best[half], best_column[half], best_row[half])) {
+                    best[half] = value;
+                    best_column[half] = column;
+                    best_row[half] = row;
+                }
+            }
+        }
+        if (lane == 0) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const long long pair = half == 0 ? pair_a : pair_b;
+                if (pair < 0) continue;
+                out[3 * pair] = best[half];
+                out[3 * pair + 1] = best_column[half] - 1;
+                out[3 * pair + 2] = best_row[half] - 1;
+            }
+        }
+    }
+}

@@ -1,10 +1,14 @@
 """The alignment modes' scores pass on an NVIDIA GPU (``modes.cu``): what :meth:`.modes.ModeScorer.gpu` runs.
 
-One thread per pair, a strip of query rows in registers (:data:`STRIP_ROWS`, by whether the paths are carried), the
-row above the strip in a border in global memory (a column's two scores, and with the paths their 12 integers).
-Pairs are sorted by shape, so the threads of a warp sweep alike, and launched in batches whose border fits
-:data:`BORDER_BYTES` and a share of the free memory. Results are identical to :func:`.mode_kernels.mode_pairs`
-(scores, positions and statistics); the host refuses scores that could reach 2**29.
+Local scores without paths (a database search) whose values provably stay within 16 bits go to ``local16``: a
+warp a pair of targets, one in each 16-bit half of every register, its lanes strips of the query's rows, a block
+of :data:`SEARCH_WARPS` warps sharing one query's profile in shared memory (:func:`search_rows` picks the strip
+height per query). Every other pair takes ``mode_pairs``: one thread per pair, a strip of query rows in registers
+(:data:`STRIP_ROWS`, by whether the paths are carried), the row above the strip in a border in global memory (a
+column's two scores, and with the paths their 12 integers); pairs are sorted by shape, so the threads of a warp
+sweep alike, and launched in batches whose border fits :data:`BORDER_BYTES` and a share of the free memory.
+Results are identical to :func:`.mode_kernels.mode_pairs` (scores, positions and statistics); the host refuses
+scores that could reach 2**29.
 """
 
 from __future__ import annotations
@@ -26,6 +30,16 @@ BORDER_BYTES = 48 << 30
 BORDER_SHARE = 0.5
 
 
+# local16 (modes.cu): warps a block (its SEARCH_WARPS), the strip heights it is built for, and what a step costs
+# besides its rows, in rows' worth (a taller strip pays it over more rows; the chunks' padded rows are the price).
+SEARCH_WARPS = 4
+SEARCH_ROWS = (4, 6, 8, 10, 12, 14, 16)
+SEARCH_STEP_ROWS = 3.5
+PAD16 = -(1 << 13)  # modes.cu's PAD16: the padding letter's and padded rows' score
+SEARCH_SHARED_BYTES = 48 << 10  # a block's profile at most (the default limit of dynamic shared memory)
+SEARCH_BLOCKS = 32  # blocks a multiprocessor, at most, in one launch (each takes block units in turn)
+SEARCH_BORDER_SHARE = 0.25  # of the free memory, at most, for the borders of queries longer than a chunk
+
 TRACEBACK_ROWS = 8
 # Direction bytes of one launch at most (the batch's longest end row x end column x pairs), and at most this share
 # of the free memory: one thread a pair, so a launch needs every pair it can get (20,000 pairs of 1,000 in five
@@ -45,6 +59,101 @@ def _kernel(which: int, size: int):
     set of three compiled together, once)."""
     names = _names(shared_bytes(size) > 0)
     return module(_SOURCE, names).get_function(names[which])
+
+
+def profile_stride(rows: int) -> int:
+    """4-byte words between two lanes' rows in ``local16``'s profile (modes.cu's ``profile_stride``): the rows'
+    words rounded up to even, then to 2 mod 4, so that 8-byte loads of a warp's lanes fall in distinct banks."""
+    words = (rows // 2 + 1) // 2 * 2
+    return words if words % 4 == 2 else words + 2
+
+
+def search_profile_bytes(rows: int, size: int) -> int:
+    """Shared memory of ``local16``'s profile: ``size`` letters and the padding's, 32 lanes of ``rows`` rows."""
+    return (size + 1) * 32 * profile_stride(rows) * 4
+
+
+def search_rows(q_len: np.ndarray) -> np.ndarray:
+    """The strip height ``local16`` runs each query in: of :data:`SEARCH_ROWS`, the one with the least work per
+    column, chunks of 32 R rows times (R + :data:`SEARCH_STEP_ROWS`) (144 rows: 6; 5,478 rows: 16)."""
+    heights = np.asarray(SEARCH_ROWS, dtype=np.int64)
+    chunks = -(-np.asarray(q_len, dtype=np.int64)[:, None] // (32 * heights[None, :]))
+    return heights[np.argmin(chunks * (heights[None, :] + SEARCH_STEP_ROWS), axis=1)]
+
+
+def local16_eligible(t_len: np.ndarray, q_len: np.ndarray, scores: np.ndarray, gap_open: int,
+                     gap_extend: int) -> np.ndarray:  # fmt: skip
+    """Which pairs ``local16`` runs (local mode, scores and ends only): both sides non-empty, gap costs not
+    negative, every substitution at least :data:`PAD16`, the profile within :data:`SEARCH_SHARED_BYTES`, and every
+    value within +-2**13, so that 16 bits hold it and what the padding adds to it (the test
+    :meth:`.modes.ModeScorer` makes for the CPU's 16-bit lanes: the shorter side times the best score, plus a gap,
+    below 2**13)."""
+    t_len = np.asarray(t_len, dtype=np.int64)
+    q_len = np.asarray(q_len, dtype=np.int64)
+    top = int(max(0, scores.max(initial=0)))
+    if (gap_open < 0 or gap_extend < 0 or int(scores.min(initial=0)) < PAD16
+            or search_profile_bytes(max(SEARCH_ROWS), scores.shape[0]) > SEARCH_SHARED_BYTES):  # fmt: skip
+        return np.zeros(len(t_len), dtype=bool)
+    reach = np.minimum(t_len, q_len) * top + gap_open + gap_extend
+    return (t_len > 0) & (q_len > 0) & (reach < (1 << 13))
+
+
+def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: int, gap_open: int,
+             gap_extend: int) -> np.ndarray:  # fmt: skip
+    """``(k, 3)`` int32 on the host: the score, target end and query end (0-based) of each pair ``plan[chosen]``
+    by ``local16`` in its row of ``k = len(plan)`` (other rows undefined); ``t_len`` each pair's target length,
+    ``q_lengths`` each query's length. By strip height, then query, then longest target first (so a warp's two
+    targets are alike), pairs go two to a warp and a query's warps :data:`SEARCH_WARPS` to a block unit; the
+    kernel writes each pair's results in plan order."""
+    from ..cuda.runtime import free_bytes
+
+    k = len(plan)
+    every = len(chosen) == k
+    queries = plan[:, 1] if every else plan[chosen, 1]
+    lengths = t_len if every else t_len[chosen]
+    heights = search_rows(q_lengths)[queries]
+    longest = int(lengths.max())
+    # Three stable sorts (radix sorts where the keys fit 16 bits): target length falling, query, strip height.
+    narrow = lambda values, fits: values.astype(np.uint16 if fits else np.int64)  # noqa: E731
+    order = np.argsort(narrow(longest - lengths, longest < 1 << 16), kind="stable")
+    order = order[np.argsort(narrow(queries[order], len(q_lengths) <= 1 << 16), kind="stable")]
+    order = order[np.argsort(heights[order].astype(np.uint8), kind="stable")]
+    pairs = order if every else chosen[order]
+    queries, lengths, heights = queries[order], lengths[order], heights[order]
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    names = tuple(f"local16<{rows}>" for rows in SEARCH_ROWS)
+    compiled = module(_SOURCE, names)
+    splat = lambda x: np.uint32((x & 0xFFFF) * 0x10001)  # noqa: E731  (x in both 16-bit halves)
+    on_device = cupy.asarray(np.ascontiguousarray(plan, dtype=np.int64))
+    out = cupy.empty(3 * k, dtype=np.int32)
+    per_unit = 2 * SEARCH_WARPS
+    cuts = np.r_[0, np.flatnonzero(heights[1:] != heights[:-1]) + 1, len(pairs)]
+    for first, last in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        rows = int(heights[first])
+        group = queries[first:last]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        counts = np.diff(np.r_[starts, len(group)])
+        units = -(-counts // per_unit)
+        n_units = int(units.sum())
+        # (unit, warp, half) of each pair: its query's first unit, then its rank among the query's targets.
+        where = np.repeat((np.cumsum(units) - units) * per_unit - starts, counts) + np.arange(len(group))
+        unit_pairs = np.full(n_units * per_unit, -1, dtype=np.int64)
+        unit_pairs[where] = pairs[first:last]
+        unit_query = np.repeat(group[starts], units).astype(np.int64)
+        grid = min(n_units, sms * SEARCH_BLOCKS)
+        stride = 0
+        if int(q_lengths[group[starts]].max()) > 32 * rows:  # a query of more than one chunk: a border a warp
+            stride = int(lengths[first:last].max()) + 1
+            budget = int(SEARCH_BORDER_SHARE * free_bytes(cupy))
+            grid = max(1, min(grid, budget // (SEARCH_WARPS * stride * 8)))
+        border = cupy.empty(max(1, grid * SEARCH_WARPS * stride * 2), dtype=np.uint32)
+        kernel = compiled.get_function(f"local16<{rows}>")
+        kernel((grid,), (32 * SEARCH_WARPS,),
+               (device["t_codes"], device["t_off"], device["q_codes"], device["q_off"], on_device,
+                cupy.asarray(unit_query), cupy.asarray(unit_pairs), np.int32(n_units), table, np.int32(size),
+                np.int32(gap_open), splat(-gap_open), splat(-gap_extend), border, np.int64(stride), out),
+               shared_mem=search_profile_bytes(rows, size))  # fmt: skip
+    return out.get().reshape(k, 3)
 
 
 def shared_bytes(size: int) -> int:
@@ -77,10 +186,26 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
     if k == 0:
         return out_scores, out_positions, out_counts
     t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
-    order = np.lexsort((-q_len, -t_len))  # longest targets first: each batch's first pair sizes its border
     device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
               (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip
     table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
+    rest = np.arange(k)
+    if mode == 1 and not paths:
+        fast = local16_eligible(t_len, q_len, scores, gap_open, gap_extend)
+        if fast.any():
+            chosen = np.flatnonzero(fast)
+            found = _local16(cupy, device, table, plan, chosen, t_len, np.diff(q_off), table.shape[0], gap_open,
+                             gap_extend)  # fmt: skip
+            at = slice(None) if len(chosen) == k else chosen
+            out_scores[at] = found[at, 0]
+            out_positions[at, 0] = out_positions[at, 2] = -1
+            out_positions[at, 1] = found[at, 1]
+            out_positions[at, 3] = found[at, 2]
+            rest = np.flatnonzero(~fast)
+            if not rest.size:
+                return out_scores, out_positions, out_counts
+    # longest targets first: each batch's first pair sizes its border
+    order = rest[np.lexsort((-q_len[rest], -t_len[rest]))]
     kernel = _kernel(0 if paths else 1, table.shape[0])
     fields = _FIELDS[paths]
     from ..cuda.runtime import free_bytes
