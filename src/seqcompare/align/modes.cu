@@ -473,11 +473,12 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
 // place of H, so that both gap states are one max(a + b, c) each and the cell one three-way maximum with 0:
 //   E[i][j] = max(E[i][j-1] - extend, g[i][j-1])        F[i][j] = max(F[i-1][j] - extend, g[i-1][j])
 //   g[i][j] = max(g[i-1][j-1] + (s + open), E[i][j], F[i][j], 0) - open
-// The maxima run on the ALU pipe at half the issue rate, the two additions on another, so a cell costs 1.5 issue
-// slots of it where the form with H (a fourth maximum) cost 2: on an H200 (bench/work/dpx_rates.py) VIADDMNMX
-// alone issues 16.3 T lane instructions a second, beside VIADD.16x2 28.7 T together. Row 0 and column 0 hold
-// H = 0 (g = -open), and E = F = -open there stands for minus infinity (E[i][1] = max(-open - extend, -open) is
-// what minus infinity gives).
+// The maxima run on the ALU pipe at half the issue rate, the additions (VIADD.16x2) on another: on an H200
+// (bench/dpx_rates.py) VIADDMNMX alone issues 16.3 T lane instructions a second, and 28.7 T beside VIADD.16x2.
+// (ptxas fuses the diagonal's addition into the maximum anyway: VIADDMNMX.RELU then VIMNMX, four maxima a word
+// where VIADD + VIMNMX3 would be three; the kernel is bound by that pipe.) Row 0 and column 0 hold H = 0
+// (g = -open), and E = F = -open there stands for minus infinity (E[i][1] = max(-open - extend, -open) is what
+// minus infinity gives).
 //
 // The block's query profile, rebuilt for each chunk in shared memory: s + open for every target letter (and a
 // padding letter, `size`) against each of the chunk's rows, int16, one lane's R rows contiguous at a stride of
