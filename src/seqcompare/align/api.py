@@ -496,8 +496,8 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         CPU threads (default: all cores).
     device : {"cpu", "cuda", "auto"}
         The GPU runs every mode without a window, on integer signals whose distances stay below 2**29 (checked
-        as the GPU path reads them; ``"auto"`` then runs wider ones on the CPU) and on float signals. A 2-D array held in
-        page-locked memory (:func:`seqcompare.cuda.locked_empty`) goes to the GPU straight from it, at the
+        as the GPU path reads them; ``"auto"`` then runs wider ones on the CPU) and on float signals. A 2-D array
+        held in page-locked memory (:func:`seqcompare.cuda.locked_empty`) goes to the GPU straight from it, at the
         link's rate; an ordinary array is copied through page-locked buffers on the way (a database of 4.3 GB:
         0.25 s against about 0.32 s on an H200, bench/RESULTS.md, session 20).
     progress : bool or callable

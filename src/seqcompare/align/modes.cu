@@ -506,7 +506,9 @@ __host__ __device__ constexpr int profile_stride(int R) {
 }
 
 __device__ __forceinline__ int half16(unsigned x, int half) { return (int)(short)(x >> (16 * half)); }
-__device__ __forceinline__ unsigned pack16(int low, int high) { return (unsigned)(low & 0xffff) | ((unsigned)high << 16); }
+__device__ __forceinline__ unsigned pack16(int low, int high) {
+    return (unsigned)(low & 0xffff) | ((unsigned)high << 16);
+}
 
 // a + b in each signed 16-bit half (VIADD.16x2). Not __vadd2: its unsigned add.u16x2 cost a register copy (a PRMT)
 // before each use as a signed operand in this kernel's SASS, 28 a step of 16 rows.
@@ -530,9 +532,10 @@ __device__ __forceinline__ bool earlier_end(int value, int column, int row, int 
 
 // Block unit u: query unit_query[u] against the targets of plan pairs unit_pairs[2 (u SEARCH_WARPS + w) + half]
 // (-1 for none) of its warps w (pair p aligns target plan[2 p] with the query); out[3 p ...] gets each pair's
-// score, target end and query end (0-based; 0, 0 when no cell beats 0). table[a * size + b] scores target code a against query code b; minus_open and minus_extend
-// are -open and -extend in both halves. Blocks take units in turn (gridDim.x apart), so the border holds one
-// row per resident warp; queries of one chunk (m <= 32 R) never touch it.
+// score, target end and query end (0-based; 0, 0 when no cell beats 0). table[a * size + b] scores target code
+// a against query code b; minus_open and minus_extend are -open and -extend in both halves. Blocks take units in
+// turn (gridDim.x apart), so the border holds one row per resident warp; queries of one chunk (m <= 32 R) never
+// touch it.
 template <int R>
 __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
     const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
