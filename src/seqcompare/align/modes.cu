@@ -469,19 +469,19 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
 // wavefront: lane t at column j = s - t + 1 at step s, the cell above its strip arriving from lane t - 1 by a
 // shuffle.
 //
-// The recurrence (Gotoh, maximised, local; a gap of L costs open + (L - 1) extend), with g = H - open kept in
-// place of H, so that both gap states are one max(a + b, c) each and the cell one three-way maximum with 0:
-//   E[i][j] = max(E[i][j-1] - extend, g[i][j-1])        F[i][j] = max(F[i-1][j] - extend, g[i-1][j])
-//   g[i][j] = max(g[i-1][j-1] + (s + open), E[i][j], F[i][j], 0) - open
+// The recurrence (Gotoh, maximised, local; a gap of L costs open + (L - 1) extend), each cell's gap states
+// computed for its neighbours, so that the cell is one three-way maximum with 0 and each gap state one
+// max(a + b, c) of the cell's H - open (one VIADD.16x2 a cell, shared by both):
+//   H[i][j] = max(H[i-1][j-1] + s, E[i][j], F[i][j], 0)
+//   E[i][j+1] = max(E[i][j] - extend, H[i][j] - open)      F[i+1][j] = max(F[i][j] - extend, H[i][j] - open)
 // The maxima run on the ALU pipe at half the issue rate, the additions (VIADD.16x2) on another: on an H200
 // (bench/dpx_rates.py) VIADDMNMX alone issues 16.3 T lane instructions a second, and 28.7 T beside VIADD.16x2.
-// (ptxas fuses the diagonal's addition into the maximum anyway: VIADDMNMX.RELU then VIMNMX, four maxima a word
-// where VIADD + VIMNMX3 would be three; the kernel is bound by that pipe.) Row 0 and column 0 hold H = 0
-// (g = -open), and E = F = -open there stands for minus infinity (E[i][1] = max(-open - extend, -open) is what
-// minus infinity gives).
+// So a cell word is three maxima (VIMNMX3.RELU and two VIADDMNMX) and two additions. Row 0 and column 0 hold
+// H = 0, and E = F = -open there stands for minus infinity (max(-open - extend, 0 - open) is what minus infinity
+// gives).
 //
-// The block's query profile, rebuilt for each chunk in shared memory: s + open for every target letter (and a
-// padding letter, `size`) against each of the chunk's rows, int16, one lane's R rows contiguous at a stride of
+// The block's query profile, rebuilt for each chunk in shared memory: s for every target letter (and a padding
+// letter, `size`) against each of the chunk's rows, int16, one lane's R rows contiguous at a stride of
 // profile_stride(R) words (an even count of 4-byte words, 2 mod 4, so the lanes' 8-byte loads of different
 // letters fall in different banks). A lane loads its rows' scores for each half's letter and interleaves them
 // (two PRMTs for two rows). Rows past the query and columns past a target score PAD16 against everything: such
@@ -542,14 +542,14 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
     const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
     const long long* __restrict__ plan, const long long* __restrict__ unit_query,
     const long long* __restrict__ unit_pairs, int n_units,
-    const int* __restrict__ table, int size, int gap_open, unsigned minus_open, unsigned minus_extend,
+    const int* __restrict__ table, int size, unsigned minus_open, unsigned minus_extend,
     unsigned* __restrict__ border, long long border_stride, int* __restrict__ out) {
     constexpr int STRIDE = profile_stride(R);
     constexpr int LOADS = (R + 3) / 4;  // 8-byte loads of a lane's rows
     extern __shared__ unsigned profile[];
     const int lane = threadIdx.x & 31;
     const int warp_in_block = threadIdx.x >> 5;
-    // The border: the last chunk's bottom row, (g, F) of column j at entry j of the warp's row of border_stride
+    // The border: the last chunk's bottom row, (H, F) of column j at entry j of the warp's row of border_stride
     // entries, written by lane 31 and read by lane 0; at step s both reach their own column j = s - lane + 1
     // through lane_border[s].
     uint2* lane_border = reinterpret_cast<uint2*>(border) +
@@ -574,30 +574,33 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
             short* profile16 = reinterpret_cast<short*>(profile);
             for (int at = threadIdx.x; at < (size + 1) * 32 * R; at += blockDim.x) {
                 const int letter = at / (32 * R), row = at % (32 * R), i = row0 + row;
-                const int value = letter < size && i < m ? table[letter * size + q[i]] + gap_open : PAD16;
+                const int value = letter < size && i < m ? table[letter * size + q[i]] : PAD16;
                 profile16[((letter * 32 + row / R) * STRIDE) * 2 + row % R] = (short)value;
             }
             __syncthreads();
             if (n == 0) continue;
             const int first = row0 + lane * R;  // rows above this lane's strip
             const bool last_chunk = row0 + 32 * R >= m;
-            unsigned g[R], e[R];
+            unsigned h[R], e[R];
 #pragma unroll
-            for (int r = 0; r < R; ++r) g[r] = e[r] = minus_open;
-            unsigned bottom = minus_open, bottom_f = minus_open, above_prev = minus_open;
-            // What (as g) a lane's column maximum must beat to be noted: its own best of this chunk so far, and
+            for (int r = 0; r < R; ++r) {
+                h[r] = 0;
+                e[r] = minus_open;
+            }
+            unsigned bottom = 0, bottom_f = minus_open, above_prev = 0;
+            // What a lane's column maximum must beat to be noted: its own best of this chunk so far, and
             // one below the lane's best of earlier chunks and the warp's at its exchanges (a lower one can never
             // be the pair's end).
-            unsigned bar = pack16(max(best[0] - 1, 0) - gap_open, max(best[1] - 1, 0) - gap_open);
+            unsigned bar = pack16(max(best[0] - 1, 0), max(best[1] - 1, 0));
             int chunk_value[2] = {0, 0}, chunk_column[2] = {0, 0}, chunk_row[2] = {0, 0};
             const unsigned char* __restrict__ from_a = ta - lane;  // t[j - 1] = from_a[s]
             const unsigned char* __restrict__ from_b = tb - lane;
             // No step tests whether its lane is inside the target: outside (j < 1 before a lane starts, j > n
             // after it ends) the letters are the padding's, and a lane that has not started holds the state of
-            // row and column 0 (g = E = F = -open), which a padding column leaves as it is (g = max(-open +
-            // PAD16 + open, -open, -open, 0) - open), so it starts at column 1 as if from column 0; after the end
-            // its cells are padding cells. Lane 0 takes the border only inside the target, lane 31 writes it only
-            // there.
+            // row and column 0 (H = 0, E = F = -open), which a padding column leaves as it is (H = max(0 + PAD16,
+            // -open, -open, 0), the gap states max(-open - extend, 0 - open)), so it starts at column 1 as if from
+            // column 0; after the end its cells are padding cells. Lane 0 takes the border only inside the
+            // target, lane 31 writes it only there.
 #pragma unroll 2
             for (int s = 0; s < n + 31; ++s) {
                 const int j = s - lane + 1;
@@ -605,7 +608,7 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
                 unsigned above_f = __shfl_up_sync(FULL_MASK, bottom_f, 1);
                 const bool inside = (unsigned)(j - 1) < (unsigned)n;
                 if (lane == 0) {
-                    const uint2 cell = row0 > 0 && inside ? lane_border[s] : make_uint2(minus_open, minus_open);
+                    const uint2 cell = row0 > 0 && inside ? lane_border[s] : make_uint2(0, minus_open);
                     above = cell.x;
                     above_f = cell.y;
                 }
@@ -615,7 +618,7 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
                 const unsigned letter_b = (unsigned)(j - 1) < (unsigned)n_b ? from_b[s] : size;
                 const unsigned at_a = profile_at + letter_a * (128u * STRIDE);
                 const unsigned at_b = profile_at + letter_b * (128u * STRIDE);
-                unsigned up = above, f = above_f;
+                unsigned f = above_f;
 #pragma unroll
                 for (int w = 0; w < LOADS; ++w) {
                     const uint2 a = load_shared_pair(at_a + 8 * w), b = load_shared_pair(at_b + 8 * w);
@@ -624,22 +627,23 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
                     for (int r = 4 * w; r < 4 * w + 4 && r < R; ++r) {
                         const unsigned wa = words_a[(r >> 1) & 1], wb = words_b[(r >> 1) & 1];
                         const unsigned score = (r & 1) ? __byte_perm(wa, wb, 0x7632) : __byte_perm(wa, wb, 0x5410);
-                        const unsigned left = g[r];
-                        e[r] = __viaddmax_s16x2(e[r], minus_extend, left);
-                        f = __viaddmax_s16x2(f, minus_extend, up);
-                        const unsigned value = add16x2(__vimax3_s16x2_relu(add16x2(diag, score), e[r], f), minus_open);
-                        diag = left;
-                        g[r] = value;
-                        up = value;
+                        // The sum last: with it first, ptxas fuses the addition into a maximum (VIADDMNMX.RELU,
+                        // then VIMNMX), four maxima a word where VIADD + VIMNMX3 are three.
+                        const unsigned value = __vimax3_s16x2_relu(e[r], f, add16x2(diag, score));
+                        const unsigned gap = add16x2(value, minus_open);
+                        e[r] = __viaddmax_s16x2(e[r], minus_extend, gap);
+                        f = __viaddmax_s16x2(f, minus_extend, gap);
+                        diag = h[r];
+                        h[r] = value;
                     }
                 }
-                bottom = up;
+                bottom = h[R - 1];
                 bottom_f = f;
                 if (!last_chunk && lane == 31 && inside) lane_border[s] = make_uint2(bottom, bottom_f);
-                unsigned column_max = g[0];
+                unsigned column_max = h[0];
 #pragma unroll
-                for (int r = 1; r < R; r += 2) column_max = r + 1 < R ? __vimax3_s16x2(column_max, g[r], g[r + 1])
-                                                                      : __vmaxs2(column_max, g[r]);
+                for (int r = 1; r < R; r += 2) column_max = r + 1 < R ? __vimax3_s16x2(column_max, h[r], h[r + 1])
+                                                                      : __vmaxs2(column_max, h[r]);
                 // One maximum and one comparison for both halves, which are told apart only in the branch. (Not
                 // __vibmax_s16x2's predicates: with them this kernel's ends came out wrong on an H200.)
                 const unsigned raised = __vmaxs2(column_max, bar);
@@ -650,8 +654,8 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
                         if (wanted <= half16(bar, half)) continue;
                         int row = R;
 #pragma unroll
-                        for (int r = R - 1; r >= 0; --r) row = half16(g[r], half) == wanted ? r : row;
-                        chunk_value[half] = wanted + gap_open;
+                        for (int r = R - 1; r >= 0; --r) row = half16(h[r], half) == wanted ? r : row;
+                        chunk_value[half] = wanted;
                         chunk_column[half] = j;
                         chunk_row[half] = first + row + 1;
                     }

@@ -151,7 +151,7 @@ def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: in
         kernel((grid,), (32 * SEARCH_WARPS,),
                (device["t_codes"], device["t_off"], device["q_codes"], device["q_off"], on_device,
                 cupy.asarray(unit_query), cupy.asarray(unit_pairs), np.int32(n_units), table, np.int32(size),
-                np.int32(gap_open), splat(-gap_open), splat(-gap_extend), border, np.int64(stride), out),
+                splat(-gap_open), splat(-gap_extend), border, np.int64(stride), out),
                shared_mem=search_profile_bytes(rows, size))  # fmt: skip
     return out.get().reshape(k, 3)
 
