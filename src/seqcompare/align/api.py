@@ -133,6 +133,8 @@ def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
         plan = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         limits = (n_targets, n_queries if n_queries is not None else n_targets)
         for column, (name, limit) in enumerate(zip(("target", "query"), limits)):
+            if not len(plan) or (plan[:, column].min() >= 0 and plan[:, column].max() < limit):
+                continue
             bad = (plan[:, column] < 0) | (plan[:, column] >= limit)
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
@@ -383,7 +385,8 @@ def _align_in_mode(targets, queries, costs, mode, matrix, gap_open, gap_extend, 
     scorer = ModeScorer(t_codes, t_off, q_codes, q_off, scoring, cigar, q_reverse, paths=stats or both_strands)
     scores, positions, counts, reverse, found = run(PairWork(scorer, plan), Concatenation(),
                                                     _executor(client, device, gpu, threads), progress, "align")  # fmt: skip
-    result = PairScores(plan, scoring.sign * np.asarray(scores, dtype=np.int64), int(np.sum(t_len * q_len)),
+    scores = np.asarray(scores, dtype=np.int64)
+    result = PairScores(plan, scores if scoring.sign == 1 else scoring.sign * scores, int(np.sum(t_len * q_len)),
                         positions=np.asarray(positions, dtype=np.int64).reshape(-1, 4),
                         counts=np.asarray(counts, dtype=np.int64).reshape(-1, 4) if stats else None,
                         reverse=np.asarray(reverse, dtype=bool))  # fmt: skip

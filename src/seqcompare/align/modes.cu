@@ -530,18 +530,19 @@ __device__ __forceinline__ bool earlier_end(int value, int column, int row, int 
     return value > best || (value == best && (column < best_column || (column == best_column && row < best_row)));
 }
 
-// Block unit u: query unit_query[u] against the targets of plan pairs unit_pairs[2 (u SEARCH_WARPS + w) + half]
-// (-1 for none) of its warps w (pair p aligns target plan[2 p] with the query); out[3 p ...] gets each pair's
-// score, target end and query end (0-based; 0, 0 when no cell beats 0). table[a * size + b] scores target code
-// a against query code b; minus_open and minus_extend are -open and -extend in both halves. Blocks take units in
-// turn (gridDim.x apart), so the border holds one row per resident warp; queries of one chunk (m <= 32 R) never
-// touch it.
+// Block unit u: query unit_query[u] against the targets of plan pairs sorted_pairs[unit_first[u] + 2 w + half]
+// of its warps w, those before unit_end[u] (pair p aligns target plan[2 p] with the query); out[3 p ...] gets
+// each pair's score, target end and query end (0-based; 0, 0 when no cell beats 0). table[a * size + b] scores
+// target code a against query code b; minus_open and minus_extend are -open and -extend in both halves. Blocks
+// take units in turn (gridDim.x apart), so the border holds one row per resident warp; queries of one chunk
+// (m <= 32 R) never touch it.
 template <int R>
 __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
     const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
     const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
-    const long long* __restrict__ plan, const long long* __restrict__ unit_query,
-    const long long* __restrict__ unit_pairs, int n_units,
+    const long long* __restrict__ plan, const long long* __restrict__ sorted_pairs,
+    const long long* __restrict__ unit_query, const long long* __restrict__ unit_first,
+    const long long* __restrict__ unit_end, int n_units,
     const int* __restrict__ table, int size, unsigned minus_open, unsigned minus_extend,
     unsigned* __restrict__ border, long long border_stride, int* __restrict__ out) {
     constexpr int STRIDE = profile_stride(R);
@@ -559,8 +560,9 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
         const long long query = unit_query[u];
         const unsigned char* __restrict__ q = q_codes + q_off[query];
         const int m = (int)(q_off[query + 1] - q_off[query]);
-        const long long slot = (long long)u * SEARCH_WARPS + warp_in_block;
-        const long long pair_a = unit_pairs[2 * slot], pair_b = unit_pairs[2 * slot + 1];
+        const long long slot = unit_first[u] + 2 * warp_in_block, end = unit_end[u];
+        const long long pair_a = slot < end ? sorted_pairs[slot] : -1;
+        const long long pair_b = slot + 1 < end ? sorted_pairs[slot + 1] : -1;
         const long long id_a = pair_a >= 0 ? plan[2 * pair_a] : -1, id_b = pair_b >= 0 ? plan[2 * pair_b] : -1;
         const unsigned char* __restrict__ ta = id_a >= 0 ? t_codes + t_off[id_a] : t_codes;
         const unsigned char* __restrict__ tb = id_b >= 0 ? t_codes + t_off[id_b] : t_codes;

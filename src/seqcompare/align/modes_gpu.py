@@ -102,56 +102,64 @@ def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: in
              gap_extend: int) -> np.ndarray:  # fmt: skip
     """``(k, 3)`` int32 on the host: the score, target end and query end (0-based) of each pair ``plan[chosen]``
     by ``local16`` in its row of ``k = len(plan)`` (other rows undefined); ``t_len`` each pair's target length,
-    ``q_lengths`` each query's length. By strip height, then query, then longest target first (so a warp's two
-    targets are alike), pairs go two to a warp and a query's warps :data:`SEARCH_WARPS` to a block unit; the
-    kernel writes each pair's results in plan order."""
+    ``q_lengths`` each query's length. Pairs are sorted by query, in order of strip height, and within a query
+    longest target first (so a warp's two targets are alike); a query's pairs go two to a warp and
+    :data:`SEARCH_WARPS` warps to a block unit, and the kernel writes each pair's results in plan order."""
     from ..cuda.runtime import free_bytes
 
     k = len(plan)
     every = len(chosen) == k
     queries = plan[:, 1] if every else plan[chosen, 1]
     lengths = t_len if every else t_len[chosen]
-    heights = search_rows(q_lengths)[queries]
+    n_queries = len(q_lengths)
+    heights_of_query = search_rows(q_lengths)
+    # Each query's rank: by strip height, then by number. Two stable sorts of the pairs (radix sorts where the
+    # keys fit 16 bits), target length falling, then rank, give the launches' order; the rest is per query.
+    by_rank = np.lexsort((np.arange(n_queries), heights_of_query))
+    rank = np.empty(n_queries, dtype=np.int64)
+    rank[by_rank] = np.arange(n_queries)
     longest = int(lengths.max())
-    # Three stable sorts (radix sorts where the keys fit 16 bits): target length falling, query, strip height.
     narrow = lambda values, fits: values.astype(np.uint16 if fits else np.int64)  # noqa: E731
     order = np.argsort(narrow(longest - lengths, longest < 1 << 16), kind="stable")
-    order = order[np.argsort(narrow(queries[order], len(q_lengths) <= 1 << 16), kind="stable")]
-    order = order[np.argsort(heights[order].astype(np.uint8), kind="stable")]
+    order = order[np.argsort(narrow(rank[queries[order]], n_queries <= 1 << 16), kind="stable")]
     pairs = order if every else chosen[order]
-    queries, lengths, heights = queries[order], lengths[order], heights[order]
+    counts = np.bincount(queries, minlength=n_queries)[by_rank]  # pairs of each rank, in sorted order
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    heights = heights_of_query[by_rank]
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     names = tuple(f"local16<{rows}>" for rows in SEARCH_ROWS)
     compiled = module(_SOURCE, names)
     splat = lambda x: np.uint32((x & 0xFFFF) * 0x10001)  # noqa: E731  (x in both 16-bit halves)
     on_device = cupy.asarray(np.ascontiguousarray(plan, dtype=np.int64))
+    sorted_pairs = cupy.asarray(pairs.astype(np.int64, copy=False))
     out = cupy.empty(3 * k, dtype=np.int32)
     per_unit = 2 * SEARCH_WARPS
-    cuts = np.r_[0, np.flatnonzero(heights[1:] != heights[:-1]) + 1, len(pairs)]
-    for first, last in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-        rows = int(heights[first])
-        group = queries[first:last]
-        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-        counts = np.diff(np.r_[starts, len(group)])
-        units = -(-counts // per_unit)
+    cuts = np.r_[0, np.flatnonzero(heights[1:] != heights[:-1]) + 1, n_queries]
+    for low, high in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        present = low + np.flatnonzero(counts[low:high])  # ranks of this height with pairs
+        if not present.size:
+            continue
+        rows = int(heights[low])
+        units = -(-counts[present] // per_unit)
         n_units = int(units.sum())
-        # (unit, warp, half) of each pair: its query's first unit, then its rank among the query's targets.
-        where = np.repeat((np.cumsum(units) - units) * per_unit - starts, counts) + np.arange(len(group))
-        unit_pairs = np.full(n_units * per_unit, -1, dtype=np.int64)
-        unit_pairs[where] = pairs[first:last]
-        unit_query = np.repeat(group[starts], units).astype(np.int64)
+        # Unit u of a query: its pairs from the query's start + u x per_unit, up to the query's end.
+        within = np.arange(n_units) - np.repeat(np.cumsum(units) - units, units)
+        unit_first = np.repeat(starts[present], units) + per_unit * within
+        unit_end = np.repeat(ends[present], units)
+        unit_query = np.repeat(by_rank[present], units).astype(np.int64)
         grid = min(n_units, sms * SEARCH_BLOCKS)
         stride = 0
-        if int(q_lengths[group[starts]].max()) > 32 * rows:  # a query of more than one chunk: a border a warp
-            stride = int(lengths[first:last].max()) + 1
+        if int(q_lengths[by_rank[present]].max()) > 32 * rows:  # a query of more than one chunk: a border a warp
+            stride = int(lengths[order[starts[present]]].max()) + 1  # each query's first pair is its longest
             budget = int(SEARCH_BORDER_SHARE * free_bytes(cupy))
             grid = max(1, min(grid, budget // (SEARCH_WARPS * stride * 8)))
         border = cupy.empty(max(1, grid * SEARCH_WARPS * stride * 2), dtype=np.uint32)
         kernel = compiled.get_function(f"local16<{rows}>")
         kernel((grid,), (32 * SEARCH_WARPS,),
-               (device["t_codes"], device["t_off"], device["q_codes"], device["q_off"], on_device,
-                cupy.asarray(unit_query), cupy.asarray(unit_pairs), np.int32(n_units), table, np.int32(size),
-                splat(-gap_open), splat(-gap_extend), border, np.int64(stride), out),
+               (device["t_codes"], device["t_off"], device["q_codes"], device["q_off"], on_device, sorted_pairs,
+                cupy.asarray(unit_query), cupy.asarray(unit_first), cupy.asarray(unit_end), np.int32(n_units),
+                table, np.int32(size), splat(-gap_open), splat(-gap_extend), border, np.int64(stride), out),
                shared_mem=search_profile_bytes(rows, size))  # fmt: skip
     return out.get().reshape(k, 3)
 
@@ -182,28 +190,35 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
     k = len(plan)
     out_scores = np.empty(k, np.int64)
     out_positions = np.empty((k, 4), np.int64)
-    out_counts = np.full((k, 4), -1, np.int64)
+    # Without the paths there are no counts: one read-only row of -1 (nothing writes into them).
+    out_counts = np.full((k, 4), -1, np.int64) if paths else np.broadcast_to(np.int64(-1), (k, 4))
     if k == 0:
         return out_scores, out_positions, out_counts
     t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
     device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
               (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip
     table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
-    rest = np.arange(k)
+    rest = None
     if mode == 1 and not paths:
         fast = local16_eligible(t_len, q_len, scores, gap_open, gap_extend)
+        if fast.all():  # a database search: every pair's results in two passes over the host's arrays
+            found = _local16(cupy, device, table, plan, np.arange(k), t_len, np.diff(q_off), table.shape[0],
+                             gap_open, gap_extend)  # fmt: skip
+            out_scores[:] = found[:, 0]
+            out_positions[:, 0::2] = -1
+            out_positions[:, 1::2] = found[:, 1:]
+            return out_scores, out_positions, out_counts
         if fast.any():
             chosen = np.flatnonzero(fast)
             found = _local16(cupy, device, table, plan, chosen, t_len, np.diff(q_off), table.shape[0], gap_open,
-                             gap_extend)  # fmt: skip
-            at = slice(None) if len(chosen) == k else chosen
-            out_scores[at] = found[at, 0]
-            out_positions[at, 0] = out_positions[at, 2] = -1
-            out_positions[at, 1] = found[at, 1]
-            out_positions[at, 3] = found[at, 2]
+                             gap_extend)[chosen]  # fmt: skip
+            out_scores[chosen] = found[:, 0]
+            out_positions[chosen, 0] = out_positions[chosen, 2] = -1
+            out_positions[chosen, 1] = found[:, 1]
+            out_positions[chosen, 3] = found[:, 2]
             rest = np.flatnonzero(~fast)
-            if not rest.size:
-                return out_scores, out_positions, out_counts
+    if rest is None:
+        rest = np.arange(k)
     # longest targets first: each batch's first pair sizes its border
     order = rest[np.lexsort((-q_len[rest], -t_len[rest]))]
     kernel = _kernel(0 if paths else 1, table.shape[0])

@@ -507,6 +507,8 @@ class Concatenation(Reduction):
 
     def finish(self):
         ordered = [self.pieces[start] for start in sorted(self.pieces)]
+        if len(ordered) == 1:  # one piece is the whole result (a GPU's run): no copy
+            return ordered[0]
         if ordered and isinstance(ordered[0], tuple):
             return tuple(np.concatenate(column) for column in zip(*ordered))
         return np.concatenate(ordered) if ordered else np.empty(0)
