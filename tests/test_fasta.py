@@ -165,8 +165,12 @@ def test_small_inputs_parse_exactly_as_the_compiled_scan_does(tmp_path, rng, mon
     for case in range(300):
         path = write(tmp_path, f"{case}.fa", random_fasta(rng))
         outcomes = []
-        for small_bytes in (small, -1):  # NumPy where it can, then the compiled scan alone
+        # NumPy where it can (in pieces of a few bytes to the whole file, each a thread's), then the compiled
+        # scan alone (as if Numba were started, which sends large inputs there too)
+        for small_bytes, piece_bytes, started in ((small, int(rng.choice([7, 64, 1 << 22])), False), (-1, 1, True)):
             monkeypatch.setattr(fasta, "SMALL_BYTES", small_bytes)
+            monkeypatch.setattr(fasta, "_LINES_BYTES", piece_bytes)
+            monkeypatch.setattr(fasta, "compiler_started", lambda started=started: started)
             try:
                 alignment = read_alignment(path)
                 outcomes.append(("ok", alignment.names, alignment.sequences.tobytes(), alignment.sequences.shape))
@@ -295,18 +299,28 @@ def test_line_ends_across_chunks_with_and_without_threads(rng):
 
 
 def test_names_decoded_in_one_pass_equal_each_header_decoded_alone():
-    """``header_words`` (one compiled pass, one decode) against ``_decode_name`` per header, on headers of
-    random whitespace, ASCII, UTF-8 and invalid bytes."""
-    from seqcompare.io.fasta import _decode_name, header_words
+    """``header_words`` (one compiled pass, one decode) and ``_header_names`` (NumPy: each line cut at its first
+    whitespace) against ``_decode_name`` per header, on headers of random whitespace, ASCII, UTF-8 and invalid
+    bytes."""
+    from seqcompare.io.fasta import _decode_name, _header_names, header_words
 
     rng = np.random.default_rng(4)
     alphabet = list(b" \t\x0b\x0c\rAZaz09_|:-") + [0xC3, 0xA9, 0xFF, 0x85, 0xE2, 0x82]
-    for _ in range(500):
+    spaced = 0
+    for case in range(500):
         headers = [bytes(rng.choice(alphabet, int(rng.integers(0, 12)))) for _ in range(int(rng.integers(1, 6)))]
+        if case % 2:  # no leading whitespace, which NumPy's cut leaves to _decode_name
+            headers = [h.lstrip(b" \t\x0b\x0c\r") for h in headers]
+            spaced += any(c in h for h in headers for c in b" \t\x0b\x0c\r")
         image = np.frombuffer(b"\n".join(headers), np.uint8)
         stops = np.cumsum([len(h) + 1 for h in headers]) - 1
         starts = stops - [len(h) for h in headers]
-        assert header_words(image, starts, stops) == [_decode_name(h) for h in headers]
+        expected = [_decode_name(h) for h in headers]
+        assert header_words(image, starts, stops) == expected
+        marked = np.frombuffer(b"\n".join(b">" + h for h in headers), np.uint8)  # as header lines: '>' first
+        lines = np.cumsum([0] + [len(h) + 2 for h in headers])[:-1]
+        assert _header_names(marked, lines, lines + 1 + [len(h) for h in headers], np.arange(len(headers))) == expected
+    assert spaced > 100
     assert header_words(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64)) == []
 
 

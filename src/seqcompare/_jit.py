@@ -111,6 +111,12 @@ def _take_turns_on_cache_files(dispatcher) -> None:
     cache_file.load = in_turn(cache_file.load)
 
 
+def compiler_started() -> bool:
+    """Whether this process has started Numba (imported it for a first kernel call): after that, a compiled
+    kernel costs only its own load, and before it NumPy alone often beats Numba's start-up."""
+    return bool(_NJIT)
+
+
 class Kernel:
     """A function compiled by Numba on its first call. Attributes other than the call (``signatures``,
     ``inspect_asm``...) are the Numba dispatcher's."""
