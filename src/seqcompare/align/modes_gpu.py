@@ -201,21 +201,18 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
     rest = None
     if mode == 1 and not paths:
         fast = local16_eligible(t_len, q_len, scores, gap_open, gap_extend)
-        if fast.all():  # a database search: every pair's results in two passes over the host's arrays
-            found = _local16(cupy, device, table, plan, np.arange(k), t_len, np.diff(q_off), table.shape[0],
-                             gap_open, gap_extend)  # fmt: skip
-            out_scores[:] = found[:, 0]
-            out_positions[:, 0::2] = -1
-            out_positions[:, 1::2] = found[:, 1:]
-            return out_scores, out_positions, out_counts
         if fast.any():
-            chosen = np.flatnonzero(fast)
+            every = bool(fast.all())  # a database search: no gathers, slices of the host's arrays
+            chosen = np.arange(k) if every else np.flatnonzero(fast)
             found = _local16(cupy, device, table, plan, chosen, t_len, np.diff(q_off), table.shape[0], gap_open,
-                             gap_extend)[chosen]  # fmt: skip
-            out_scores[chosen] = found[:, 0]
-            out_positions[chosen, 0] = out_positions[chosen, 2] = -1
-            out_positions[chosen, 1] = found[:, 1]
-            out_positions[chosen, 3] = found[:, 2]
+                             gap_extend)  # fmt: skip
+            at = slice(None) if every else chosen
+            found = found[at]
+            out_scores[at] = found[:, 0]
+            out_positions[at, 0::2] = -1
+            out_positions[at, 1::2] = found[:, 1:]
+            if every:
+                return out_scores, out_positions, out_counts
             rest = np.flatnonzero(~fast)
     if rest is None:
         rest = np.arange(k)

@@ -485,16 +485,12 @@ def _header_names(image, starts, stops, headers) -> list[str]:
         line_bytes = _gather_runs(image, first, lengths)
         # bytes.split's whitespace: space, tab, LF, VT, FF, CR
         where = np.flatnonzero((line_bytes == 32) | ((line_bytes >= 9) & (line_bytes <= 13)))
-        if where.size:
-            at = np.cumsum(lengths) - lengths
-            owner = np.searchsorted(at, where, side="right") - 1
-            owners, first_space = np.unique(owner, return_index=True)
-            cut = where[first_space] - at[owners]
-            if not (cut == 0).any():
-                lengths = lengths.copy()
-                lengths[owners] = cut
-                line_bytes = None
-        if not where.size or line_bytes is None:
+        at = np.cumsum(lengths) - lengths
+        owners, first_space = np.unique(np.searchsorted(at, where, side="right") - 1, return_index=True)
+        cut = where[first_space] - at[owners]
+        if not (cut == 0).any():  # no line opens with whitespace
+            lengths = lengths.copy()
+            lengths[owners] = cut
             words = _gather_runs(image, first, lengths, separator=10)
             return words[:-1].tobytes().decode("utf-8", "surrogateescape").split("\n")
     return [_decode_name(image[a:b].tobytes()) for a, b in zip(first.tolist(), stops[headers].tolist())]

@@ -15,8 +15,8 @@ import numpy as np
 
 from .._jit import jit
 from ..errors import InputError
-from .fasta import (SMALL_BYTES, _decode_name, _line_ends, _line_spans, _piece_starts, header_words, read_bytes,
-                    read_sequences)  # fmt: skip
+from .fasta import (SMALL_BYTES, _decode_name, _header_names, _line_ends, _line_spans, _piece_starts, header_words,
+                    read_bytes, read_sequences)  # fmt: skip
 from .sequences import ILLEGAL, SequenceSet, _translate_run, code_table, empty_array, illegal_base_message
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
@@ -154,7 +154,7 @@ def _parse_four_line_records(image: np.ndarray, translate: np.ndarray):
     characters = gathered(scores)
     if (codes == ILLEGAL).any() or ((characters < 33) | (characters > 126)).any():
         return None
-    names = [_decode_name(image[a + 1 : b].tobytes()) for a, b in zip(starts[header], stops[header])]
+    names = _header_names(image, starts, stops, np.arange(0, starts.size, 4))
     return names, codes, offsets, characters - 33
 
 
