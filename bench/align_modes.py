@@ -17,7 +17,9 @@ Usage::
   ``--cudasw-source`` (its Makefile: ``make release`` with ``-arch=sm_90`` and ``-x cu``, the command below) and
   its database made with its ``makedb`` (not timed, as in
   its benchmarks); each tool runs in a fresh process, wall time from the process's start. Every top-10 hit it
-  reports must have the same score in ours.
+  reports must have the same score in ours. Ours runs twice: a script through the API (every score), and the
+  command line as a user runs the same search (``seqcompare align DB QUERIES ... --top 10``: each query's 10 best
+  hits as TSV, what CUDASW++ writes), whose scores at every rank must equal CUDASW++'s.
 - ``cpu``: the same search on the CPU, side by side with parasail's striped AVX2 ``sw`` (a profile per query,
   16-bit lanes, 32-bit where saturated) built from ``--parasail-source`` with ``bench/peers/parasail_search.c``:
   the bundled 31 UniProt proteins against themselves, and CUDASW++'s queries against ``--cpu-db`` random proteins;
@@ -201,6 +203,25 @@ def search(args) -> None:
         aligning = statistics.median(run["align_s"] for run in record["runs"][tool])
         record[f"{tool}_align_median_s"] = aligning
         record[f"{tool}_align_gcups"] = cells / aligning / 1e9
+    # The command line's search, as a user runs it: each query's 10 best hits written as TSV, what CUDASW++
+    # writes above. Its ranks must hold CUDASW++'s scores (the hits themselves may differ only among ties).
+    tools.append("seqcompare-cli")
+    record["runs"]["seqcompare-cli"] = []
+    for _ in range(args.repeats):
+        top_path = os.path.join(work, "ours_top.tsv")
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "seqcompare", "align", db, queries, "--mode", "local", "--matrix",
+                        "BLOSUM62", "--gap-open", "11", "--gap-extend", "1", "--top", "10", "--device", "cuda", "-q",
+                        "-o", top_path], check=True)  # fmt: skip
+        wall = time.perf_counter() - started
+        record["runs"]["seqcompare-cli"].append({"wall_s": wall})
+        print("seqcompare-cli", wall, flush=True)
+    ours_top = [line.split("\t") for line in open(top_path).read().splitlines()[1:]]
+    names = [line[1:].split()[0] for line in open(queries) if line.startswith(">")]
+    ranked = {(names.index(line[0]), int(line[1]) - 1): int(line[3]) for line in ours_top}
+    theirs = {(int(hit[0]), int(hit[3])): int(hit[4]) for hit in hits}
+    record["seqcompare-cli_top_scores_checked"] = len(theirs)
+    record["seqcompare-cli_top_scores_differing"] = sum(ranked.get(key) != score for key, score in theirs.items())
     for tool in tools:
         walls = [run["wall_s"] for run in record["runs"][tool]]
         record[f"{tool}_wall_median_s"] = statistics.median(walls)

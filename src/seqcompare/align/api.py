@@ -47,6 +47,8 @@ class PairScores:
         parasail's ``_stats`` functions, leading gaps along the first row or column are not counted).
     reverse : numpy.ndarray of bool, shape (k,), optional
         With ``both_strands``: True where the query's reverse complement aligned better.
+    maximized : bool
+        Whether a higher score is better (scores of :meth:`Costs.scores` and matrices), rather than a lower cost.
     """
 
     pairs: np.ndarray
@@ -56,6 +58,7 @@ class PairScores:
     positions: np.ndarray | None = None
     counts: np.ndarray | None = None
     reverse: np.ndarray | None = None
+    maximized: bool = False
 
     def _count(self, column: int) -> np.ndarray:
         if self.counts is None:
@@ -87,6 +90,72 @@ class PairScores:
         """``matches / length`` (parasail's identity); 0 for an empty alignment."""
         length = self.length
         return np.divide(self.matches, length, out=np.zeros(len(length)), where=length > 0)
+
+    def take(self, indices) -> PairScores:
+        """These pairs only, in the order of ``indices`` (every per-pair field taken alike)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        picked = {name: None if getattr(self, name) is None else getattr(self, name)[indices]
+                  for name in ("positions", "counts", "reverse")}  # fmt: skip
+        cigars = None if self.cigars is None else [self.cigars[i] for i in indices.tolist()]
+        return PairScores(self.pairs[indices], self.scores[indices], self.cells, cigars=cigars,
+                          maximized=self.maximized, **picked)  # fmt: skip
+
+    def best(self, n: int, per: str = "query") -> PairScores:
+        """The ``n`` best pairs of every query (or target): a database search's top hits.
+
+        Parameters
+        ----------
+        n : int
+            Hits kept per query (fewer where a query has fewer pairs).
+        per : {"query", "target"}
+            Whose hits: each query's best targets (the default), or each target's best queries.
+
+        Returns
+        -------
+        PairScores
+            Those pairs, ordered by query (or target) index, then best first: the highest score where
+            :attr:`maximized`, else the lowest cost; ties go to the smaller index of the other side, then to the
+            earlier pair. ``cells`` stays the whole run's.
+        """
+        n = validation.integer(n, "n", minimum=1)
+        validation.choice(per, "per", ("query", "target"))
+        return self.take(best_pairs(self.pairs, self.scores, n, self.maximized, 1 if per == "query" else 0))
+
+
+def best_pairs(pairs: np.ndarray, scores: np.ndarray, n: int, maximized: bool, group_column: int) -> np.ndarray:
+    """Indices of the ``n`` best pairs of each group (the items of ``pairs[:, group_column]``), ordered by group,
+    then best score first, then by the other side's index, then by pair index.
+
+    A full three-key sort of a search's millions of pairs takes most of a second; so the groups' ``n``-th best
+    scores are found first, by one sort of single integer keys (group, score), and only the pairs that reach
+    them (the hits, and any ties with the last) are sorted on all keys."""
+    groups = pairs[:, group_column].astype(np.int64)
+    others = pairs[:, 1 - group_column].astype(np.int64)
+    rank_key = -scores if maximized else scores  # lower is better (distances may be floats; inf sorts last)
+    if len(scores) == 0:
+        return np.empty(0, dtype=np.int64)
+    largest_group, low = int(groups.max()), rank_key.min()
+    if rank_key.dtype.kind == "i" and int(rank_key.max()) - int(low) < (1 << 32) and largest_group < (1 << 31):
+        low = int(low)
+        combined = np.sort((groups << 32) | (rank_key.astype(np.int64) - low))
+        sorted_groups, sorted_keys = combined >> 32, (combined & 0xFFFFFFFF) + low
+    else:  # wide integers, floats
+        by_group = np.lexsort((rank_key, groups))
+        sorted_groups, sorted_keys = groups[by_group], rank_key[by_group]
+    first = _run_starts(sorted_groups)
+    counts = np.diff(np.append(first, len(sorted_groups)))
+    threshold = np.zeros(largest_group + 1, dtype=sorted_keys.dtype)
+    threshold[sorted_groups[first]] = sorted_keys[first + np.minimum(counts, n) - 1]  # each group's n-th best key
+    candidates = np.flatnonzero(rank_key <= threshold[groups])
+    order = candidates[np.lexsort((candidates, others[candidates], rank_key[candidates], groups[candidates]))]
+    starts = _run_starts(groups[order])
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
+    return order[rank < n]
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values begins in ``values``."""
+    return np.flatnonzero(np.r_[True, values[1:] != values[:-1]]) if len(values) else np.empty(0, np.int64)
 
 
 def _concatenated(items, dtype=None):
@@ -267,7 +336,8 @@ def align(targets, queries=None, *, costs: Costs | None = None, mode: str = "glo
     scorer = NWScorer(t_codes, t_off, q_codes, q_off, costs, cigar, checked)
     raw, found = run(PairWork(scorer, plan), Concatenation(), _executor(client, device, gpu, threads), progress,
                      "align")  # fmt: skip
-    result = PairScores(plan, costs.sign * np.asarray(raw, dtype=np.int64), int(np.sum(t_len * q_len)))
+    result = PairScores(plan, costs.sign * np.asarray(raw, dtype=np.int64), int(np.sum(t_len * q_len)),
+                        maximized=costs.sign == -1)  # fmt: skip
     if cigar:
         result.cigars = list(found)
     return result
@@ -389,7 +459,7 @@ def _align_in_mode(targets, queries, costs, mode, matrix, gap_open, gap_extend, 
     result = PairScores(plan, scores if scoring.sign == 1 else scoring.sign * scores, int(np.sum(t_len * q_len)),
                         positions=np.asarray(positions, dtype=np.int64).reshape(-1, 4),
                         counts=np.asarray(counts, dtype=np.int64).reshape(-1, 4) if stats else None,
-                        reverse=np.asarray(reverse, dtype=bool))  # fmt: skip
+                        reverse=np.asarray(reverse, dtype=bool), maximized=scoring.sign == 1)  # fmt: skip
     if cigar:
         result.cigars = list(found)
     return result

@@ -4,7 +4,8 @@ statistics, CIGARs, both strands, and score or identity matrices."""
 from __future__ import annotations
 
 from ..errors import InputError
-from .common import HelpFormatter, Log, add_common, check_cluster_options, dask_client, int_list, prepare
+from .common import (HelpFormatter, Log, add_common, check_cluster_options, dask_client, int_list, positive_int,
+                     prepare)
 
 MODES = ("global", "local", "semi-global", "infix", "prefix")
 
@@ -17,7 +18,7 @@ def add_parser(subparsers) -> None:
         "mode option also target_end and query_end (0-based, inclusive), and with --stats, --cigar or "
         "--both-strands target_start, target_end, query_start, query_end (an empty alignment starts one past "
         "its end), then strand, statistics and cigar as asked. --format matrix writes "
-        "a score or identity matrix instead.",
+        "a score or identity matrix instead; --top N a database search's hits: each query's N best targets.",
         formatter_class=HelpFormatter,
     )  # fmt: skip
     parser.add_argument("targets", help="FASTA or FASTQ (plain or gzip; '-' for standard input, FASTA)")
@@ -57,6 +58,11 @@ def add_parser(subparsers) -> None:
                         help="matrix: a table of every target (rows) against every query (columns), or of every "
                              "pair of one file with --all-vs-all (symmetric; infix and prefix are not, so every "
                              "ordered pair is aligned)")  # fmt: skip
+    parser.add_argument("--top", type=positive_int, metavar="N",
+                        help="a search: align every target with every query (with --all-vs-all, every ordered pair "
+                             "of different records; with --pairs, those) and write each query's N best targets, "
+                             "as query, rank (1 = best), target, score, then the columns above; ties go to the "
+                             "earlier target")  # fmt: skip
     parser.add_argument("--value", choices=("score", "identity"), default="score",
                         help="what --format matrix holds")
     add_common(parser, cluster=True)
@@ -105,6 +111,8 @@ def run_command(args) -> int:
     pairs = None
     if args.pairs:
         pairs = _named_pairs(args.pairs, targets.names, query_set.names)
+    elif args.top is not None:
+        pairs = _search_plan(len(targets), len(query_set), one_file=queries is None)
     elif args.format == "matrix":
         pairs = _matrix_plan(len(targets), len(query_set), queries is None and args.mode not in ("infix", "prefix"))
     with dask_client(args, log) as client:
@@ -115,6 +123,8 @@ def run_command(args) -> int:
     log_rate(log, "alignments", result, time.perf_counter() - started)
     if args.format == "matrix":
         text = _matrix_text(result, targets.names, query_set.names, args.value, queries is None)
+    elif args.top is not None:
+        text = _table_text(result.best(args.top), targets.names, query_set.names, args, ranked=True)
     else:
         text = _table_text(result, targets.names, query_set.names, args)
     with open_output(args.output) as out:
@@ -140,6 +150,8 @@ def _check_mode_options(args) -> None:
         raise InputError("--value chooses what --format matrix holds; with TSV output use --stats for identity")
     if args.format == "matrix" and args.pairs:
         raise InputError("--format matrix aligns every target with every query; it cannot take --pairs")
+    if args.top is not None and args.format == "matrix":
+        raise InputError("--top writes each query's best hits as TSV; --format matrix writes every pair: give one")
     if args.format == "matrix" and args.cigar:
         raise InputError("--format matrix holds one number per pair; --cigar needs the TSV output")
 
@@ -173,6 +185,16 @@ def _matrix_plan(n_targets: int, n_queries: int, symmetric: bool):
     return np.stack([i.ravel(), j.ravel()], axis=1).astype(np.int64)
 
 
+def _search_plan(n_targets: int, n_queries: int, one_file: bool):
+    """Every (target, query) pair, query by query; of one file, every ordered pair of different records (each
+    record's hits among the others: a pair is aligned in both orders, as the modes' ends need not mirror)."""
+    import numpy as np
+
+    j, i = np.meshgrid(np.arange(n_queries), np.arange(n_targets), indexing="ij")
+    pairs = np.stack([i.ravel(), j.ravel()], axis=1).astype(np.int64)
+    return pairs[pairs[:, 0] != pairs[:, 1]] if one_file else pairs
+
+
 def _matrix_text(result, target_names, query_names, value: str, one_file: bool) -> str:
     """A tab-separated matrix: a header of query names, then each target's row (mirrored for one file)."""
     import numpy as np
@@ -189,13 +211,20 @@ def _matrix_text(result, target_names, query_names, value: str, one_file: bool) 
     return "\n".join(lines) + "\n"
 
 
-def _table_text(result, target_names, query_names, args) -> str:
-    """One TSV line per pair: names, score, then positions, strand, statistics and CIGAR as asked."""
+def _table_text(result, target_names, query_names, args, ranked: bool = False) -> str:
+    """One TSV line per pair: names, score, then positions, strand, statistics and CIGAR as asked. ``ranked``:
+    pairs grouped by query, best first (:meth:`PairScores.best`), written as query, rank, target, score, ..."""
     import numpy as np
 
-    header = ["target", "query", "score"]
-    columns = [np.asarray(target_names, dtype=object)[result.pairs[:, 0]],
-               np.asarray(query_names, dtype=object)[result.pairs[:, 1]], result.scores]  # fmt: skip
+    targets = np.asarray(target_names, dtype=object)[result.pairs[:, 0]]
+    queries = np.asarray(query_names, dtype=object)[result.pairs[:, 1]]
+    if ranked:
+        query_index = result.pairs[:, 1]
+        starts = np.flatnonzero(np.r_[True, query_index[1:] != query_index[:-1]]) if len(query_index) else []
+        rank = np.arange(1, len(query_index) + 1) - np.repeat(starts, np.diff(np.append(starts, len(query_index))))
+        header, columns = ["query", "rank", "target", "score"], [queries, rank, targets, result.scores]
+    else:
+        header, columns = ["target", "query", "score"], [targets, queries, result.scores]
     if result.positions is not None and (args.stats or args.cigar or args.both_strands):
         header += ["target_start", "target_end", "query_start", "query_end"]
         columns += list(result.positions.T)

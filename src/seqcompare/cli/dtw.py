@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .common import HelpFormatter, Log, add_common, check_cluster_options, dask_client, non_negative_int, prepare
+from .common import (HelpFormatter, Log, add_common, check_cluster_options, dask_client, non_negative_int,
+                     positive_int, prepare)
 
 
 def add_parser(subparsers) -> None:
@@ -19,6 +20,9 @@ def add_parser(subparsers) -> None:
                         help="search: every series of FILE against every series of SIGNALS (pairs: i the signal, "
                              "j the query), each query sent to the GPU once. Text queries take float32 when the "
                              "signals are a float32 .npy")  # fmt: skip
+    parser.add_argument("--top", type=positive_int, metavar="N",
+                        help="with --query: write each query's N nearest signals only, as j, rank (1 = nearest), i, "
+                             "distance; ties go to the earlier signal")  # fmt: skip
     parser.add_argument("--mode", choices=("full", "open-end", "subsequence"), default="full",
                         help="full: the whole of both series; open-end: the signal may end early (the minimum over "
                              "the last row); subsequence: the query may match any stretch of the signal")  # fmt: skip
@@ -33,11 +37,13 @@ def add_parser(subparsers) -> None:
 
 
 def run_command(args) -> int:
+    from ..errors import InputError
+
     check_cluster_options(args)
     if args.query and args.queries:
-        from ..errors import InputError
-
         raise InputError("give queries either as a second file (pairs by order) or with --query (a search), not both")
+    if args.top is not None and not args.query:
+        raise InputError("--top ranks the signals of a search: give the queries with --query")
     prepare(args, [args.signals, args.queries, args.query], start_cuda=args.cluster == "none" and not args.scheduler)
     log = Log(args.quiet)
 
@@ -67,11 +73,20 @@ def run_command(args) -> int:
         result = dtw(signals, queries, mode=args.mode, window=args.window, pairs=pairs, threads=args.threads,
                      device=args.device, progress=log.progress, client=client)  # fmt: skip
     log_rate(log, "DTW distances", result, time.perf_counter() - started)
+    if args.top is not None:
+        result = result.best(args.top)
     scores = result.scores.tolist()
     if result.scores.dtype == np.float32:  # NumPy's shortest text that reads back as the same float32, in C
         scores = result.scores.astype(str).tolist()
-    lines = ["i\tj\tdistance"] + [f"{i}\t{j}\t{value!r}" if isinstance(value, float) else f"{i}\t{j}\t{value}"
-                                   for (i, j), value in zip(result.pairs.tolist(), scores)]  # fmt: skip
+    scores = [repr(value) if isinstance(value, float) else str(value) for value in scores]
+    if args.top is None:
+        lines = ["i\tj\tdistance"] + [f"{i}\t{j}\t{value}" for (i, j), value in zip(result.pairs.tolist(), scores)]
+    else:
+        lines, j_before, rank = ["j\trank\ti\tdistance"], None, 0
+        for (i, j), value in zip(result.pairs.tolist(), scores):
+            rank = 1 if j != j_before else rank + 1
+            j_before = j
+            lines.append(f"{j}\t{rank}\t{i}\t{value}")
     with open_output(args.output) as out:
         out.write(("\n".join(lines) + "\n").encode())
     return 0
