@@ -74,12 +74,21 @@ def test_protein_search_top_hits_equal_the_oracle(rng, device):
     scores = np.array([found[0] for found in oracle], dtype=np.int64)
     expected = ranked_by_hand(pairs, scores, 3, True, 1)
     result = seqcompare.align(targets, queries, mode="local", matrix="BLOSUM62", gap_open=11, gap_extend=1,
-                              pairs=pairs, device=device)  # fmt: skip
+                              pairs="all", device=device)  # fmt: skip
+    assert result.pairs.tolist() == pairs.tolist()  # every target against every query, query by query
     top = result.best(3)
     assert top.pairs.tolist() == pairs[expected].tolist()
     assert top.scores.tolist() == scores[expected].tolist()
     ends = [[found[1][1], found[1][3]] for found in oracle]
     assert top.positions[:, [1, 3]].tolist() == [ends[i] for i in expected]
+
+
+def test_all_pairs_of_one_set_are_every_ordered_pair_of_different_series():
+    found = seqcompare.dtw(np.arange(12).reshape(4, 3), pairs="all")
+    assert found.pairs.tolist() == [[i, j] for j in range(4) for i in range(4) if i != j]
+    assert found.best(1).pairs.tolist() == [[1, 0], [0, 1], [1, 2], [2, 3]]  # the nearer neighbour, the first on ties
+    with pytest.raises(ValueError, match="pairs must be one of all"):
+        seqcompare.align(["A"], ["A"], pairs="every")
 
 
 class InProcess:

@@ -197,7 +197,12 @@ def _check_codes(codes: np.ndarray, what: str) -> None:
 
 def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
     """``(k, 2)`` pairs: given; by order (equal counts); one series against every series of the other side (a
-    search: either side may hold the one); or all-vs-all ``i < j`` when there are no queries."""
+    search: either side may hold the one); or all-vs-all ``i < j`` when there are no queries. ``pairs="all"``:
+    every target against every query, query by query (without queries, every ordered pair of different
+    series), the pairs a search ranks (:meth:`PairScores.best`)."""
+    if isinstance(pairs, str):
+        validation.choice(pairs, "pairs", ("all",))
+        return every_pair(n_targets, n_queries)
     if pairs is not None:
         plan = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         limits = (n_targets, n_queries if n_queries is not None else n_targets)
@@ -221,6 +226,16 @@ def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
         raise InputError(f"pairs by order need as many queries as targets (or one of either): {n_targets} targets, "
                          f"{n_queries} queries")  # fmt: skip
     return np.stack([np.arange(n_targets), np.arange(n_targets)], axis=1).astype(np.int64)
+
+
+def every_pair(n_targets: int, n_queries: int | None) -> np.ndarray:
+    """Every (target, query) pair, query by query; without queries (one set), every ordered pair of different
+    series (both orders: the modes' ends and ties need not mirror)."""
+    count = n_targets if n_queries is None else n_queries
+    plan = np.empty((n_targets * count, 2), dtype=np.int64)  # filled in place: a search's plan is millions of pairs
+    plan.reshape(count, n_targets, 2)[:, :, 0] = np.arange(n_targets)
+    plan.reshape(count, n_targets, 2)[:, :, 1] = np.arange(count)[:, None]
+    return plan[plan[:, 0] != plan[:, 1]] if n_queries is None else plan
 
 
 def _use_gpu(device: str, eligible: bool, why: str, client=None) -> bool:
@@ -248,7 +263,8 @@ def align(targets, queries=None, *, costs: Costs | None = None, mode: str = "glo
     targets, queries : FASTA or FASTQ path, SequenceSet, list of str, or 2-D uint8 array of base codes
         Pairs are ``targets[i]`` against ``queries[i]`` by order, or one sequence against every one of the other
         side; without ``queries``, every pair ``i < j`` of ``targets`` (all-vs-all); with ``pairs``, those
-        ``(target, query)`` indices. A 2-D uint8 array holds one sequence per row as codes 0..4 (A, C, G, T,
+        ``(target, query)`` indices, or with ``pairs="all"`` every target against every query (a search; rank it
+        with :meth:`PairScores.best`). A 2-D uint8 array holds one sequence per row as codes 0..4 (A, C, G, T,
         N); it is read in place (the GPU checks the codes where it reads them).
     costs : Costs
         :meth:`Costs.seed` (costs C, X, I, D to minimise), :meth:`Costs.edit` (the default), or :meth:`Costs.scores`
@@ -550,7 +566,8 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
     a, b : 2-D array (one series per row), 1-D array (one series) or list of 1-D arrays
         Pairs ``a[i]`` against ``b[i]``; one series against every series of the other side
         (``dtw(query, database)``: a search, the query sent to the GPU once); without ``b`` every pair
-        ``i < j`` of ``a``; or ``pairs`` indices. A 2-D array in int16, int32, int64, float32 or float64 is
+        ``i < j`` of ``a``; or ``pairs`` indices (``"all"``: every series of ``a`` against every series of
+        ``b``). A 2-D array in int16, int32, int64, float32 or float64 is
         read in place, in its own dtype (on the GPU, too: no widening on the host).
         Integer signals give exact int64 distances. float32 signals give float32 distances, each cell one
         float32 rounding of ``min + |x - y|``, bit-equal on the CPU and the GPU (as cuDTW++ computes); float64

@@ -112,7 +112,9 @@ def run_command(args) -> int:
     if args.pairs:
         pairs = _named_pairs(args.pairs, targets.names, query_set.names)
     elif args.top is not None:
-        pairs = _search_plan(len(targets), len(query_set), one_file=queries is None)
+        from ..align.api import every_pair
+
+        pairs = every_pair(len(targets), None if queries is None else len(queries))
     elif args.format == "matrix":
         pairs = _matrix_plan(len(targets), len(query_set), queries is None and args.mode not in ("infix", "prefix"))
     with dask_client(args, log) as client:
@@ -183,16 +185,6 @@ def _matrix_plan(n_targets: int, n_queries: int, symmetric: bool):
         return np.stack([i, j], axis=1).astype(np.int64)
     i, j = np.meshgrid(np.arange(n_targets), np.arange(n_queries), indexing="ij")
     return np.stack([i.ravel(), j.ravel()], axis=1).astype(np.int64)
-
-
-def _search_plan(n_targets: int, n_queries: int, one_file: bool):
-    """Every (target, query) pair, query by query; of one file, every ordered pair of different records (each
-    record's hits among the others: a pair is aligned in both orders, as the modes' ends need not mirror)."""
-    import numpy as np
-
-    j, i = np.meshgrid(np.arange(n_queries), np.arange(n_targets), indexing="ij")
-    pairs = np.stack([i.ravel(), j.ravel()], axis=1).astype(np.int64)
-    return pairs[pairs[:, 0] != pairs[:, 1]] if one_file else pairs
 
 
 def _matrix_text(result, target_names, query_names, value: str, one_file: bool) -> str:

@@ -57,6 +57,8 @@ class Log:
 
     def duplicates(self, source: str, names, what: str = "name") -> None:
         """One warning for the names that occur more than once in ``source``: their count and the first few."""
+        if len(set(names)) == len(names):  # the usual case, without a Python step per name
+            return
         seen: set = set()
         repeated: dict = {}
         for name in names:
