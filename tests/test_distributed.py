@@ -151,6 +151,12 @@ def test_align_and_dtw_are_identical(cluster, rng):
         for field in ("pairs", "scores", "positions", "counts", "reverse"):
             assert np.array_equal(getattr(got, field), getattr(expected, field)), field
         assert got.cigars == expected.cigars and expected.reverse.any()
+    # a search's hits: every target against every query, each query's best 3
+    search = {"mode": "local", "costs": Costs.scores(2, -3, -5, -2), "pairs": "all"}
+    expected = align(sequences[:30], sequences[30:], **search).best(3)
+    got = align(sequences[:30], sequences[30:], client=client, device=device, **search).best(3)
+    for field in ("pairs", "scores", "positions"):
+        assert np.array_equal(getattr(got, field), getattr(expected, field)), field
     signals = [rng.integers(-50, 50, rng.integers(1, 80)) for _ in range(30)]
     for mode in ("full", "subsequence"):
         assert np.array_equal(dtw(signals, mode=mode, client=client, device=device).scores,
