@@ -148,9 +148,14 @@ def best_pairs(pairs: np.ndarray, scores: np.ndarray, n: int, maximized: bool, g
     threshold[sorted_groups[first]] = sorted_keys[first + np.minimum(counts, n) - 1]  # each group's n-th best key
     candidates = np.flatnonzero(rank_key <= threshold[groups])
     order = candidates[np.lexsort((candidates, others[candidates], rank_key[candidates], groups[candidates]))]
-    starts = _run_starts(groups[order])
-    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
-    return order[rank < n]
+    return order[run_ranks(groups[order]) <= n]
+
+
+def run_ranks(values: np.ndarray) -> np.ndarray:
+    """Each item's place (1, 2, ...) in its run of equal values: the ranks of :meth:`PairScores.best`'s pairs
+    from their query (or target) column."""
+    starts = _run_starts(values)
+    return np.arange(1, len(values) + 1) - np.repeat(starts, np.diff(np.append(starts, len(values))))
 
 
 def _run_starts(values: np.ndarray) -> np.ndarray:

@@ -183,8 +183,9 @@ def _matrix_plan(n_targets: int, n_queries: int, symmetric: bool):
     if symmetric:
         i, j = np.triu_indices(n_targets)
         return np.stack([i, j], axis=1).astype(np.int64)
-    i, j = np.meshgrid(np.arange(n_targets), np.arange(n_queries), indexing="ij")
-    return np.stack([i.ravel(), j.ravel()], axis=1).astype(np.int64)
+    from ..align.api import every_pair
+
+    return every_pair(n_targets, n_queries)
 
 
 def _matrix_text(result, target_names, query_names, value: str, one_file: bool) -> str:
@@ -211,9 +212,9 @@ def _table_text(result, target_names, query_names, args, ranked: bool = False) -
     targets = np.asarray(target_names, dtype=object)[result.pairs[:, 0]]
     queries = np.asarray(query_names, dtype=object)[result.pairs[:, 1]]
     if ranked:
-        query_index = result.pairs[:, 1]
-        starts = np.flatnonzero(np.r_[True, query_index[1:] != query_index[:-1]]) if len(query_index) else []
-        rank = np.arange(1, len(query_index) + 1) - np.repeat(starts, np.diff(np.append(starts, len(query_index))))
+        from ..align.api import run_ranks
+
+        rank = run_ranks(result.pairs[:, 1])
         header, columns = ["query", "rank", "target", "score"], [queries, rank, targets, result.scores]
     else:
         header, columns = ["target", "query", "score"], [targets, queries, result.scores]

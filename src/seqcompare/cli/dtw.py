@@ -82,11 +82,11 @@ def run_command(args) -> int:
     if args.top is None:
         lines = ["i\tj\tdistance"] + [f"{i}\t{j}\t{value}" for (i, j), value in zip(result.pairs.tolist(), scores)]
     else:
-        lines, j_before, rank = ["j\trank\ti\tdistance"], None, 0
-        for (i, j), value in zip(result.pairs.tolist(), scores):
-            rank = 1 if j != j_before else rank + 1
-            j_before = j
-            lines.append(f"{j}\t{rank}\t{i}\t{value}")
+        from ..align.api import run_ranks
+
+        ranks = run_ranks(result.pairs[:, 1]).tolist()
+        lines = ["j\trank\ti\tdistance"] + [f"{j}\t{rank}\t{i}\t{value}"
+                                             for (i, j), rank, value in zip(result.pairs.tolist(), ranks, scores)]  # fmt: skip
     with open_output(args.output) as out:
         out.write(("\n".join(lines) + "\n").encode())
     return 0
