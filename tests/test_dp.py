@@ -613,14 +613,18 @@ def test_gpu_checks_values_where_it_reads_them():
         dtw(signals, signals[::-1].copy(), device="cuda")
 
 
-@pytest.fixture(params=["staging", "in place"])
+@pytest.fixture(params=["staging", "in place", "narrowed"])
 def upload_route(request, monkeypatch):
     """How sides paired in order go up: through page-locked staging buffers, or page-locked where they lie
-    (every side, however small, so that pieces start and end inside pages)."""
+    (every side, however small, so that pieces start and end inside pages), or (int32 and int64 that fit) as
+    int16 through staging buffers (every side, however small, in pieces)."""
     from seqcompare.align import gpu
 
+    monkeypatch.setattr(gpu, "NARROW_IN_TRANSIT", request.param == "narrowed")
     monkeypatch.setattr(gpu, "PIN_IN_PLACE", request.param == "in place")
     monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
+    if request.param == "narrowed":
+        monkeypatch.setattr(gpu, "_STREAM_FROM", 0)
     return request.param
 
 
@@ -658,6 +662,7 @@ def test_gpu_pages_locked_in_place_are_unlocked_and_refusals_fall_back(rng, monk
     from seqcompare.align import gpu
 
     monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
+    monkeypatch.setattr(gpu, "NARROW_IN_TRANSIT", False)  # these int32 fit int16, and would go up narrowed
     monkeypatch.setattr(gpu, "_STREAM_FROM", 0)  # sides of 1.5 MB, streamed in pieces all the same
     monkeypatch.setattr(gpu, "_PIECE_BYTES", 1 << 16)
     monkeypatch.setattr(gpu, "_MIN_PIECE_PAIRS", 1000)  # 10 pieces, each ending inside a page
@@ -708,6 +713,81 @@ def test_gpu_pages_locked_in_place_are_unlocked_and_refusals_fall_back(rng, monk
     with pytest.raises(InputError, match="NaN"):
         dtw(bad, b.astype(np.float32), device="cuda")
     assert registers(cupy, bad)
+
+
+@pytest.mark.gpu
+def test_gpu_narrows_wide_integers_in_transit_and_starts_again_where_they_do_not_fit(rng, monkeypatch):
+    from seqcompare.align import gpu
+
+    monkeypatch.setattr(gpu, "_STREAM_FROM", 0)
+    monkeypatch.setattr(gpu, "_PIECE_BYTES", 1 << 16)
+    monkeypatch.setattr(gpu, "_MIN_PIECE_PAIRS", 1000)  # 10 pieces a call
+    narrowed = []  # the dtype of each piece narrowed on its way up
+    original = gpu._Narrowing._fill
+    monkeypatch.setattr(gpu._Narrowing, "_fill",
+                        lambda self, staged, source: narrowed.append(source.dtype) or original(self, staged, source))  # fmt: skip
+    a = rng.integers(-(1 << 15), 1 << 15, (10000, 37))  # int16's whole range
+    b = rng.integers(-(1 << 15), 1 << 15, (10000, 37))
+    a[0, 0], b[1, 1] = -(1 << 15), (1 << 15) - 1
+    expected = np.array([dtw_reference(x, y) for x, y in zip(a[:40], b[:40])])
+    as_int16 = dtw(a.astype(np.int16), b.astype(np.int16), device="cuda").scores
+    assert np.array_equal(as_int16[:40], expected)
+    for dtype in (np.int32, np.int64):
+        narrowed.clear()
+        scores = dtw(a.astype(dtype), b.astype(dtype), device="cuda").scores
+        assert narrowed == [np.dtype(dtype)] * 20, narrowed
+        assert np.array_equal(scores, as_int16)
+        narrowed.clear()  # a database against one query (narrowed on the host: it goes up in one copy)
+        search = dtw(a.astype(dtype), b[7].astype(dtype), device="cuda").scores
+        assert narrowed == [np.dtype(dtype)] * 10, narrowed
+        assert np.array_equal(search, dtw(a.astype(np.int16), b[7].astype(np.int16), device="cuda").scores)
+        assert search[3] == dtw_reference(a[3], b[7])
+    # one value past int16 in the last piece: that piece refuses, and the call starts again in int32
+    wide, partner = a.astype(np.int32), b.astype(np.int32)
+    wide[-1, -1] = 1 << 15
+    narrowed.clear()
+    scores = dtw(wide, partner, device="cuda").scores
+    assert len(narrowed) == 19  # both sides' first nine pieces, then the first side's last
+    assert np.array_equal(scores[:-1], as_int16[:-1]) and scores[-1] == dtw_reference(wide[-1], partner[-1])
+    # a failed range check of narrowed values raises, as it does for values in their own dtype
+    long_a, long_b = np.full((2, 9000), -(1 << 15), np.int32), np.full((2, 9000), (1 << 15) - 1, np.int32)
+    with pytest.raises(InputError, match="2\\*\\*29"):
+        dtw(long_a, long_b, device="cuda")
+    # int32 sides that lock in place go up as they are (quicker than narrowing them); int64 ones narrowed
+    monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
+    for dtype, pieces in ((np.int32, 0), (np.int64, 20)):
+        narrowed.clear()
+        assert np.array_equal(dtw(a.astype(dtype), b.astype(dtype), device="cuda").scores, as_int16)
+        assert len(narrowed) == pieces
+    # a side held page-locked goes up from where it lies, in its own dtype: nothing is narrowed
+    from seqcompare.cuda import locked_empty
+
+    locked_a, locked_b = locked_empty(a.shape, np.int32), locked_empty(b.shape, np.int32)
+    locked_a[...], locked_b[...] = a, b
+    narrowed.clear()
+    assert np.array_equal(dtw(locked_a, locked_b, device="cuda").scores, as_int16) and narrowed == []
+
+
+def test_narrowing_copy_equals_a_plain_cast_or_refuses(rng, monkeypatch):
+    from seqcompare.cuda import runtime
+
+    for threads in (1, 3):
+        monkeypatch.setattr(runtime, "COPY_THREADS", threads)
+        for size in (0, 1, 2, 1000, (1 << 18) * 3 + 5):
+            for dtype in (np.int32, np.int64):
+                values = rng.integers(-(1 << 15), 1 << 15, size).astype(dtype)
+                values[rng.permutation(size)[:2]] = [-(1 << 15), (1 << 15) - 1][: min(size, 2)]  # both ends
+                destination = np.full(size, 7, np.int16)
+                found = runtime.narrow_in_parallel(destination, values)
+                plain = [int(v) for v in values]
+                assert found == ((min(plain), max(plain)) if plain else (0, 0))
+                assert destination.tolist() == plain
+                for past in (-(1 << 15) - 1, 1 << 15, 1 << 40):
+                    if size == 0 or (dtype == np.int32 and past == 1 << 40):
+                        continue
+                    spoiled = values.copy()
+                    spoiled[int(rng.integers(0, size))] = past
+                    assert runtime.narrow_in_parallel(np.empty(size, np.int16), spoiled) is None
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -9,7 +9,10 @@ wavefront, each reading the row above from the warp that is computing it).
 The host path is built so that a call costs about what its kernels cost:
 
 - the values go to the GPU in the dtype the caller holds (uint8 base codes; int16, int32 or int64, float32 or
-  float64 signals), with no widening or copy on the host: the kernels read that type;
+  float64 signals), with no widening on the host: the kernels read that type. The one exception narrows:
+  int32 and int64 signals whose values all fit int16 go up as int16 when they go up in pieces from ordinary
+  memory (:class:`_Narrowing`: the staging threads check each block's range as they copy it), which halves or
+  quarters the bytes that bound such a call; the distances are the same;
 - a side whose series are paired in order (``a[i]`` with ``b[i]``, or a whole database against one query) goes
   up in pieces of about 16 MB, on alternating streams, so that the copy of one piece runs under the kernels of
   the last. A side of 32 MB to 1 GB is page-locked where the caller holds it (``cudaHostRegister``, a piece's
@@ -35,7 +38,7 @@ import time
 
 import numpy as np
 
-from ..cuda.runtime import copy_in_parallel, module, pinned_empty, require_cupy
+from ..cuda.runtime import copy_in_parallel, module, narrow_in_parallel, pinned_empty, require_cupy
 from ..errors import InputError
 from .plans import PlanColumn, uniform_step
 
@@ -145,9 +148,14 @@ def _route(cupy, values: np.ndarray, slots: int, largest: int):
     from where they lie once locked here (:class:`_InPlace`), or through staging buffers."""
     if values.flags.c_contiguous and _locked_already(cupy, values):
         return _Locked(cupy, values, slots, largest)
-    if PIN_IN_PLACE and values.flags.c_contiguous and _PIN_IN_PLACE_FROM <= values.nbytes <= _PIN_IN_PLACE_UP_TO:
+    if _locks_in_place(values):
         return _InPlace(cupy, values, slots, largest)
     return _Staging(cupy, values.dtype, slots, largest)
+
+
+def _locks_in_place(values: np.ndarray) -> bool:
+    """Whether a side the caller has not page-locked goes up locked where it lies (:class:`_InPlace`)."""
+    return PIN_IN_PLACE and values.flags.c_contiguous and _PIN_IN_PLACE_FROM <= values.nbytes <= _PIN_IN_PLACE_UP_TO
 
 
 _HOST_MEMORY = 1  # cudaMemoryTypeHost: page-locked host memory CUDA knows (allocated by it, or registered)
@@ -178,6 +186,8 @@ class _Staging:
     """Page-locked buffers, one per stream, through which the pieces of one side go up: a buffer is refilled
     only once its last copy to the device has finished (an event per buffer)."""
 
+    checked_on_host = False  # the values' checks run on the device, over each piece uploaded
+
     def __init__(self, cupy, dtype, slots: int, largest: int):
         self.cupy = cupy
         self.buffers = [pinned_empty((max(1, largest),), dtype) for _ in range(slots)]
@@ -190,11 +200,43 @@ class _Staging:
         if self.copied[slot] is not None:
             self.copied[slot].synchronize()
         staged = self.buffers[slot][: source.size]
-        copy_in_parallel(staged, source)
+        self._fill(staged, source)
         target.set(staged, stream=stream)
         event = self.cupy.cuda.Event()
         event.record(stream)
         self.copied[slot] = event
+
+    def _fill(self, staged: np.ndarray, source: np.ndarray) -> None:
+        copy_in_parallel(staged, source)
+
+
+class _DoesNotFit(Exception):
+    """A piece of integer signals held a value outside int16: the call starts again in the caller's dtype."""
+
+
+class _Narrowing(_Staging):
+    """Integer signals wider than int16 whose values fit int16 go up as int16, narrowed by the threads that
+    fill the staging buffers (one compiled pass a thread, which also measures the range, so the checks cost no
+    pass of their own); the int16 kernels then read them, and every distance is the same (the DP's values are
+    32-bit for every integer dtype). A piece with a value outside int16 raises :class:`_DoesNotFit`.
+
+    It pays where the host's memory bounds the call: int64 (a quarter of the bytes over the link, and 10 bytes
+    of host traffic a value against the 8 its DMA reads in place) and any side that would be staged (6 bytes a
+    value against 8 for int32). An int32 side locked in place is quicker as it is: on an H200's host, 40,000
+    pairs of 1,000 int32 ran 2,245-2,292 GCUPS locked in place and 1,990-2,105 narrowed; int64 1,355-1,407 and
+    1,590 narrowed (bench/RESULTS.md, session 25)."""
+
+    checked_on_host = True
+
+    def __init__(self, cupy, slots: int, largest: int, checks: "_Checks"):
+        super().__init__(cupy, np.int16, slots, largest)
+        self.checks = checks
+
+    def _fill(self, staged: np.ndarray, source: np.ndarray) -> None:
+        found = narrow_in_parallel(staged, source)
+        if found is None:
+            raise _DoesNotFit
+        self.checks.found_on_host.append([float(found[0]), float(found[1])])
 
 
 class _Locked:
@@ -202,6 +244,8 @@ class _Locked:
     copy, nothing to register. This is how a program that keeps its data page-locked (as cuDTW++ keeps its
     database) gets the link's whole rate. A copy CUDA refuses (the array spans two allocations, say) sends that
     piece and the rest through staging buffers."""
+
+    checked_on_host = False
 
     def __init__(self, cupy, values: np.ndarray, slots: int, largest: int):
         self.cupy = cupy
@@ -221,6 +265,10 @@ class _Locked:
         """Nothing to give back: the memory is the caller's, and stays locked."""
 
 
+# Integer signals wider than int16 whose values fit it go up as int16 (:class:`_Narrowing`); bench/dp_api.py
+# compares both ways by setting it.
+NARROW_IN_TRANSIT = True
+_NARROW_ON_HOST_UP_TO = 4 << 20  # a side in one copy (a search's query), narrowed on the host: as large as this
 _PAGE = mmap.PAGESIZE
 PIN_IN_PLACE = True  # bench/dp_transfer_probe.py compares the two routes by setting it
 _PIN_IN_PLACE_FROM = 32 << 20  # smaller sides: the staging copy is short, and registering has a fixed cost
@@ -245,6 +293,8 @@ class _InPlace:
     (memory the caller has registered already, a read-only or file mapping), that piece and the rest go
     through page-locked staging buffers instead. :meth:`release` unregisters each range once its copies are
     done; unregistering waits for an idle GPU and then costs about 3.5 ms per 160 MB."""
+
+    checked_on_host = False
 
     def __init__(self, cupy, values: np.ndarray, slots: int, largest: int):
         self.cupy = cupy
@@ -298,6 +348,25 @@ class _InPlace:
             if event is not None:
                 event.synchronize()
             self.cupy.cuda.runtime.hostUnregister(start)
+
+
+def _narrowed_in_transit(cupy, sides, streamed) -> bool:
+    """Whether a call's integer sides go up as int16 (:class:`_Narrowing`): some side goes up in pieces (a small
+    call gains nothing); each of those would otherwise be staged, or is int64 (int32 locked in place moves
+    fewer bytes through the host than narrowing it does, and none is read from memory the caller holds
+    page-locked: its DMA is quicker than any copy); and every side that goes up in one copy is small and fits
+    int16 (checked here)."""
+    if not any(streamed):
+        return False
+    limits = np.iinfo(np.int16)
+    for (values, _, _), in_pieces in zip(sides, streamed):
+        if in_pieces:
+            locked = values.flags.c_contiguous and _locked_already(cupy, values)
+            if locked or (values.itemsize < 8 and _locks_in_place(values)):
+                return False
+        elif values.nbytes > _NARROW_ON_HOST_UP_TO or (values.size and not limits.min <= values.min() <= values.max() <= limits.max):
+            return False
+    return True
 
 
 class _Checks:
@@ -360,7 +429,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
         2 subsequence; 4: edit distance (Myers' bit-vectors; the caller scales it to its unit cost).
     t_values, t_off, q_values, q_off : ndarray
         Flat values and their series' offsets (``len + 1``). NW takes uint8 base codes; DTW takes int16, int32,
-        int64, float32 or float64 signals, read by the kernels in that type.
+        int64, float32 or float64 signals, read by the kernels in that type (int32 and int64 sides that go up
+        in pieces from ordinary memory, and whose values fit int16, as int16: :data:`NARROW_IN_TRANSIT`).
     plan : ndarray
         ``(k, 2)`` (target index, query index).
     check : bool
@@ -379,6 +449,21 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
         int64 scores for codes and integer signals (:data:`UNREACHABLE` where DTW has no path), float32 or
         float64 distances for float signals (inf where there is no path).
     """
+    options = dict(match=match, mismatch=mismatch, ins=ins, dele=dele, mode=mode, ins_open=ins_open,
+                   del_open=del_open, substitution=substitution, check=check, timings=timings,
+                   kernels_only=kernels_only)  # fmt: skip
+    try:
+        return _scores_on_gpu(kind, t_values, t_off, q_values, q_off, plan, NARROW_IN_TRANSIT, **options)
+    except _DoesNotFit:  # integer signals beyond int16: again, in their own dtype
+        if timings is not None:
+            timings.pop("stages", None)
+        return _scores_on_gpu(kind, t_values, t_off, q_values, q_off, plan, False, **options)
+
+
+def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_transit: bool, *, match, mismatch,
+                   ins, dele, mode, ins_open, del_open, substitution, check, timings, kernels_only) -> np.ndarray:  # fmt: skip
+    """:func:`dp_on_gpu`'s work; with ``narrow_in_transit``, integer signals that fit int16 go up as int16
+    (:class:`_Narrowing`)."""
     cupy = require_cupy()
     start = time.perf_counter()
     stages = None if timings is None else timings.setdefault("stages", [])
@@ -414,18 +499,23 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             long_pairs = candidates
             strips = strips.copy()
             strips[long_pairs] = 0  # no strip size: the one-warp kernels skip them
-    kernels = module(_SOURCE, _kernel_names(kind, value, stored))
-    reached("planned")
     table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
     bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
     shared = q_values is t_values and q_off is t_off
     sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
     streamed = [not shared and not kernels_only and column.kind == "order" and values.nbytes >= _STREAM_FROM
                 for column, (values, _, _) in zip(columns, sides)]  # fmt: skip
+    narrowed = narrow_in_transit and stored in ("int", "long long") and _narrowed_in_transit(cupy, sides, streamed)
+    if narrowed:  # the sides in one plain copy are small: narrowed here; the others by the staging threads
+        stored = "short"
+        sides = [(values if in_pieces else values.astype(np.int16), off, column)
+                 for (values, off, column), in_pieces in zip(sides, streamed)]  # fmt: skip
+    kernels = module(_SOURCE, _kernel_names(kind, value, stored))
+    reached("planned")
     checks = _Checks(cupy, floating)
     with cupy.cuda.Device():
         streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(1 if kernels_only else _STREAMS)]
-        device_values = [cupy.empty(values.size, dtype=values.dtype) for values, _, _ in sides]
+        device_values = [cupy.empty(values.size, dtype=np.int16 if narrowed else values.dtype) for values, _, _ in sides]
         first_event = cupy.cuda.Event()
         if not kernels_only:
             first_event.record(streams[0])
@@ -460,7 +550,9 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
             stream.wait_event(ready)
         streamed_bytes = sum(values.nbytes for (values, _, _), in_pieces in zip(sides, streamed) if in_pieces)
         bounds = _pieces(len(plan), streamed_bytes)
-        staging = [_route(cupy, values, len(streams), int(np.diff(off[bounds]).max())) if in_pieces else None
+        staging = [None if not in_pieces else
+                   _Narrowing(cupy, len(streams), int(np.diff(off[bounds]).max()), checks) if narrowed else
+                   _route(cupy, values, len(streams), int(np.diff(off[bounds]).max()))
                    for (values, off, _), in_pieces in zip(sides, streamed)]  # fmt: skip
         try:
             for piece, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
@@ -471,7 +563,7 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
                         if stage is not None:
                             lo, hi = int(off[a]), int(off[b])
                             stage.upload(slot, stream, values[lo:hi], on_device[lo:hi])
-                            if check:
+                            if check and not stage.checked_on_host:
                                 checks.add(on_device[lo:hi])
                     reached(f"piece {piece} up")
                     t_dev = device_values[0]
@@ -480,6 +572,10 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
                             t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
                             mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
                 reached(f"piece {piece} launched")
+        except _DoesNotFit:
+            for stream in streams:  # nothing may still read or write this call's memory when it starts again
+                stream.synchronize()
+            raise
         finally:
             for stage in staging:  # while the last kernels run
                 if stage is not None:
