@@ -624,7 +624,10 @@ def upload_route(request, monkeypatch):
     monkeypatch.setattr(gpu, "PIN_IN_PLACE", request.param == "in place")
     monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
     if request.param == "narrowed":
+        from seqcompare.cuda.runtime import prepare_narrowing
+
         monkeypatch.setattr(gpu, "_STREAM_FROM", 0)
+        prepare_narrowing()  # else the first call in a process would not narrow
     return request.param
 
 
@@ -718,6 +721,9 @@ def test_gpu_pages_locked_in_place_are_unlocked_and_refusals_fall_back(rng, monk
 @pytest.mark.gpu
 def test_gpu_narrows_wide_integers_in_transit_and_starts_again_where_they_do_not_fit(rng, monkeypatch):
     from seqcompare.align import gpu
+    from seqcompare.cuda.runtime import prepare_narrowing
+
+    prepare_narrowing()
 
     monkeypatch.setattr(gpu, "_STREAM_FROM", 0)
     monkeypatch.setattr(gpu, "_PIECE_BYTES", 1 << 16)
@@ -766,6 +772,20 @@ def test_gpu_narrows_wide_integers_in_transit_and_starts_again_where_they_do_not
     locked_a[...], locked_b[...] = a, b
     narrowed.clear()
     assert np.array_equal(dtw(locked_a, locked_b, device="cuda").scores, as_int16) and narrowed == []
+
+
+def test_narrowing_is_ready_only_once_its_compiled_pass_is_loaded(monkeypatch):
+    from seqcompare import _jit
+    from seqcompare.cuda import runtime
+
+    monkeypatch.setattr(runtime, "_NARROWING", {})
+    monkeypatch.setattr(_jit, "compiler_started", lambda: False)  # a process where Numba has not started
+    assert runtime.narrowing_ready() is False  # this call goes on as it is; the pass loads in the background
+    runtime._NARROWING["thread"].join()
+    assert runtime.narrowing_ready() is True
+    monkeypatch.setattr(runtime, "_NARROWING", {})
+    monkeypatch.setattr(_jit, "compiler_started", lambda: True)  # Numba runs already: loading costs little
+    assert runtime.narrowing_ready() is True and "thread" not in runtime._NARROWING
 
 
 def test_narrowing_copy_equals_a_plain_cast_or_refuses(rng, monkeypatch):

@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from ..cuda.runtime import copy_in_parallel, module, narrow_in_parallel, pinned_empty, require_cupy
+from ..cuda.runtime import copy_in_parallel, module, narrow_in_parallel, narrowing_ready, pinned_empty, require_cupy
 from ..errors import InputError
 from .plans import PlanColumn, uniform_step
 
@@ -354,8 +354,9 @@ def _narrowed_in_transit(cupy, sides, streamed) -> bool:
     """Whether a call's integer sides go up as int16 (:class:`_Narrowing`): some side goes up in pieces (a small
     call gains nothing); each of those would otherwise be staged, or is int64 (int32 locked in place moves
     fewer bytes through the host than narrowing it does, and none is read from memory the caller holds
-    page-locked: its DMA is quicker than any copy); and every side that goes up in one copy is small and fits
-    int16 (checked here)."""
+    page-locked: its DMA is quicker than any copy); every side that goes up in one copy is small and fits
+    int16 (checked here); and the compiled pass that narrows is loaded (a call never waits for Numba's start:
+    :func:`~seqcompare.cuda.runtime.narrowing_ready`)."""
     if not any(streamed):
         return False
     limits = np.iinfo(np.int16)
@@ -366,7 +367,8 @@ def _narrowed_in_transit(cupy, sides, streamed) -> bool:
                 return False
         elif values.nbytes > _NARROW_ON_HOST_UP_TO or (values.size and not limits.min <= values.min() <= values.max() <= limits.max):
             return False
-    return True
+    # last, since it may start loading the compiled pass for the calls after this one
+    return narrowing_ready()
 
 
 class _Checks:

@@ -289,6 +289,42 @@ def _narrow_and_measure(destination, source):
     return low, high
 
 
+_NARROWING: dict = {}  # "ready": the compiled pass is loaded; "thread": the one loading it in the background
+
+
+def prepare_narrowing() -> None:
+    """Load (or compile) :func:`narrow_in_parallel`'s compiled pass for int32 and int64 sources, starting Numba
+    if it has not started in this process. Benchmarks and tests call it so that every timed call narrows."""
+    import numpy as np
+
+    for dtype in (np.int32, np.int64):
+        _narrow_and_measure(np.empty(1, np.int16), np.zeros(1, dtype))
+    _NARROWING["ready"] = True
+
+
+def narrowing_ready() -> bool:
+    """Whether :func:`narrow_in_parallel` can run with no start-up cost in the caller's call.
+
+    Numba's start-up in a process (0.3-0.4 s on the hosts measured) is more than narrowing saves on any size
+    measured (10-90 ms a call; bench/RESULTS.md, session 25). So the first call that could narrow does not: it
+    starts :func:`prepare_narrowing` in a background thread, and the calls after it narrow once that is done.
+    Where Numba has started already (a compiled kernel has run), loading the pass costs little, and this
+    call waits for it."""
+    from .._jit import compiler_started
+
+    if _NARROWING.get("ready"):
+        return True
+    if compiler_started():
+        prepare_narrowing()
+        return True
+    with _LOCK:
+        if "thread" not in _NARROWING:
+            _NARROWING["thread"] = threading.Thread(target=prepare_narrowing, name="seqcompare-narrowing",
+                                                    daemon=True)  # fmt: skip
+            _NARROWING["thread"].start()
+    return False
+
+
 def narrow_in_parallel(destination, source):
     """``destination[...] = source`` into a narrower integer dtype, by :data:`COPY_THREADS` threads, if every
     value of ``source`` fits it.
