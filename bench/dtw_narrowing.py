@@ -37,8 +37,8 @@ def main(argv=None) -> int:
     parser.add_argument("--search-series", type=int, default=1 << 20)
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    # A warm process: the compiled pass that narrows is loaded (a process's first call that could narrow does
-    # not, while it loads in the background).
+    # A warm process: the compiled pass that narrows is loaded (in a process where Numba has not started, calls
+    # do not narrow).
     prepare_narrowing()
     rng = np.random.default_rng(11)
     pairs_a = rng.integers(0, 1000, (40000, 1000))

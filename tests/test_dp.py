@@ -774,18 +774,20 @@ def test_gpu_narrows_wide_integers_in_transit_and_starts_again_where_they_do_not
     assert np.array_equal(dtw(locked_a, locked_b, device="cuda").scores, as_int16) and narrowed == []
 
 
-def test_narrowing_is_ready_only_once_its_compiled_pass_is_loaded(monkeypatch):
+def test_narrowing_is_ready_only_where_numba_has_started(monkeypatch):
     from seqcompare import _jit
     from seqcompare.cuda import runtime
 
     monkeypatch.setattr(runtime, "_NARROWING", {})
     monkeypatch.setattr(_jit, "compiler_started", lambda: False)  # a process where Numba has not started
-    assert runtime.narrowing_ready() is False  # this call goes on as it is; the pass loads in the background
-    runtime._NARROWING["thread"].join()
-    assert runtime.narrowing_ready() is True
-    monkeypatch.setattr(runtime, "_NARROWING", {})
+    assert runtime.narrowing_ready() is False and runtime._NARROWING == {}  # nothing loaded, nothing started
     monkeypatch.setattr(_jit, "compiler_started", lambda: True)  # Numba runs already: loading costs little
-    assert runtime.narrowing_ready() is True and "thread" not in runtime._NARROWING
+    assert runtime.narrowing_ready() is True
+    monkeypatch.setattr(_jit, "compiler_started", lambda: False)
+    assert runtime.narrowing_ready() is True  # loaded: ready from then on
+    monkeypatch.setattr(runtime, "_NARROWING", {})
+    runtime.prepare_narrowing()
+    assert runtime.narrowing_ready() is True
 
 
 def test_narrowing_copy_equals_a_plain_cast_or_refuses(rng, monkeypatch):

@@ -355,8 +355,8 @@ def _narrowed_in_transit(cupy, sides, streamed) -> bool:
     call gains nothing); each of those would otherwise be staged, or is int64 (int32 locked in place moves
     fewer bytes through the host than narrowing it does, and none is read from memory the caller holds
     page-locked: its DMA is quicker than any copy); every side that goes up in one copy is small and fits
-    int16 (checked here); and the compiled pass that narrows is loaded (a call never waits for Numba's start:
-    :func:`~seqcompare.cuda.runtime.narrowing_ready`)."""
+    int16 (checked here); and the compiled pass that narrows can run with no start-up in this call (Numba has
+    started in the process: :func:`~seqcompare.cuda.runtime.narrowing_ready`)."""
     if not any(streamed):
         return False
     limits = np.iinfo(np.int16)
@@ -367,7 +367,6 @@ def _narrowed_in_transit(cupy, sides, streamed) -> bool:
                 return False
         elif values.nbytes > _NARROW_ON_HOST_UP_TO or (values.size and not limits.min <= values.min() <= values.max() <= limits.max):
             return False
-    # last, since it may start loading the compiled pass for the calls after this one
     return narrowing_ready()
 
 

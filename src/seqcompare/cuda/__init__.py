@@ -12,10 +12,11 @@ from .runtime import (
     locked_empty,
     module,
     pinned_empty,
+    prepare_narrowing,
     require_cupy,
     require_gpu_quickly,
     resolve_device,
 )
 
-__all__ = ["available", "device_count", "free_bytes", "locked_empty", "module", "pinned_empty", "require_cupy",
-           "require_gpu_quickly", "resolve_device"]  # fmt: skip
+__all__ = ["available", "device_count", "free_bytes", "locked_empty", "module", "pinned_empty", "prepare_narrowing",
+           "require_cupy", "require_gpu_quickly", "resolve_device"]  # fmt: skip

@@ -289,12 +289,13 @@ def _narrow_and_measure(destination, source):
     return low, high
 
 
-_NARROWING: dict = {}  # "ready": the compiled pass is loaded; "thread": the one loading it in the background
+_NARROWING: dict = {}  # "ready": the compiled pass is loaded
 
 
 def prepare_narrowing() -> None:
     """Load (or compile) :func:`narrow_in_parallel`'s compiled pass for int32 and int64 sources, starting Numba
-    if it has not started in this process. Benchmarks and tests call it so that every timed call narrows."""
+    if it has not started in this process: after it, every call that could narrow does (benchmarks and tests
+    call it; so may a program that makes many GPU DTW calls of int64 signals)."""
     import numpy as np
 
     for dtype in (np.int32, np.int64):
@@ -303,26 +304,18 @@ def prepare_narrowing() -> None:
 
 
 def narrowing_ready() -> bool:
-    """Whether :func:`narrow_in_parallel` can run with no start-up cost in the caller's call.
+    """Whether :func:`narrow_in_parallel` can run with no start-up cost in the caller's call: its pass is
+    loaded, or Numba has started in this process (a compiled kernel has run), so that loading it costs little.
 
-    Numba's start-up in a process (0.3-0.4 s on the hosts measured) is more than narrowing saves on any size
-    measured (10-90 ms a call; bench/RESULTS.md, session 25). So the first call that could narrow does not: it
-    starts :func:`prepare_narrowing` in a background thread, and the calls after it narrow once that is done.
-    Where Numba has started already (a compiled kernel has run), loading the pass costs little, and this
-    call waits for it."""
+    In a process where Numba has not started, a call does not narrow: Numba's start-up (0.3-0.4 s on the
+    hosts measured) is more than narrowing saves on any size measured (10-90 ms a call). Starting it in a
+    background thread instead made a one-off call 0.23-0.25 s slower, and the next one too, on an H200's host
+    (bench/RESULTS.md, session 25)."""
     from .._jit import compiler_started
 
-    if _NARROWING.get("ready"):
-        return True
-    if compiler_started():
+    if not _NARROWING.get("ready") and compiler_started():
         prepare_narrowing()
-        return True
-    with _LOCK:
-        if "thread" not in _NARROWING:
-            _NARROWING["thread"] = threading.Thread(target=prepare_narrowing, name="seqcompare-narrowing",
-                                                    daemon=True)  # fmt: skip
-            _NARROWING["thread"].start()
-    return False
+    return bool(_NARROWING.get("ready"))
 
 
 def narrow_in_parallel(destination, source):
