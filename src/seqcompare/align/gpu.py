@@ -10,9 +10,9 @@ The host path is built so that a call costs about what its kernels cost:
 
 - the values go to the GPU in the dtype the caller holds (uint8 base codes; int16, int32 or int64, float32 or
   float64 signals), with no widening on the host: the kernels read that type. The one exception narrows:
-  int32 and int64 signals whose values all fit int16 go up as int16 when they go up in pieces from ordinary
-  memory (:class:`_Narrowing`: the staging threads check each block's range as they copy it), which halves or
-  quarters the bytes that bound such a call; the distances are the same;
+  DTW's int64 sides, and int32 sides that would be staged, go up as int16 where every value fits it and Numba
+  runs already in the process (:class:`_Narrowing`: the staging threads narrow and measure the range in one
+  pass), which halves or quarters the bytes that bound such a call; the distances are the same;
 - a side whose series are paired in order (``a[i]`` with ``b[i]``, or a whole database against one query) goes
   up in pieces of about 16 MB, on alternating streams, so that the copy of one piece runs under the kernels of
   the last. A side of 32 MB to 1 GB is page-locked where the caller holds it (``cudaHostRegister``, a piece's
@@ -265,8 +265,8 @@ class _Locked:
         """Nothing to give back: the memory is the caller's, and stays locked."""
 
 
-# Integer signals wider than int16 whose values fit it go up as int16 (:class:`_Narrowing`); bench/dp_api.py
-# compares both ways by setting it.
+# Integer signals wider than int16 whose values fit it go up as int16 (:class:`_Narrowing`);
+# bench/dtw_narrowing.py compares both ways by setting it.
 NARROW_IN_TRANSIT = True
 _NARROW_ON_HOST_UP_TO = 4 << 20  # a side in one copy (a search's query), narrowed on the host: as large as this
 _PAGE = mmap.PAGESIZE
@@ -430,8 +430,8 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
         2 subsequence; 4: edit distance (Myers' bit-vectors; the caller scales it to its unit cost).
     t_values, t_off, q_values, q_off : ndarray
         Flat values and their series' offsets (``len + 1``). NW takes uint8 base codes; DTW takes int16, int32,
-        int64, float32 or float64 signals, read by the kernels in that type (int32 and int64 sides that go up
-        in pieces from ordinary memory, and whose values fit int16, as int16: :data:`NARROW_IN_TRANSIT`).
+        int64, float32 or float64 signals, read by the kernels in that type (some int32 and int64 sides whose
+        values fit int16 as int16: :class:`_Narrowing`, :data:`NARROW_IN_TRANSIT`).
     plan : ndarray
         ``(k, 2)`` (target index, query index).
     check : bool
