@@ -408,6 +408,8 @@ def test_local_search_layout_rules():
         assert stride % 2 == 0 and stride >= rows // 2 + rows % 2
         banks = [(lane * stride) % 32 for lane in range(16)]
         assert len(set(banks)) == 16, (rows, stride)
+        kept = modes_gpu.kept_stride(rows)  # a thread's kept rows: both halves' 16-bit rows, an odd stride
+        assert kept >= rows and kept % 2 == 1 and len({(lane * kept) % 32 for lane in range(32)}) == 32
     lengths = np.array([1, 128, 129, 144, 512, 553, 5478])
     picked = modes_gpu.search_rows(lengths)
     for length, rows in zip(lengths, picked):

@@ -490,11 +490,14 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
 // tests.
 //
 // Ends as modes.py orders them: the highest score, then the smallest column, then the smallest row. A lane notes,
-// per half and per chunk, the value, column and first row of each column maximum that beats everything it has
-// noted (so the first column of its best) and that could still be the pair's end: at least the best of the
-// lane in earlier chunks and of the whole warp at its last exchange (every 32 steps), since a lower one never
-// is. The lane holding the pair's maximum always notes it, as does any lane tying it. Chunks and then lanes are
-// merged in the order of ends.
+// per half and per chunk, the value and column of each column maximum that beats everything it has noted (so
+// the first column of its best) and that could still be the pair's end: at least the best of the lane in
+// earlier chunks and of the whole warp at its last exchange (every 32 steps), since a lower one never is. The
+// lane holding the pair's maximum always notes it, as does any lane tying it. The note also keeps that column's
+// R rows of the half in shared memory (R/2 PRMTs and stores); the first row holding the maximum is searched for
+// once, after the chunk, in the last column kept. Searching at every note instead (a compare and a select a
+// row and half) cost 15% of the kernel's time on CUDASW++'s queries (bench/RESULTS.md, session 26). Chunks
+// and then lanes are merged in the order of ends.
 #define PAD16 (-(1 << 13))
 #define SEARCH_WARPS 4
 #ifndef FULL_MASK
@@ -504,6 +507,10 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
 __host__ __device__ constexpr int profile_stride(int R) {
     return ((R / 2 + 1) / 2 * 2) % 4 == 2 ? (R / 2 + 1) / 2 * 2 : (R / 2 + 1) / 2 * 2 + 2;
 }
+
+// 4-byte words between two threads' kept rows (after the profile): a half's R rows, 16 bits each, for both
+// halves is R words; one more makes the stride odd, so that the lanes' stores fall in distinct banks.
+__host__ __device__ constexpr int kept_stride(int R) { return R + 1; }
 
 __device__ __forceinline__ int half16(unsigned x, int half) { return (int)(short)(x >> (16 * half)); }
 __device__ __forceinline__ unsigned pack16(int low, int high) {
@@ -545,6 +552,7 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
     const long long* __restrict__ unit_end, int n_units,
     const int* __restrict__ table, int size, unsigned minus_open, unsigned minus_extend,
     unsigned* __restrict__ border, long long border_stride, int* __restrict__ out) {
+    static_assert(R % 2 == 0, "rows are kept two to a word");
     constexpr int STRIDE = profile_stride(R);
     constexpr int LOADS = (R + 3) / 4;  // 8-byte loads of a lane's rows
     extern __shared__ unsigned profile[];
@@ -556,6 +564,8 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
     uint2* lane_border = reinterpret_cast<uint2*>(border) +
                          ((long long)blockIdx.x * SEARCH_WARPS + warp_in_block) * border_stride + 1 - lane;
     const unsigned profile_at = (unsigned)__cvta_generic_to_shared(profile) + lane * STRIDE * 4u;
+    // This thread's kept rows: half h's rows r and r + 1 in word h R/2 + r/2 (a PRMT of the two rows' words).
+    unsigned* kept = profile + (size + 1) * 32 * STRIDE + threadIdx.x * kept_stride(R);
     for (int u = blockIdx.x; u < n_units; u += gridDim.x) {
         const long long query = unit_query[u];
         const unsigned char* __restrict__ q = q_codes + q_off[query];
@@ -649,17 +659,16 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
                 // One maximum and one comparison for both halves, which are told apart only in the branch. (Not
                 // __vibmax_s16x2's predicates: with them this kernel's ends came out wrong on an H200.)
                 const unsigned raised = __vmaxs2(column_max, bar);
-                if (raised != bar) {  // a new best that could be the pair's end
+                if (raised != bar) {  // a new best that could be the pair's end: its rows are kept, not searched
 #pragma unroll
                     for (int half = 0; half < 2; ++half) {
                         const int wanted = half16(column_max, half);
                         if (wanted <= half16(bar, half)) continue;
-                        int row = R;
-#pragma unroll
-                        for (int r = R - 1; r >= 0; --r) row = half16(h[r], half) == wanted ? r : row;
                         chunk_value[half] = wanted;
                         chunk_column[half] = j;
-                        chunk_row[half] = first + row + 1;
+#pragma unroll
+                        for (int r = 0; r < R; r += 2)
+                            kept[half * (R / 2) + r / 2] = __byte_perm(h[r], h[r + 1], half ? 0x7632 : 0x5410);
                     }
                 }
                 bar = raised;
@@ -672,6 +681,16 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS) local16(
                 }
             }
             if (!last_chunk) __syncwarp();  // the border row is written before the next chunk reads it
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {  // the first row holding each noted maximum, in its kept column
+                if (chunk_value[half] > 0) {
+                    int row = R;
+#pragma unroll
+                    for (int r = R - 1; r >= 0; --r)
+                        row = half16(kept[half * (R / 2) + r / 2], r & 1) == chunk_value[half] ? r : row;
+                    chunk_row[half] = first + row + 1;
+                }
+            }
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
                 const int value = chunk_value[half];

@@ -68,9 +68,17 @@ def profile_stride(rows: int) -> int:
     return words if words % 4 == 2 else words + 2
 
 
+def kept_stride(rows: int) -> int:
+    """4-byte words a thread of ``local16`` keeps after the profile (modes.cu's ``kept_stride``): the rows of the
+    column of its last noted maximum, 16 bits a row for each half, plus one word so the stride is odd (the lanes'
+    stores fall in distinct banks)."""
+    return rows + 1
+
+
 def search_profile_bytes(rows: int, size: int) -> int:
-    """Shared memory of ``local16``'s profile: ``size`` letters and the padding's, 32 lanes of ``rows`` rows."""
-    return (size + 1) * 32 * profile_stride(rows) * 4
+    """Shared memory of ``local16``: the profile (``size`` letters and the padding's, 32 lanes of ``rows`` rows)
+    and each thread's kept rows."""
+    return ((size + 1) * 32 * profile_stride(rows) + 32 * SEARCH_WARPS * kept_stride(rows)) * 4
 
 
 def search_rows(q_len: np.ndarray) -> np.ndarray:
