@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._jit import compiler_started, jit
+from .._jit import jit
 from ..errors import InputError
 from .fasta import (SMALL_BYTES, _decode_name, _header_names, _line_ends, _line_spans, _piece_starts, header_words,
                     read_bytes, read_sequences)  # fmt: skip
@@ -158,16 +158,6 @@ def _parse_four_line_records(image: np.ndarray, translate: np.ndarray):
     return names, codes, offsets, characters - 33
 
 
-def _load_passes(image: np.ndarray, translate: np.ndarray) -> None:
-    """Start Numba and load the record and translation passes, by calling each on empty arrays of the types
-    :func:`read_fastq` calls them with (a read-only image, so the same compiled specialisations)."""
-    no_lines = np.empty(0, np.int64)
-    _fastq_records(image[:0], no_lines)
-    nothing = np.empty(0, np.uint8)
-    _copy_records(image[:0], no_lines, np.empty((0, 7), np.int64), np.zeros(1, np.int64), 0, 0, translate, nothing,
-                  nothing)  # fmt: skip
-
-
 def _parallel_line_ends(raw, image: np.ndarray, pool, pieces: int) -> np.ndarray:
     bounds = [*_piece_starts(raw, image.size, pieces, b"\n"), image.size]
     parts = list(pool.map(lambda lo_hi: _line_ends(image[lo_hi[0] : lo_hi[1]]) + lo_hi[0], zip(bounds[:-1], bounds[1:])))
@@ -222,15 +212,10 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         if parsed is not None:
             return SequenceSet(*parsed, source)
     with ThreadPoolExecutor(threads) as pool:
-        # Numba's start and the two passes' loads (0.3-0.7 s where nothing has started it) overlap the newline
-        # search, whose NumPy pieces hold the GIL only between pieces.
-        loading = pool.submit(_load_passes, image, translate) if not compiler_started() else None
         pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
         # (a last line without a newline ends at image.size: _line_ends adds that end itself)
         line_ends = _parallel_line_ends(raw, image, pool, pieces) if image.size else np.empty(0, np.int64)
         clock.append(time.perf_counter())
-        if loading is not None:
-            loading.result()
         status, record, a, b, table = _fastq_records(image, line_ends)
         clock.append(time.perf_counter())
 
