@@ -52,7 +52,11 @@ def main(argv=None) -> int:
     parser.add_argument("--page-locked", action="store_true",
                         help="add each DTW row from arrays the caller holds in page-locked memory "
                         "(seqcompare.cuda.locked_empty)")  # fmt: skip
+    parser.add_argument("--registration", action="store_true",
+                        help="add each 2-D row with sides locked in place read-write, not read-only "
+                        "(seqcompare.cuda.runtime.READ_ONLY_REGISTRATION), right after it")  # fmt: skip
     args = parser.parse_args(argv)
+    from seqcompare.cuda import runtime
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(5)
     pairs, length = args.pairs, args.length
@@ -83,6 +87,15 @@ def main(argv=None) -> int:
         report["rows"][name] = entry
         extra = f"  kernel-only {entry['kernel_gcups']:.0f} GCUPS ({entry['share_of_kernel']:.0%})" if kernel else ""
         print(f"{name:32s} {median:.4f} s  {entry['gcups']:.0f} GCUPS{extra}", flush=True)
+        if args.registration and ("2-D" in name or name.startswith("align uint8 codes, NW")):
+            runtime.READ_ONLY_REGISTRATION = False
+            try:
+                median, runs = median_of(function, args.repeats)
+            finally:
+                runtime.READ_ONLY_REGISTRATION = True
+            report["rows"][f"{name}, registered read-write"] = {"median_s": median, "runs_s": runs,
+                                                                 "gcups": cells / median / 1e9}  # fmt: skip
+            print(f"{name + ', registered read-write':32s} {median:.4f} s  {cells / median / 1e9:.0f} GCUPS", flush=True)
 
     targets = rng.integers(0, 4, (pairs, length), dtype=np.uint8)
     queries = rng.integers(0, 4, (pairs, length), dtype=np.uint8)

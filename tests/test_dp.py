@@ -840,17 +840,30 @@ class _FakeDevice:
 
     uint8 = np.uint8
 
-    def __init__(self, page: int, refuse_after: int | None = None):
+    cudaDevAttrHostRegisterReadOnlySupported = 113  # noqa: N815 (CUDA's names)
+
+    def __init__(self, page: int, refuse_after: int | None = None, read_only_supported: bool = True):
         self.page = page
         self.refuse_after = refuse_after  # registrations CUDA accepts before it refuses the next
+        self.read_only_supported = read_only_supported
         self.ranges = {}  # start -> end, registered
+        self.flags = []  # of each registration asked for
         self.attempts = 0
         self.copies = []
         self.cuda = self
         self.runtime = self
+        self.id = 0
+
+    def Device(self):  # noqa: N802
+        return self
+
+    def deviceGetAttribute(self, attribute, device):  # noqa: N802
+        assert attribute == 113 and device == 0
+        return int(self.read_only_supported)
 
     def hostRegister(self, start, size, flags):  # noqa: N802 (CUDA's names)
         assert start % self.page == 0 and size % self.page == 0 and size > 0
+        self.flags.append(flags)
         self.attempts += 1
         if self.refuse_after is not None and len(self.ranges) >= self.refuse_after:
             raise self.CUDARuntimeError("cudaErrorHostMemoryAlreadyRegistered")
@@ -904,16 +917,19 @@ class _FakeDevice:
         return DeviceArray(values)
 
 
-@pytest.mark.parametrize("refuse_after", [None, 0, 3])
-def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, monkeypatch, refuse_after):
+@pytest.mark.parametrize("refuse_after, read_only", [(None, True), (0, True), (3, True), (None, False)])
+def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, monkeypatch, refuse_after, read_only):
     # The host side of the in-place route, without a GPU: random pieces of an array that starts and ends off page
     # boundaries, copied as CUDA allows, every byte arriving, every range unlocked; a refusal falls back to staging.
+    # Ranges are registered read-only (cudaHostRegisterReadOnly, 8) where the device supports it, else plainly.
     from seqcompare.align import gpu
+    from seqcompare.cuda import runtime
 
     page = 4096
     monkeypatch.setattr(gpu, "_PAGE", page)
     monkeypatch.setattr(gpu, "pinned_empty", lambda shape, dtype: np.empty(shape, dtype))
-    fake = _FakeDevice(page, refuse_after)
+    monkeypatch.setattr(runtime, "_READ_ONLY_SUPPORTED", {})
+    fake = _FakeDevice(page, refuse_after, read_only_supported=read_only)
     buffer = np.zeros(20 * page + 3000, np.uint8)
     values = buffer[1234 : 1234 + 17 * page + 100].view(np.uint8)
     values[...] = rng.integers(0, 256, values.size)
@@ -935,6 +951,7 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     assert refuse_after != 3 or fake.attempts == 4  # refused mid-way: three ranges, then staging
     route.release()
     assert fake.ranges == {}
+    assert fake.flags and set(fake.flags) == {8 if read_only else 0}
     # what went from locked pages and what did not: the array's partial end pages never did
     assert not any(locked for lo, hi, locked in fake.copies if hi <= -(-values.ctypes.data // page) * page)
 

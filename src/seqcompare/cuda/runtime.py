@@ -219,6 +219,30 @@ def locked_empty(shape, dtype):
     return whole[:nbytes].view(dtype).reshape(shape)
 
 
+# Memory the GPU only reads (a side a call uploads from where it lies) is registered read-only where the device
+# allows it (cudaHostRegisterReadOnly): on an H200's host, unregistering 320 MB then took 2.7-3.4 ms against
+# 5.8-6.6 ms, and registering 6.5-8.5 against 7.4-10.5 (bench/RESULTS.md, session 26). Unregistering waits for
+# an idle GPU, so it is on a call's critical path. bench/dp_api.py compares both by setting this.
+READ_ONLY_REGISTRATION = True
+_HOST_REGISTER_READ_ONLY = 8  # cudaHostRegisterReadOnly
+_READ_ONLY_SUPPORTED: dict = {}  # device number: cudaDevAttrHostRegisterReadOnlySupported
+
+
+def read_only_flags(cupy) -> int:
+    """``cudaHostRegister`` flags for host memory the current device will only read: read-only where the device
+    supports it (and :data:`READ_ONLY_REGISTRATION` is set), else none."""
+    if not READ_ONLY_REGISTRATION:
+        return 0
+    device = cupy.cuda.Device().id
+    if device not in _READ_ONLY_SUPPORTED:
+        attribute = getattr(cupy.cuda.runtime, "cudaDevAttrHostRegisterReadOnlySupported", 113)  # CUDA's enum
+        try:
+            _READ_ONLY_SUPPORTED[device] = bool(cupy.cuda.runtime.deviceGetAttribute(attribute, device))
+        except cupy.cuda.runtime.CUDARuntimeError:
+            _READ_ONLY_SUPPORTED[device] = False
+    return _HOST_REGISTER_READ_ONLY if _READ_ONLY_SUPPORTED[device] else 0
+
+
 def _unlock(address: int, size: int, memory) -> None:
     """Unlock the pages of a :func:`locked_empty` buffer (``memory``, their mapping, is held until then)."""
     try:
