@@ -12,7 +12,9 @@ of 3 calls per variant, in two rounds::
 Variants: ``no_ends`` (no column maxima, no notes), ``no_note_branch`` (column maxima kept, notes never taken),
 ``no_letter_loads`` (target letters not read), ``no_interleave`` (no PRMT joining the two targets' scores),
 ``no_border`` (no border row between chunks), ``no_inside_tests`` (letters read without the bounds test),
-``core`` (the first four together), ``exchange8`` (the warp's best shared every 8 steps, not 32).
+``core`` (the first four together), ``exchange8`` (the warp's best shared every 8 steps, not 32); and host
+settings, whose results must equal base's: ``step_rows_2.5`` and ``step_rows_5`` (search_rows' cost of a step
+besides its rows), ``strips_to_20`` (strips of 18 and 20 rows offered too).
 """
 
 from __future__ import annotations
@@ -67,6 +69,12 @@ def exchange8(text: str) -> str:
     return replaced(text, "if ((s & 31) == 31) {", "if ((s & 7) == 7) {")
 
 
+def taller_strips(text: str) -> str:
+    """Strips of 18 and 20 rows too (with :data:`SETTINGS`), their registers capped for 4 blocks, not 5."""
+    return replaced(text, "__launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM) local16(",
+                    "__launch_bounds__(32 * SEARCH_WARPS, R > 16 ? 4 : SEARCH_BLOCKS_PER_SM) local16(")
+
+
 VARIANTS = {
     "base": [],
     "no_ends": [no_ends],
@@ -77,6 +85,18 @@ VARIANTS = {
     "no_inside_tests": [no_inside_tests],
     "core": [no_ends, no_letter_loads, no_interleave, no_border],
     "exchange8": [exchange8],
+    "step_rows_2.5": [],
+    "step_rows_5": [],
+    "strips_to_20": [taller_strips],
+    "strips_to_20_step_rows_5": [taller_strips],
+}
+# Host settings of modes_gpu a variant runs under (restored after it): the strip heights offered, and what a step
+# costs besides its rows in search_rows' choice.
+SETTINGS = {
+    "step_rows_2.5": {"SEARCH_STEP_ROWS": 2.5},
+    "step_rows_5": {"SEARCH_STEP_ROWS": 5.0},
+    "strips_to_20": {"SEARCH_ROWS": (4, 6, 8, 10, 12, 14, 16, 18, 20)},
+    "strips_to_20_step_rows_5": {"SEARCH_ROWS": (4, 6, 8, 10, 12, 14, 16, 18, 20), "SEARCH_STEP_ROWS": 5.0},
 }
 
 
@@ -151,6 +171,9 @@ def main() -> int:
                 modes_gpu.search_profile_bytes = lambda rows, size: (size + 1) * 32 * modes_gpu.profile_stride(rows) * 4
             else:
                 modes_gpu.search_profile_bytes = base_bytes
+            saved = {key: getattr(modes_gpu, key) for key in SETTINGS.get(name, {})}
+            for key, value in SETTINGS.get(name, {}).items():
+                setattr(modes_gpu, key, value)
             best = None
             for call in range(4):
                 events.clear()
@@ -160,6 +183,8 @@ def main() -> int:
                 seconds = sum(cupy.cuda.get_elapsed_time(start, stop) / 1e3 for start, stop in events)
                 if call:  # the first call compiles
                     best = seconds if best is None else min(best, seconds)
+            for key, value in saved.items():
+                setattr(modes_gpu, key, value)
             found = np.column_stack([result.scores, result.positions])
             if name == "base":
                 reference = found

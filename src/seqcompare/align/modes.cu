@@ -500,9 +500,11 @@ __global__ void mode_traceback(const unsigned char* __restrict__ t_codes, const 
 // and then lanes are merged in the order of ends.
 #define PAD16 (-(1 << 13))
 #define SEARCH_WARPS 4
-// Registers capped for 5 blocks a multiprocessor (96 at R = 16, where 111 gave 4): 1.4% faster on an H200, with
-// 8 bytes spilled outside the loop (bench/local16_ablation.py, five_blocks).
-#define SEARCH_BLOCKS_PER_SM 5
+// Registers capped for 5 blocks a multiprocessor up to R = 16 (96 at R = 16, where 111 gave 4): 1.4% faster on an
+// H200, with 8 bytes spilled outside the loop (bench/local16_ablation.py, five_blocks); 4 for the taller strips
+// (120 registers at R = 20), which then take the longest queries in fewer chunks: 1.3% faster on CUDASW++'s
+// queries (strips_to_20).
+#define SEARCH_BLOCKS_PER_SM(R) ((R) > 16 ? 4 : 5)
 #ifndef FULL_MASK
 #define FULL_MASK 0xffffffffu
 #endif
@@ -547,7 +549,7 @@ __device__ __forceinline__ bool earlier_end(int value, int column, int row, int 
 // take units in turn (gridDim.x apart), so the border holds one row per resident warp; queries of one chunk
 // (m <= 32 R) never touch it.
 template <int R>
-__global__ void __launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM) local16(
+__global__ void __launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM(R)) local16(
     const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
     const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
     const long long* __restrict__ plan, const long long* __restrict__ sorted_pairs,

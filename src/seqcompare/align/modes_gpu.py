@@ -33,7 +33,7 @@ BORDER_SHARE = 0.5
 # local16 (modes.cu): warps a block (its SEARCH_WARPS), the strip heights it is built for, and what a step costs
 # besides its rows, in rows' worth (a taller strip pays it over more rows; the chunks' padded rows are the price).
 SEARCH_WARPS = 4
-SEARCH_ROWS = (4, 6, 8, 10, 12, 14, 16)
+SEARCH_ROWS = (4, 6, 8, 10, 12, 14, 16, 18, 20)
 SEARCH_STEP_ROWS = 3.5
 PAD16 = -(1 << 13)  # modes.cu's PAD16: the padding letter's and padded rows' score
 SEARCH_SHARED_BYTES = 48 << 10  # a block's profile at most (the default limit of dynamic shared memory)
@@ -83,7 +83,7 @@ def search_profile_bytes(rows: int, size: int) -> int:
 
 def search_rows(q_len: np.ndarray) -> np.ndarray:
     """The strip height ``local16`` runs each query in: of :data:`SEARCH_ROWS`, the one with the least work per
-    column, chunks of 32 R rows times (R + :data:`SEARCH_STEP_ROWS`) (144 rows: 6; 5,478 rows: 16)."""
+    column, chunks of 32 R rows times (R + :data:`SEARCH_STEP_ROWS`) (144 rows: 6; 5,478 rows: 20)."""
     heights = np.asarray(SEARCH_ROWS, dtype=np.int64)
     chunks = -(-np.asarray(q_len, dtype=np.int64)[:, None] // (32 * heights[None, :]))
     return heights[np.argmin(chunks * (heights[None, :] + SEARCH_STEP_ROWS), axis=1)]
