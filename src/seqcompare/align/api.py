@@ -129,15 +129,15 @@ def best_pairs(pairs: np.ndarray, scores: np.ndarray, n: int, maximized: bool, g
     A full three-key sort of a search's millions of pairs takes most of a second; so the groups' ``n``-th best
     scores are found first, by one sort of single integer keys (group, score), and only the pairs that reach
     them (the hits, and any ties with the last) are sorted on all keys."""
-    groups = pairs[:, group_column].astype(np.int64)
-    others = pairs[:, 1 - group_column].astype(np.int64)
+    groups = pairs[:, group_column].astype(np.int64, copy=False)  # (strided views of the plan: read, not copied)
+    others = pairs[:, 1 - group_column].astype(np.int64, copy=False)
     rank_key = -scores if maximized else scores  # lower is better (distances may be floats; inf sorts last)
     if len(scores) == 0:
         return np.empty(0, dtype=np.int64)
     largest_group, low = int(groups.max()), rank_key.min()
     if rank_key.dtype.kind == "i" and int(rank_key.max()) - int(low) < (1 << 32) and largest_group < (1 << 31):
         low = int(low)
-        combined = np.sort((groups << 32) | (rank_key.astype(np.int64) - low))
+        combined = np.sort((groups << 32) | (rank_key.astype(np.int64, copy=False) - low))
         sorted_groups, sorted_keys = combined >> 32, (combined & 0xFFFFFFFF) + low
     else:  # wide integers, floats
         by_group = np.lexsort((rank_key, groups))
