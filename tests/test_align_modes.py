@@ -421,3 +421,12 @@ def test_local_search_layout_rules():
     assert fits.tolist() == [True, False, False, False, False]
     assert modes_gpu.local16_eligible(np.array([743]), np.array([800]), blosum, 11, 1).tolist() == [True]
     assert not modes_gpu.local16_eligible(np.array([10]), np.array([10]), blosum, 11, -1).any()
+    # the test as written in the docstring, on random lengths, tables and gaps (zero and huge ones included)
+    rng = np.random.default_rng(13)
+    for trial in range(200):
+        t_len, q_len = rng.integers(0, 3000, 300), rng.integers(0, 3000, 300)
+        gap_open, gap_extend = int(rng.integers(0, 9000)), int(rng.integers(0, 50))
+        table = blosum if trial % 3 else rng.integers(-5, int(rng.integers(0, 30)) + 1, (5, 5))
+        top = max(0, int(table.max()))
+        plain = (t_len > 0) & (q_len > 0) & (np.minimum(t_len, q_len) * top + gap_open + gap_extend < 1 << 13)
+        assert np.array_equal(modes_gpu.local16_eligible(t_len, q_len, table, gap_open, gap_extend), plain), trial

@@ -102,8 +102,14 @@ def local16_eligible(t_len: np.ndarray, q_len: np.ndarray, scores: np.ndarray, g
     if (gap_open < 0 or gap_extend < 0 or int(scores.min(initial=0)) < PAD16
             or search_profile_bytes(max(SEARCH_ROWS), scores.shape[0]) > SEARCH_SHARED_BYTES):  # fmt: skip
         return np.zeros(len(t_len), dtype=bool)
-    reach = np.minimum(t_len, q_len) * top + gap_open + gap_extend
-    return (t_len > 0) & (q_len > 0) & (reach < (1 << 13))
+    # shorter * top + gap_open + gap_extend < 2**13, as a bound on the shorter side (lengths are never negative):
+    # two passes over the pairs where the product took seven (a search's millions of pairs)
+    room = (1 << 13) - 1 - gap_open - gap_extend
+    if room < 0:
+        return np.zeros(len(t_len), dtype=bool)
+    shorter = np.minimum(t_len, q_len)
+    longest_allowed = room // top if top else np.iinfo(np.int64).max
+    return (shorter > 0) & (shorter <= longest_allowed)
 
 
 def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: int, gap_open: int,
