@@ -113,13 +113,9 @@ def random_proteins(rng, count: int, length: int) -> list:
     return [row.tobytes().decode() for row in codes]
 
 
-def our_search(db: str, queries: str, out: str, device: str = "cuda", threads: str = "0") -> None:
-    """One search in this process (run as a fresh process by :func:`search` and :func:`cpu`): every query against
-    every database sequence, local, BLOSUM62 11/1, on ``device`` (the CPU: ``threads``); scores to ``out`` (.npy,
-    queries by rows)."""
-    started = time.perf_counter()
-    import seqcompare
-
+def search_workload(db: str, queries: str) -> tuple:
+    """``(database, queries, matrix, pairs)`` of a protein search: the two FASTA files read in BLOSUM62's alphabet,
+    and every query against every database sequence (query-major)."""
     from seqcompare.align.alphabets import from_letters
     from seqcompare.align.matrices import substitution_matrix
     from seqcompare.io.fasta import read_sequences
@@ -130,6 +126,54 @@ def our_search(db: str, queries: str, out: str, device: str = "cuda", threads: s
     asked = read_sequences(queries, alphabet=alphabet)
     n_db, n_queries = len(database), len(asked)
     pairs = np.stack([np.tile(np.arange(n_db), n_queries), np.repeat(np.arange(n_queries), n_db)], axis=1)
+    return database, asked, matrix, pairs
+
+
+def write_random_database(path: str, count: int, length: int = 256, seed: int = 19) -> None:
+    """``count`` random proteins of ``length`` as FASTA (records ``r0``, ``r1``, ...)."""
+    with open(path, "w") as handle:
+        for k, sequence in enumerate(random_proteins(np.random.default_rng(seed), count, length)):
+            handle.write(f">r{k}\n{sequence}\n")
+
+
+def time_kernel_launches(cupy, owner) -> list:
+    """Wrap ``owner.module`` (an engine module's compiler, such as ``seqcompare.align.modes_gpu``) so that every
+    kernel launch from the modules it compiles lies between two CUDA events; returns the list that receives each
+    launch's ``(kernel name, start event, end event)`` (the caller clears it between calls)."""
+    launches = []
+    compile_module = owner.module
+
+    class TimedModule:
+        """A compiled module whose kernels record CUDA events around each launch."""
+
+        def __init__(self, compiled):
+            self.compiled = compiled
+
+        def get_function(self, name):
+            kernel = self.compiled.get_function(name)
+
+            def launch(*args, **kwargs):
+                start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                start.record()
+                kernel(*args, **kwargs)
+                end.record()
+                launches.append((name, start, end))
+
+            return launch
+
+    owner.module = lambda *args, **kwargs: TimedModule(compile_module(*args, **kwargs))
+    return launches
+
+
+def our_search(db: str, queries: str, out: str, device: str = "cuda", threads: str = "0") -> None:
+    """One search in this process (run as a fresh process by :func:`search` and :func:`cpu`): every query against
+    every database sequence, local, BLOSUM62 11/1, on ``device`` (the CPU: ``threads``); scores to ``out`` (.npy,
+    queries by rows)."""
+    started = time.perf_counter()
+    import seqcompare
+
+    database, asked, matrix, pairs = search_workload(db, queries)
+    n_db, n_queries = len(database), len(asked)
     computed = time.perf_counter()
     result = seqcompare.align(database, asked, mode="local", matrix=matrix, gap_open=11, gap_extend=1, pairs=pairs,
                               device=device, threads=int(threads) or None)  # fmt: skip
@@ -149,11 +193,8 @@ def search(args) -> None:
                            f"DIALECT='-std=c++17 -x cu'", shell=True, cwd=source, capture_output=True, text=True)  # fmt: skip
     print(build.stdout[-2000:], build.stderr[-3000:], flush=True)
     build.check_returncode()
-    rng = np.random.default_rng(19)
     db = os.path.join(work, "db.fasta")
-    with open(db, "w") as handle:
-        for k, sequence in enumerate(random_proteins(rng, args.db, args.db_length)):
-            handle.write(f">r{k}\n{sequence}\n")
+    write_random_database(db, args.db, args.db_length)
     queries = os.path.join(source, "allqueries.fasta")
     prefix = os.path.join(work, "cudasw_db", "db")
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
@@ -251,11 +292,8 @@ def cpu(args) -> None:
     os.makedirs(work, exist_ok=True)
     driver = build_parasail(os.path.abspath(args.parasail_source), work)
     threads = args.threads or os.cpu_count()
-    rng = np.random.default_rng(19)
     db = os.path.join(work, "db_cpu.fasta")
-    with open(db, "w") as handle:
-        for k, sequence in enumerate(random_proteins(rng, args.cpu_db, args.db_length)):
-            handle.write(f">r{k}\n{sequence}\n")
+    write_random_database(db, args.cpu_db, args.db_length)
     proteins = os.path.join(ROOT, "data", "uniprot_31.fasta")
     queries = os.path.join(os.path.abspath(args.cudasw_source), "allqueries.fasta")
     record = {"part": "cpu", "threads": threads, "workloads": {}}

@@ -16,53 +16,23 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from align_modes import random_proteins  # noqa: E402
+from align_modes import search_workload, time_kernel_launches, write_random_database  # noqa: E402
 
 import seqcompare  # noqa: E402
 import seqcompare.align.modes_gpu as modes_gpu  # noqa: E402
-from seqcompare.align.alphabets import from_letters  # noqa: E402
-from seqcompare.align.matrices import substitution_matrix  # noqa: E402
-from seqcompare.io.fasta import read_sequences  # noqa: E402
 
 
 def main() -> None:
     import cupy
 
-    launches = []  # (kernel name, start event, end event) of the current call
-    compiled_module = modes_gpu.module
-
-    class TimedModule:
-        """The kernels' module, each launch between two CUDA events."""
-
-        def __init__(self, compiled):
-            self.compiled = compiled
-
-        def get_function(self, name):
-            function = self.compiled.get_function(name)
-
-            def launch(*args, **kwargs):
-                start, end = cupy.cuda.Event(), cupy.cuda.Event()
-                start.record()
-                function(*args, **kwargs)
-                end.record()
-                launches.append((name, start, end))
-
-            return launch
-
-    modes_gpu.module = lambda *args, **kwargs: TimedModule(compiled_module(*args, **kwargs))
+    launches = time_kernel_launches(cupy, modes_gpu)  # (kernel name, start event, end event) of the current call
     n_db = int(os.environ.get("SEARCH_DB", 200000))
     reps = int(os.environ.get("REPS", 5))
     work = os.environ.get("WORK", "/tmp/sq")
     os.makedirs(work, exist_ok=True)
     db = os.path.join(work, "db.fasta")
-    with open(db, "w") as handle:
-        for k, sequence in enumerate(random_proteins(np.random.default_rng(19), n_db, 256)):
-            handle.write(f">r{k}\n{sequence}\n")
-    matrix = substitution_matrix("BLOSUM62")
-    alphabet = from_letters(matrix.name, matrix.letters)
-    database = read_sequences(db, alphabet=alphabet)
-    queries = read_sequences(sys.argv[1], alphabet=alphabet)
-    pairs = np.stack([np.tile(np.arange(n_db), len(queries)), np.repeat(np.arange(len(queries)), n_db)], axis=1)
+    write_random_database(db, n_db)
+    database, queries, matrix, pairs = search_workload(db, sys.argv[1])
     rows = []
     for _ in range(reps + 1):
         launches.clear()

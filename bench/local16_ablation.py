@@ -114,47 +114,16 @@ def main() -> int:
 
     import seqcompare
     import seqcompare.align.modes_gpu as modes_gpu
-    from align_modes import random_proteins
-    from seqcompare.align.alphabets import from_letters
-    from seqcompare.align.matrices import substitution_matrix
-    from seqcompare.io.fasta import read_sequences
+    from align_modes import search_workload, time_kernel_launches, write_random_database
 
-    events = []
-    compile_module = modes_gpu.module
-
-    class Timed:
-        """A compiled module whose kernels record CUDA events around each launch."""
-
-        def __init__(self, compiled):
-            self.compiled = compiled
-
-        def get_function(self, name):
-            kernel = self.compiled.get_function(name)
-
-            def launch(*a, **k):
-                start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-                start.record()
-                kernel(*a, **k)
-                stop.record()
-                events.append((start, stop))
-
-            return launch
-
-    modes_gpu.module = lambda *a, **k: Timed(compile_module(*a, **k))
+    launches = time_kernel_launches(cupy, modes_gpu)
     base_source = open(modes_gpu._SOURCE).read()
     base_bytes = modes_gpu.search_profile_bytes
     os.makedirs(args.work, exist_ok=True)
     db = os.path.join(args.work, f"db_{args.db}.fasta")
     if not os.path.exists(db):
-        with open(db, "w") as handle:
-            for k, sequence in enumerate(random_proteins(np.random.default_rng(19), args.db, 256)):
-                handle.write(f">r{k}\n{sequence}\n")
-    matrix = substitution_matrix("BLOSUM62")
-    alphabet = from_letters(matrix.name, matrix.letters)
-    database = read_sequences(db, alphabet=alphabet)
-    queries = read_sequences(args.queries, alphabet=alphabet)
-    pairs = np.stack([np.tile(np.arange(len(database)), len(queries)), np.repeat(np.arange(len(queries)), len(database))],
-                     axis=1)  # fmt: skip
+        write_random_database(db, args.db)
+    database, queries, matrix, pairs = search_workload(db, args.queries)
     names = list(args.variants) + (["old"] if args.old else [])
     results, reference = {}, None
     for round_ in range(2):
@@ -176,11 +145,11 @@ def main() -> int:
                 setattr(modes_gpu, key, value)
             best = None
             for call in range(4):
-                events.clear()
+                launches.clear()
                 result = seqcompare.align(database, queries, mode="local", matrix=matrix, gap_open=11, gap_extend=1,
                                           pairs=pairs, device="cuda")  # fmt: skip
                 cupy.cuda.runtime.deviceSynchronize()
-                seconds = sum(cupy.cuda.get_elapsed_time(start, stop) / 1e3 for start, stop in events)
+                seconds = sum(cupy.cuda.get_elapsed_time(start, stop) / 1e3 for _, start, stop in launches)
                 if call:  # the first call compiles
                     best = seconds if best is None else min(best, seconds)
             for key, value in saved.items():
