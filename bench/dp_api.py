@@ -76,9 +76,7 @@ def main(argv=None) -> int:
             best.append(timing["kernel_s"])
         return cells / min(best) / 1e9
 
-    def row(name, function, kernel=None):
-        if only and name not in only:
-            return
+    def timed_row(name, function, kernel=None):
         median, runs = median_of(function, args.repeats)
         entry = {"median_s": median, "runs_s": runs, "gcups": cells / median / 1e9}
         if kernel is not None:
@@ -87,15 +85,17 @@ def main(argv=None) -> int:
         report["rows"][name] = entry
         extra = f"  kernel-only {entry['kernel_gcups']:.0f} GCUPS ({entry['share_of_kernel']:.0%})" if kernel else ""
         print(f"{name:32s} {median:.4f} s  {entry['gcups']:.0f} GCUPS{extra}", flush=True)
+
+    def row(name, function, kernel=None):
+        if only and name not in only:
+            return
+        timed_row(name, function, kernel)
         if args.registration and ("2-D" in name or name.startswith("align uint8 codes, NW")):
             runtime.READ_ONLY_REGISTRATION = False
             try:
-                median, runs = median_of(function, args.repeats)
+                timed_row(f"{name}, registered read-write", function)
             finally:
                 runtime.READ_ONLY_REGISTRATION = True
-            report["rows"][f"{name}, registered read-write"] = {"median_s": median, "runs_s": runs,
-                                                                 "gcups": cells / median / 1e9}  # fmt: skip
-            print(f"{name + ', registered read-write':32s} {median:.4f} s  {cells / median / 1e9:.0f} GCUPS", flush=True)
 
     targets = rng.integers(0, 4, (pairs, length), dtype=np.uint8)
     queries = rng.integers(0, 4, (pairs, length), dtype=np.uint8)
