@@ -1,0 +1,164 @@
+"""The long-pair kernel (``align/dp.cu``, ``dp_long``) with one part of its step changed at a time (issue 17,
+goal 3): kernel-only time by CUDA events, a labelled micro-benchmark, not a product figure.
+
+The workload is ``bench/dp_long.py``'s: 20 related pairs of 10,000, NW seed(0,2,3,3) on uint8 codes and DTW on
+int32 random walks, through ``seqcompare.align`` / ``seqcompare.dtw`` with ``device="cuda"``; each variant is
+``dp.cu`` with text edits, its scores compared with ``base``'s (variants marked "rates only" compute wrong
+scores on purpose). The best of 5 warm calls per variant and strip size, in two rounds::
+
+    python3 bench/dp_long_variants.py [VARIANT ...] [--strips 8 16] [--pairs 20] [--length 10000]
+
+Variants: ``base``; ``chain_one`` (each cell's chain down the strip one DPX instruction: DTW as
+min(up + c, min(diag, left) + c), NW with the cell above taken last); ``relaxed`` (the rows between chunks
+passed by relaxed GPU-scope loads and stores in place of volatile, system-scope ones); ``no_wait`` (the row above
+read once, never awaited: rates only); and ``chain_one_relaxed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def replaced(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"dp.cu changed; no single {old!r}"
+    return text.replace(old, new)
+
+
+def chain_one(text: str) -> str:
+    """One dependent DPX instruction a cell: the off-chain part first, the cell above last."""
+    text = replaced(text, "            value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));",
+                    "            value = __viaddmin_s32(up, del, __viaddmin_s32(left, ins, diag + cost));")
+    return replaced(text, "            value = plus_distance(min3(diag, up, left), qv[r], tj);",
+                    "            value = chain_cell(diag, up, left, qv[r], tj);")
+
+
+CHAIN_CELL = """
+// DTW's cell with one instruction on the chain: min(up + c, min(diag, left) + c) = c + min(diag, up, left).
+__device__ __forceinline__ int chain_cell(int diag, int up, int left, int q, int t) {
+    int c = plus_distance(0, q, t);
+    return __viaddmin_s32(up, c, plus_distance(min(diag, left), q, t));
+}
+template <typename V>
+__device__ __forceinline__ V chain_cell(V diag, V up, V left, V q, V t) { return plus_distance(min3(diag, up, left), q, t); }
+"""
+
+
+def chain_one_helpers(text: str) -> str:
+    marker = "// The part of a cell that does not depend on the cell above it"
+    return replaced(text, marker, CHAIN_CELL + marker)
+
+
+RELAXED = """
+__device__ __forceinline__ int relaxed_load(const int* cell) {
+    int v; asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(cell) : "memory"); return v;
+}
+__device__ __forceinline__ float relaxed_load(const float* cell) { return __int_as_float(relaxed_load((const int*)cell)); }
+__device__ __forceinline__ double relaxed_load(const double* cell) { return *(const volatile double*)cell; }
+__device__ __forceinline__ void relaxed_store(int* cell, int v) {
+    asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" :: "l"(cell), "r"(v) : "memory");
+}
+__device__ __forceinline__ void relaxed_store(float* cell, float v) { relaxed_store((int*)cell, __float_as_int(v)); }
+__device__ __forceinline__ void relaxed_store(double* cell, double v) { *(volatile double*)cell = v; }
+"""
+
+
+def relaxed(text: str) -> str:
+    marker = "template <typename V>\n__device__ __forceinline__ V await_cell(const V* cell) {"
+    text = replaced(text, marker, RELAXED + marker)
+    text = text.replace("    V value = *(const volatile V*)cell;\n    while (unset(value)) {",
+                        "    V value = relaxed_load(cell);\n    while (unset(value)) {")
+    text = replaced(text, "        value = *(const volatile V*)cell;\n", "        value = relaxed_load(cell);\n")
+    return replaced(text, "    *(volatile V*)cell = value;", "    relaxed_store(cell, value);")
+
+
+def no_wait(text: str) -> str:
+    return replaced(text, "    while (unset(value)) {", "    while (false) {")
+
+
+VARIANTS = {
+    "base": [],
+    "chain_one": [chain_one_helpers, chain_one],
+    "relaxed": [relaxed],
+    "chain_one_relaxed": [chain_one_helpers, chain_one, relaxed],
+    "no_wait": [no_wait],
+}
+RATES_ONLY = {"no_wait"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("variants", nargs="*", default=list(VARIANTS))
+    parser.add_argument("--strips", type=int, nargs="+", default=[8])
+    parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--length", type=int, default=10_000)
+    parser.add_argument("--work", default="/tmp/dp_long_variants")
+    args = parser.parse_args()
+
+    import cupy
+
+    import seqcompare
+    import seqcompare.align.gpu as gpu
+    from align_modes import time_kernel_launches
+
+    launches = time_kernel_launches(cupy, gpu)
+    base_source = open(gpu._SOURCE).read()
+    rng = np.random.default_rng(1)
+    targets = rng.integers(0, 4, (args.pairs, args.length), dtype=np.uint8)
+    queries = targets.copy()
+    hit = rng.random(queries.shape) < 0.1
+    queries[hit] = rng.integers(0, 4, int(hit.sum()), dtype=np.uint8)
+    walk_a = np.cumsum(rng.integers(-1, 2, (args.pairs, args.length)), axis=1).astype(np.int32)
+    walk_b = (walk_a + rng.integers(-2, 3, (args.pairs, args.length))).astype(np.int32)
+    costs = seqcompare.Costs.seed(0, 2, 3, 3)
+    jobs = {
+        "NW": lambda: seqcompare.align(targets, queries, costs=costs, device="cuda").scores,
+        "DTW int32": lambda: seqcompare.dtw(walk_a, walk_b, device="cuda").scores,
+    }
+    cells = args.pairs * args.length**2
+    reference, results = {}, {}
+    for round_ in range(2):
+        for name in args.variants:
+            text = base_source
+            for edit in VARIANTS[name]:
+                text = edit(text)
+            path = os.path.join(args.work, name, "dp.cu")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as handle:
+                handle.write(text)
+            gpu._SOURCE = path
+            for rows in args.strips:
+                gpu.LONG_STRIP = rows
+                for job, run in jobs.items():
+                    best = None
+                    for call in range(6):
+                        launches.clear()
+                        scores = run()
+                        cupy.cuda.runtime.deviceSynchronize()
+                        seconds = sum(cupy.cuda.get_elapsed_time(a, b) / 1e3 for _, a, b in launches)
+                        if call:  # the first call compiles
+                            best = seconds if best is None else min(best, seconds)
+                    key = (job, rows)
+                    if name == "base":
+                        reference[key] = scores
+                    same = None if key not in reference else bool(np.array_equal(scores, reference[key]))
+                    if same is False and name not in RATES_ONLY:
+                        raise SystemExit(f"{name}, {job}, R = {rows}: scores differ from base's")
+                    gcups = cells / best / 1e9
+                    results.setdefault(f"{name} {job} R={rows}", []).append(round(gcups))
+                    print(f"round {round_} {name:18s} {job:9s} R={rows:2d} kernel {best * 1e3:7.3f} ms {gcups:6.0f} GCUPS"
+                          f"  scores equal base's: {same}", flush=True)  # fmt: skip
+    gpu.LONG_STRIP = None
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
