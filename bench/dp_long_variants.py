@@ -11,7 +11,10 @@ scores on purpose). The best of 5 warm calls per variant and strip size, in two 
 Variants: ``base``; ``chain_one`` (each cell's chain down the strip one DPX instruction: DTW as
 min(up + c, min(diag, left) + c), NW with the cell above taken last); ``relaxed`` (the rows between chunks
 passed by relaxed GPU-scope loads and stores in place of volatile, system-scope ones); ``no_wait`` (the row above
-read once, never awaited: rates only); and ``chain_one_relaxed``.
+read once, never awaited: rates only); ``chain_one_relaxed``; and, with no waiting, each of these taken out
+(rates only): the bottom row's stores for the chunk below (``no_publish``), the target value's load in the
+interior steps (``no_target_load``), lane 0's loads of the awaited row (``no_border_load``), and all three. ``--old FILE``
+adds an earlier ``dp.cu`` (``git show REV:src/seqcompare/align/dp.cu``) as variant ``old``.
 """
 
 from __future__ import annotations
@@ -33,9 +36,8 @@ def replaced(text: str, old: str, new: str) -> str:
 
 
 def chain_one(text: str) -> str:
-    """One dependent DPX instruction a cell: the off-chain part first, the cell above last."""
-    text = replaced(text, "            value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));",
-                    "            value = __viaddmin_s32(up, del, __viaddmin_s32(left, ins, diag + cost));")
+    """DTW's cell with one dependent DPX instruction: the off-chain part first, the cell above last (NW's cell
+    takes the cell above last since session 27)."""
     return replaced(text, "            value = plus_distance(min3(diag, up, left), qv[r], tj);",
                     "            value = chain_cell(diag, up, left, qv[r], tj);")
 
@@ -83,14 +85,32 @@ def no_wait(text: str) -> str:
     return replaced(text, "    while (unset(value)) {", "    while (false) {")
 
 
+def no_publish(text: str) -> str:
+    return replaced(text, "if (pass_down) publish_cell(below, bottom);", "if (false) publish_cell(below, bottom);")
+
+
+def no_target_load(text: str) -> str:
+    """The interior steps' target value from the step number, not memory."""
+    return replaced(text, "t_next = V(target[1]);", "t_next = V((s + i) & 3);")
+
+
+def no_border_load(text: str) -> str:
+    """Lane 0's cell above not read from the warp's slots of the awaited row."""
+    return replaced(text, "border_next = lane0_row[(i + 1) & 31];", "border_next = from_border + 1;")
+
+
 VARIANTS = {
     "base": [],
     "chain_one": [chain_one_helpers, chain_one],
     "relaxed": [relaxed],
     "chain_one_relaxed": [chain_one_helpers, chain_one, relaxed],
     "no_wait": [no_wait],
+    "no_wait_no_publish": [no_wait, no_publish],
+    "no_wait_no_target_load": [no_wait, no_target_load],
+    "no_wait_no_border_load": [no_wait, no_border_load],
+    "no_wait_none_of_these": [no_wait, no_publish, no_target_load, no_border_load],
 }
-RATES_ONLY = {"no_wait"}
+RATES_ONLY = {name for name in VARIANTS if name.startswith("no_")}
 
 
 def main() -> int:
@@ -100,6 +120,7 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--length", type=int, default=10_000)
     parser.add_argument("--work", default="/tmp/dp_long_variants")
+    parser.add_argument("--old", help="another dp.cu (an earlier commit's), run as variant 'old': its scores must equal base's")
     args = parser.parse_args()
 
     import cupy
@@ -124,10 +145,11 @@ def main() -> int:
     }
     cells = args.pairs * args.length**2
     reference, results = {}, {}
+    names = list(args.variants) + (["old"] if args.old else [])
     for round_ in range(2):
-        for name in args.variants:
-            text = base_source
-            for edit in VARIANTS[name]:
+        for name in names:
+            text = open(args.old).read() if name == "old" else base_source
+            for edit in VARIANTS.get(name, []):
                 text = edit(text)
             path = os.path.join(args.work, name, "dp.cu")
             os.makedirs(os.path.dirname(path), exist_ok=True)

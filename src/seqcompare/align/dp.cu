@@ -100,7 +100,8 @@ __device__ __forceinline__ void strip_column_cells(V (&h)[R], const V (&qv)[R], 
         V value;
         if constexpr (KIND == 0) {
             int cost = qv[r] == tj ? match : mismatch;
-            value = __viaddmin_s32(left, ins, __viaddmin_s32(up, del, diag + cost));
+            // the cell above last: one instruction a cell on the chain down the strip (dp_long; 3-4% on NW)
+            value = __viaddmin_s32(up, del, __viaddmin_s32(left, ins, diag + cost));
         } else if constexpr (KIND == 1) {
             value = plus_distance(min3(diag, up, left), qv[r], tj);
         } else {
@@ -354,6 +355,11 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
 // for 2 R, twice the independent work), in one A/B/A call (session 21): int32 DTW 621, 641, 700 GCUPS kernel
 // only, NW 575, 554, 664. So the step is not bound by the latency of the chain down a strip.
 __device__ __forceinline__ bool unset(int v) { return v == (int)0x80808080; }
+#define DP_LONG_WARPS 4  // warps a block of dp_long (gpu.py's _WARPS_PER_BLOCK; the launch bounds' 128 threads)
+template <bool B>
+struct Flag {  // a compile-time choice passed to a generic lambda
+    static constexpr bool value = B;
+};
 __device__ __forceinline__ bool unset(float v) { return __float_as_int(v) == (int)0x80808080; }
 __device__ __forceinline__ bool unset(double v) { return __double_as_longlong(v) == (long long)0x8080808080808080ULL; }
 
@@ -430,41 +436,62 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         // (Not at R = 32, where it spills; that strip is taken only for pairs of about 100,000.)
         constexpr bool INTERIOR = (KIND == 0 || KIND == 1) && sizeof(V) == 4 && R <= 16;
         const int interior_from = INTERIOR ? min(32, m) : m + 31;
-        const int interior_to = INTERIOR ? max(m / 32 * 32, interior_from) : m + 31;  // whole blocks of 32
-        for (int s = 0; s < m + 31; ++s) {
+        // whole blocks of 32, ending by column m - 1 so that lane 0's next target value stays inside the target
+        const int interior_to = INTERIOR ? max((m - 1) / 32 * 32, interior_from) : m + 31;
+        int s = 0;  // the step
+        // Lane 0's cells of the row above, one block at a time: each warp's own 32 slots.
+        __shared__ V lane0_rows[DP_LONG_WARPS][32];
+        V* lane0_row = lane0_rows[threadIdx.x >> 5];
+        // The interior steps, with or without the minimum over row n (a loop of each, so that no step branches on
+        // it). What the step waits on is only the chain: the target value and lane 0's cell above are read a step
+        // ahead (a shuffle of the awaited row, or a load, at the step that uses it cost 13% and 18-35% of the
+        // kernel: bench/dp_long_variants.py, session 27), and lane 0's cells come by selects, not a branch.
+        auto interior_blocks = [&](auto tracking) {
+            constexpr bool TRACK = decltype(tracking)::value;
+            const S* target = t + (interior_from - lane);  // t[j - 1] at the first interior step
+            V* below = row_below + (interior_from - lane + 1);  // row_below + j
+            const bool pass_down = !last_chunk && lane == 31;
+            V t_next = V(*target);
+            for (; s < interior_to; s += 32) {  // blocks of 32 steps, from a multiple of 32
+                if (c > 0) {  // warp-uniform: the 32 cells of the row above that lane 0 takes next
+                    const V cell = await_cell(row_above + (s + 1 + lane));
+                    __syncwarp();  // every lane has read the last block's slots
+                    lane0_row[lane] = cell;
+                    __syncwarp();
+                }
+                V border_next = lane0_row[0];
+#pragma unroll 2
+                for (int i = 0; i < 32; ++i, ++target, ++below) {
+                    const V tj = t_next;
+                    t_next = V(target[1]);  // the next step's (column j + 1 <= interior_to - lane <= m - 1)
+                    const V from_border = border_next;
+                    border_next = lane0_row[(i + 1) & 31];  // (at i = 31 unused: the next block reloads it)
+                    V above = __shfl_up_sync(FULL_MASK, bottom, 1);
+                    V diag = above_prev;
+                    V row0_above, row0_diag;
+                    first_row<KIND, V>(s + i + 1, io, ins, mode, never, row0_above, row0_diag);
+                    above = lane == 0 ? (c == 0 ? row0_above : from_border) : above;
+                    diag = lane == 0 && c == 0 ? row0_diag : diag;
+                    above_prev = above;
+                    V up = above, up_f = BIG;
+                    strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, tj, sub, match, mismatch, ins,
+                                                            del, io, dop, never);  // fmt: skip
+                    bottom = up;
+                    if (pass_down) publish_cell(below, bottom);
+                    if constexpr (TRACK) {
+                        V here = pick<R, V>(h, k);
+                        last_min = here < last_min ? here : last_min;
+                    }
+                }
+            }
+        };
+        for (; s < m + 31; ++s) {
             if constexpr (INTERIOR) {
                 if (s == interior_from) {  // the interior steps, then the general step goes on at interior_to
-                    const S* target = t + (interior_from - lane);  // t[j - 1] at the first interior step
-                    V* below = row_below + (interior_from - lane + 1);  // row_below + j
-                    const bool pass_down = !last_chunk && lane == 31;
-                    for (; s < interior_to; s += 32) {  // blocks of 32 steps, from a multiple of 32
-                        if (c > 0) {  // warp-uniform: the 32 cells of the row above that lane 0 takes next
-                            waiting = await_cell(row_above + (s + 1 + lane));
-                            __syncwarp();
-                        }
-#pragma unroll 2
-                        for (int i = 0; i < 32; ++i, ++target, ++below) {
-                            const V from_border = __shfl_sync(FULL_MASK, waiting, i);
-                            V above = __shfl_up_sync(FULL_MASK, bottom, 1);
-                            V diag = above_prev;
-                            if (lane == 0) {
-                                if (c == 0) {
-                                    first_row<KIND, V>(s + i + 1, io, ins, mode, never, above, diag);
-                                } else {
-                                    above = from_border;
-                                }
-                            }
-                            above_prev = above;
-                            V up = above, up_f = BIG;
-                            strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, V(*target), sub, match,
-                                                                    mismatch, ins, del, io, dop, never);  // fmt: skip
-                            bottom = up;
-                            if (pass_down) publish_cell(below, bottom);
-                            if (track_min) {
-                                V here = pick<R, V>(h, k);
-                                last_min = here < last_min ? here : last_min;
-                            }
-                        }
+                    if (track_min) {
+                        interior_blocks(Flag<true>{});
+                    } else {
+                        interior_blocks(Flag<false>{});
                     }
                 }
             }
