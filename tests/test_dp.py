@@ -445,28 +445,39 @@ def test_gpu_length_10000_and_real_data(rng):
 @pytest.fixture
 def long_kernel_calls(monkeypatch):
     """Makes every pair with a query over 100 rows take the long-pair kernel (one warp per chunk of 32 R rows),
-    with launches of a few pairs each; returns the list of the strip sizes it was launched with."""
+    with launches of a few pairs each; returns the list of the strip sizes it was launched with, by either host
+    path (the general one, or the one for calls of long pairs only with small sides)."""
     from seqcompare.align import gpu
 
     calls = []
-    launch = gpu._launch_long
+    launch, few = gpu._launch_long, gpu._few_long_pairs
 
     def spy(*args):
         calls.append(args[6])  # rows
         return launch(*args)
 
+    def few_spy(*args):
+        calls.append(args[12])  # rows
+        return few(*args)
+
     monkeypatch.setattr(gpu, "LONG_QUERY_ROWS", 100)
     monkeypatch.setattr(gpu, "_LONG_BORDER_BYTES", 200_000)
     monkeypatch.setattr(gpu, "_launch_long", spy)
+    monkeypatch.setattr(gpu, "_few_long_pairs", few_spy)
     return calls
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("few_long_path", [True, False])
 @pytest.mark.parametrize("rows", [4, 8, 16, 32])
-def test_gpu_long_pairs_over_many_warps_equal_the_cpu(rng, monkeypatch, long_kernel_calls, rows):
+def test_gpu_long_pairs_over_many_warps_equal_the_cpu(rng, monkeypatch, long_kernel_calls, rows, few_long_path):
     from seqcompare.align import gpu
 
     monkeypatch.setattr(gpu, "LONG_STRIP", rows)
+    if few_long_path:  # every call of these long pairs takes the packed path (the budget: one launch)
+        monkeypatch.setattr(gpu, "_LONG_BORDER_BYTES", 1 << 30)
+    else:  # the general path: the rows passed between chunks in launches of a few pairs
+        monkeypatch.setattr(gpu, "_few_long_pairs_fit", lambda *args: False)
     chunk = 32 * rows
     # queries at, around and well past the chunk edges; targets from one base up
     q_lengths = [101, chunk, chunk + 1, 2 * chunk - 1, 2 * chunk, 3 * chunk + 7, 2500, 2600]
@@ -489,6 +500,36 @@ def test_gpu_long_pairs_over_many_warps_equal_the_cpu(rng, monkeypatch, long_ker
             expected = dtw(x, y, mode=mode).scores
             assert np.array_equal(expected, dtw(x, y, mode=mode, device="cuda").scores), (mode, dtype)
     assert long_kernel_calls == [rows] * (5 + 3 * 5)  # every call took the long-pair kernel
+
+
+@pytest.mark.gpu
+def test_gpu_calls_of_few_long_pairs_share_sides_and_check_first(rng, monkeypatch):
+    """The packed path for calls of long pairs only: one side read as both (all against all), calls one after
+    another reusing its buffer, and a failed range check raised before anything goes up."""
+    from seqcompare.align import gpu
+
+    taken = []
+    packed = gpu._few_long_pairs
+    monkeypatch.setattr(gpu, "LONG_QUERY_ROWS", 100)
+    monkeypatch.setattr(gpu, "_few_long_pairs", lambda *args: taken.append(args[11]) or packed(*args))  # shared
+    lengths = [300, 450, 1000]
+    codes = rng.integers(0, 4, sum(lengths)).astype(np.uint8)
+    off = np.r_[0, np.cumsum(lengths)]
+    plan = np.array([[i, j] for i in range(3) for j in range(3)])
+    text = ["".join("ACGT"[c] for c in codes[a:b]) for a, b in zip(off[:-1], off[1:])]
+    expected = align(text, text, costs=Costs.seed(0, 2, 3, 3), pairs=plan).scores
+    for q_codes, q_off in ((codes, off), (codes.copy(), off.copy())):
+        found = gpu.dp_on_gpu(0, codes, off, q_codes, q_off, plan, match=0, mismatch=2, ins=3, dele=3, check=True)
+        assert np.array_equal(found, expected)
+    signals = [np.cumsum(rng.integers(-3, 4, k)).astype(np.int32) for k in (150, 700, 2000)]
+    for mode in ("full", "subsequence"):
+        assert np.array_equal(dtw(signals, signals, mode=mode, device="cuda").scores,
+                              dtw(signals, signals, mode=mode).scores)  # fmt: skip
+    assert taken[:2] == [True, False] and len(taken) == 4  # every call took the packed path
+    wide = [v.astype(np.int64) * (1 << 27) for v in signals]
+    with pytest.raises(InputError, match="on the GPU"):
+        dtw(wide, wide, device="cuda")
+    assert len(taken) == 5
 
 
 @pytest.mark.gpu
@@ -1018,3 +1059,14 @@ def test_plan_columns_are_recognised_and_stand_for_their_gathers(rng):
     assert uniform_step(np.arange(6) * 7) == 7 and uniform_step(np.zeros(3, np.int64)) == 0
     for offsets in ([0, 3, 5], [0], [0, 2, 4, 7], [0, 1, 3, 3], [1, 2, 3]):
         assert uniform_step(np.array(offsets)) is None
+
+
+def test_long_strip_takes_taller_strips_for_nw_than_for_dtw():
+    from seqcompare.align import gpu
+
+    resident = 132 * 16  # an H200's warps at 16 a multiprocessor
+    ten_thousand, hundred_thousand = np.full(20, 10_000), np.full(20, 100_000)
+    assert gpu.long_strip(ten_thousand, resident, kind=1) == 8  # 800 chunks of 256 rows: a quarter and more
+    assert [gpu.long_strip(ten_thousand, resident, kind=k) for k in (0, 2, 3)] == [16, 16, 16]  # 400: an eighth
+    assert gpu.long_strip(hundred_thousand, resident, kind=1) == gpu.long_strip(hundred_thousand, resident, kind=0) == 32
+    assert gpu.long_strip(np.full(2, 300), resident, kind=0) == 4  # too few units for any: the smallest

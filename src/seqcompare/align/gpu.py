@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
 import time
 
 import numpy as np
@@ -81,13 +82,15 @@ def _long_kernel_names(kind: int, value: str, stored: str) -> tuple:
     return tuple(f"dp_long<{r},{kind},{value},{stored}>" for r in STRIPS)
 
 
-def long_strip(q_len: np.ndarray, resident_warps: int) -> int:
+def long_strip(q_len: np.ndarray, resident_warps: int, kind: int = 1) -> int:
     """The strip size R for the long-pair kernel.
 
-    The largest R whose chunks of 32 R rows give at least a quarter as many units of work as the GPU has
-    resident warps, else the smallest. Fewer, larger chunks leave warps idle; more, smaller ones each add a lag
-    of about 62 columns down the pair's wavefront and do less per step (on an H200, 20 pairs of 10,000: R = 8,
-    800 units, ran 13-25% faster than R = 4; 20 pairs of 100,000 take R = 32). :data:`LONG_STRIP` overrides it.
+    The largest R whose chunks of 32 R rows give at least a quarter (DTW) or an eighth (NW) as many units of work
+    as the GPU has resident warps, else the smallest. Fewer, larger chunks leave warps idle; more, smaller ones
+    each add a lag of about 62 columns down the pair's wavefront and do less per step. An NW cell costs more
+    instructions than a DTW cell, so taller strips pay off sooner: on an H200, 20 pairs of 10,000, end to end,
+    NW took 1.70 ms at R = 16 against 2.11 ms at R = 8, while int32 DTW took 2.13 against 2.07 (session 27;
+    20 pairs of 100,000 take R = 32). :data:`LONG_STRIP` overrides it.
 
     Parameters
     ----------
@@ -95,6 +98,8 @@ def long_strip(q_len: np.ndarray, resident_warps: int) -> int:
         Query lengths (rows) of the pairs the kernel will take.
     resident_warps : int
         Warps the GPU holds at once (16 a multiprocessor for these kernels).
+    kind : int
+        The DP (dp.cu's kinds: 1 is DTW; 0, 2 and 3 are NW).
 
     Returns
     -------
@@ -103,8 +108,9 @@ def long_strip(q_len: np.ndarray, resident_warps: int) -> int:
     """
     if LONG_STRIP is not None:
         return int(LONG_STRIP)
+    share = 4 if kind == 1 else 8
     for rows in reversed(STRIPS):
-        if int((-(-q_len // (32 * rows))).sum()) * 4 >= resident_warps:
+        if int((-(-q_len // (32 * rows))).sum()) * share >= resident_warps:
             return rows
     return STRIPS[0]
 
@@ -507,6 +513,11 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
     bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
     shared = q_values is t_values and q_off is t_off
+    if long_pairs.size == len(plan) and not kernels_only and _few_long_pairs_fit(kind, t_values, q_values, shared,
+                                                                                pair_t_len, pair_q_len, value_type):  # fmt: skip
+        return _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t_off, q_values, q_off, plan,
+                               shared, long_strip(pair_q_len, resident_warps, kind), pair_t_len, pair_q_len, table, check,
+                               timings, match, mismatch, ins, dele, mode, ins_open, del_open)  # fmt: skip
     sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
     streamed = [not shared and not kernels_only and column.kind == "order" and values.nbytes >= _STREAM_FROM
                 for column, (values, _, _) in zip(columns, sides)]  # fmt: skip
@@ -594,7 +605,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
             with streams[0]:
                 t_dev = device_values[0]
                 _launch_long(module(_SOURCE, _long_kernel_names(kind, value, stored)), kind, value, stored,
-                             value_type, long_pairs, long_strip(pair_q_len[long_pairs], resident_warps), pair_t_len,
+                             value_type, long_pairs, long_strip(pair_q_len[long_pairs], resident_warps, kind), pair_t_len,
                              pair_q_len, plan, t_dev, t_off_dev, t_dev if shared else device_values[1], q_off_dev,
                              sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open, del_open, cupy)  # fmt: skip
         last_event = cupy.cuda.Event()
@@ -611,6 +622,107 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
         timings["kernel_s"] = cupy.cuda.get_elapsed_time(first_event, last_event) / 1e3
         timings["total_s"] = time.perf_counter() - start
     return out
+
+
+def _few_long_pairs_fit(kind, t_values, q_values, shared, pair_t_len, pair_q_len, value_type) -> bool:
+    """Whether a call of long pairs only takes :func:`_few_long_pairs`: sides under ``_STREAM_FROM`` together,
+    and the rows passed between chunks within one launch's budget."""
+    side_bytes = t_values.nbytes + (0 if shared else q_values.nbytes)
+    if side_bytes >= _STREAM_FROM:
+        return False
+    rows = STRIPS[0]  # the most border any strip size needs
+    border = ((-(-pair_q_len // (32 * rows)) - 1) * (pair_t_len + 1) * (2 if kind >= 2 else 1)).sum()
+    return int(border) * np.dtype(value_type).itemsize <= _LONG_BORDER_BYTES
+
+
+# The page-locked buffer and the stream of :func:`_few_long_pairs`, per device, reused from call to call (one call
+# at a time: the lock is held from the packing to the copy of the scores out).
+_FEW_LONG = {}
+_FEW_LONG_LOCK = threading.Lock()
+
+
+def _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t_off, q_values, q_off, plan, shared,
+                    rows, pair_t_len, pair_q_len, table, check, timings, match, mismatch, ins, dele, mode, ins_open,
+                    del_open):  # fmt: skip
+    """A call whose pairs all take the long-pair kernel and whose sides are small (20 pairs of 10,000, say).
+
+    Its kernel takes a millisecond or two, so the host's steps must cost less than that: everything the kernel
+    reads (both sides, offsets, plan columns, units, border offsets, the ticket, the cost table) is packed into
+    one reused page-locked buffer and goes up in one copy, the scores come back in one, and the checks run on
+    the host before anything goes up. The general path's separate small copies from pageable memory (20-90 us
+    each), device-side offsets, scatter of the scores and staging machinery took 1.5 ms of a 2.9 ms call of 20
+    int32 pairs of 10,000 on an H200 (bench/RESULTS.md, session 27).
+    """
+    start = time.perf_counter()
+    if check:
+        checks = _Checks(cupy, value != "int")
+        checks.add_host(t_values)
+        if not shared:
+            checks.add_host(q_values)
+        checks.verify(kind, int((pair_t_len + pair_q_len).max()))
+    unit_pair, unit_chunk, border_off, border_size, _ = _long_units(pair_t_len, pair_q_len, rows, kind)
+    parts = [np.ascontiguousarray(t_values), np.asarray(t_off, np.int64), np.ascontiguousarray(plan[:, 0]),
+             np.ascontiguousarray(plan[:, 1]), border_off, unit_pair, unit_chunk, np.zeros(1, np.uint32),
+             np.asarray(table, np.int32).ravel()]  # fmt: skip
+    if not shared:
+        parts += [np.ascontiguousarray(q_values), np.asarray(q_off, np.int64)]
+    starts = np.cumsum([0] + [-(-part.nbytes // 16) * 16 for part in parts])  # each part 16-byte aligned
+    scores_at, total = int(starts[-1]), int(starts[-1]) + len(plan) * np.dtype(value_type).itemsize
+    device = cupy.cuda.Device().id
+    with _FEW_LONG_LOCK:
+        host, stream = _FEW_LONG.get(device, (None, None))
+        if host is None or host.size < total:
+            host = pinned_empty(max(total, 1 << 20) * 2, np.uint8)
+            stream = stream or cupy.cuda.Stream(non_blocking=True)
+            _FEW_LONG[device] = (host, stream)
+        for part, at in zip(parts, starts[:-1].tolist()):
+            host[at : at + part.nbytes] = part.reshape(-1).view(np.uint8)
+        packed = cupy.empty(scores_at, dtype=np.uint8)
+        border = cupy.empty(max(1, border_size), dtype=value_type)
+        scores = cupy.empty(len(plan), dtype=value_type)
+        runtime = cupy.cuda.runtime
+        first, last = cupy.cuda.Event(), cupy.cuda.Event()
+        first.record(stream)
+        runtime.memcpyAsync(packed.data.ptr, host.ctypes.data, scores_at, runtime.memcpyHostToDevice, stream.ptr)
+        # 0x80 in every byte: a value no cell takes, so a reader knows a cell not yet written (dp.cu)
+        runtime.memsetAsync(border.data.ptr, 0x80, border.nbytes, stream.ptr)
+        on_device = [packed[at : at + part.nbytes].view(part.dtype) for part, at in zip(parts, starts[:-1].tolist())]
+        t_dev, t_off_dev, pair_t, pair_q, border_off_dev, unit_pair_dev, unit_chunk_dev, ticket, sub_dev = on_device[:9]
+        q_dev, q_off_dev = (t_dev, t_off_dev) if shared else on_device[9:]
+        kernel = module(_SOURCE, _long_kernel_names(kind, value, stored)).get_function(
+            f"dp_long<{rows},{kind},{value},{stored}>")  # fmt: skip
+        units = unit_pair.size
+        with stream:
+            kernel(
+                (-(-units // _WARPS_PER_BLOCK),), (32 * _WARPS_PER_BLOCK,),
+                (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, unit_pair_dev, unit_chunk_dev, np.int32(units),
+                 ticket, np.int32(match), np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode),
+                 np.int32(ins_open), np.int32(del_open), sub_dev, border, border_off_dev, scores),
+            )  # fmt: skip
+        last.record(stream)
+        runtime.memcpyAsync(host.ctypes.data + scores_at, scores.data.ptr, scores.nbytes, runtime.memcpyDeviceToHost,
+                            stream.ptr)  # fmt: skip
+        stream.synchronize()
+        out = host[scores_at:total].view(value_type).astype(out_type)
+    if timings is not None:
+        timings["kernel_s"] = cupy.cuda.get_elapsed_time(first, last) / 1e3
+        timings["total_s"] = time.perf_counter() - start
+    return out
+
+
+def _long_units(pair_t_len, pair_q_len, rows: int, kind: int):
+    """The long-pair kernel's units of work for pairs of these lengths, at strip size ``rows``: the pair and the
+    chunk of each unit (int32), chunk-major (every pair's chunk 0, then chunk 1, ...: dp.cu says why waits then
+    always end), each pair's offset into the rows passed between its chunks (int64), their total, and each pair's
+    count of those values."""
+    chunks = -(-np.asarray(pair_q_len) // (32 * rows))
+    border_values = (chunks - 1) * (np.asarray(pair_t_len) + 1) * (2 if kind >= 2 else 1)  # H (and F) rows
+    unit_pair = np.repeat(np.arange(chunks.size), chunks)
+    unit_chunk = np.arange(unit_pair.size) - np.repeat(np.cumsum(chunks) - chunks, chunks)
+    order = np.lexsort((unit_pair, unit_chunk))
+    border_off = np.r_[0, np.cumsum(border_values)[:-1]].astype(np.int64)
+    return (unit_pair[order].astype(np.int32), unit_chunk[order].astype(np.int32), border_off,
+            int(border_values.sum()), border_values)  # fmt: skip
 
 
 def _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
@@ -694,9 +806,7 @@ def _launch_long(kernels, kind, value, stored, value_type, pairs, rows, pair_t_l
                  q_dev, q_off_dev, sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open, del_open, cupy):  # fmt: skip
     """The long-pair kernel for the plan rows ``pairs`` on the current stream: each pair in chunks of 32 ``rows``
     query rows, one warp per chunk, in launches whose rows passed between chunks fit :data:`_LONG_BORDER_BYTES`."""
-    chunks = -(-pair_q_len[pairs] // (32 * rows))
-    row_values = (pair_t_len[pairs] + 1) * (2 if kind >= 2 else 1)  # H (and F) of one row
-    border_values = (chunks - 1) * row_values
+    border_values = _long_units(pair_t_len[pairs], pair_q_len[pairs], rows, kind)[4]
     itemsize = np.dtype(value_type).itemsize
     name = f"dp_long<{rows},{kind},{value},{stored}>"
     start = 0
@@ -704,20 +814,16 @@ def _launch_long(kernels, kind, value, stored, value_type, pairs, rows, pair_t_l
         # as many pairs as fit the budget, and always at least one
         fits = np.cumsum(border_values[start:]) * itemsize <= _LONG_BORDER_BYTES
         stop = start + max(1, int(np.count_nonzero(fits)))
-        group, group_chunks = pairs[start:stop], chunks[start:stop]
-        # units chunk-major: every pair's chunk 0, then chunk 1, ... (dp.cu: why waits then always end)
-        unit_pair = np.repeat(np.arange(group.size), group_chunks)
-        unit_chunk = np.arange(unit_pair.size) - np.repeat(np.cumsum(group_chunks) - group_chunks, group_chunks)
-        order = np.lexsort((unit_pair, unit_chunk))
-        border_off = np.r_[0, np.cumsum(border_values[start:stop])[:-1]].astype(np.int64)
-        border_size = int(border_values[start:stop].sum())
+        group = pairs[start:stop]
+        unit_pair, unit_chunk, border_off, border_size, _ = _long_units(pair_t_len[group], pair_q_len[group], rows,
+                                                                        kind)  # fmt: skip
         border = cupy.empty(max(1, border_size), dtype=value_type)
         # 0x80 in every byte: a value no cell takes, so a reader knows a cell not yet written (dp.cu)
         cupy.cuda.runtime.memsetAsync(border.data.ptr, 0x80, border.nbytes, cupy.cuda.get_current_stream().ptr)
         # the small arrays in two copies (each copy from pageable memory costs 20-40 us): the 64-bit ones (pair
         # sides, border offsets, the plan rows), then the units and the ticket counter (32-bit, the ticket 0)
         wide = cupy.asarray(np.concatenate([plan[group, 0], plan[group, 1], border_off, group]))
-        narrow = cupy.asarray(np.concatenate([unit_pair[order], unit_chunk[order], [0]]).astype(np.int32))
+        narrow = cupy.asarray(np.concatenate([unit_pair, unit_chunk, [0]]).astype(np.int32))
         pair_t, pair_q, border_off_dev, group_dev = (wide[i * group.size : (i + 1) * group.size] for i in range(4))
         units = unit_pair.size
         ticket = narrow[2 * units :].view(cupy.uint32)
