@@ -86,12 +86,13 @@ def no_wait(text: str) -> str:
 
 
 def no_publish(text: str) -> str:
-    return replaced(text, "if (pass_down) publish_cell(below, bottom);", "if (false) publish_cell(below, bottom);")
+    text = replaced(text, "if (pass_down) bottom_row[i] = bottom;", "if (false) bottom_row[i] = bottom;")
+    return replaced(text, "publish_cell(row_below + (s - 30 + lane), bottom_row[lane]);", "")
 
 
 def no_target_load(text: str) -> str:
     """The interior steps' target value from the step number, not memory."""
-    return replaced(text, "t_next = V(target[1]);", "t_next = V((s + i) & 3);")
+    return replaced(text, "t_next = target_row[i + 32 - lane];", "t_next = V((s + i) & 3);")
 
 
 def no_border_load(text: str) -> str:

@@ -439,31 +439,46 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         // whole blocks of 32, ending by column m - 1 so that lane 0's next target value stays inside the target
         const int interior_to = INTERIOR ? max((m - 1) / 32 * 32, interior_from) : m + 31;
         int s = 0;  // the step
-        // Lane 0's cells of the row above, one block at a time: each warp's own 32 slots.
+        // Each warp's slots for a block of 32 interior steps: lane 0's cells of the row above (the awaited row),
+        // the target values the block reads (t[s - 31 .. s + 32] for the block from step s), and lane 31's bottom
+        // cells, passed down to the chunk below in one store at the block's end.
         __shared__ V lane0_rows[DP_LONG_WARPS][32];
+        __shared__ V target_rows[DP_LONG_WARPS][64];
+        __shared__ V bottom_rows[DP_LONG_WARPS][32];
         V* lane0_row = lane0_rows[threadIdx.x >> 5];
+        V* target_row = target_rows[threadIdx.x >> 5];
+        V* bottom_row = bottom_rows[threadIdx.x >> 5];
         // The interior steps, with or without the minimum over row n (a loop of each, so that no step branches on
-        // it). What the step waits on is only the chain: the target value and lane 0's cell above are read a step
-        // ahead (a shuffle of the awaited row, or a load, at the step that uses it cost 13% and 18-35% of the
-        // kernel: bench/dp_long_variants.py, session 27), and lane 0's cells come by selects, not a branch.
+        // it). A step waits on the chain alone: its target value and lane 0's cell above come from the warp's
+        // slots (read a step ahead), lane 0's cells by selects, not a branch, and lane 31's bottom cell goes to a
+        // slot, not to global memory. In the interior loop as first written (one load of t[j - 1] and one store of
+        // the bottom cell a step, lane 0's cell above by a shuffle at the step that used it), the load cost 13%,
+        // the shuffle 18-35% and the store 12% of the kernel (bench/dp_long_variants.py, session 27). Passing the
+        // bottom cells down a block at a time delays them by 2 steps at most: the chunk below awaits the next 32
+        // cells together.
         auto interior_blocks = [&](auto tracking) {
             constexpr bool TRACK = decltype(tracking)::value;
-            const S* target = t + (interior_from - lane);  // t[j - 1] at the first interior step
-            V* below = row_below + (interior_from - lane + 1);  // row_below + j
+            if (s >= interior_to) return;
             const bool pass_down = !last_chunk && lane == 31;
-            V t_next = V(*target);
+            // lane l holds t[s - 31 + l] and t[s + 1 + l] for the block from step s (inside t: s + 32 <= m - 1)
+            V t_low = V(t[s - 31 + lane]), t_high = V(t[s + 1 + lane]);
             for (; s < interior_to; s += 32) {  // blocks of 32 steps, from a multiple of 32
+                __syncwarp();  // every lane is done with the last block's slots
+                target_row[lane] = t_low;
+                target_row[32 + lane] = t_high;
                 if (c > 0) {  // warp-uniform: the 32 cells of the row above that lane 0 takes next
-                    const V cell = await_cell(row_above + (s + 1 + lane));
-                    __syncwarp();  // every lane has read the last block's slots
-                    lane0_row[lane] = cell;
-                    __syncwarp();
+                    lane0_row[lane] = await_cell(row_above + (s + 1 + lane));
                 }
+                __syncwarp();
+                // the next block's target values, read now so that their latency passes under this block
+                t_low = V(t[min(s + 1 + lane, m - 1)]);
+                t_high = V(t[min(s + 33 + lane, m - 1)]);
+                V t_next = target_row[31 - lane];  // t[j - 1] = t[s + i - lane] is slot i - lane + 31
                 V border_next = lane0_row[0];
-#pragma unroll 2
-                for (int i = 0; i < 32; ++i, ++target, ++below) {
+#pragma unroll 8
+                for (int i = 0; i < 32; ++i) {
                     const V tj = t_next;
-                    t_next = V(target[1]);  // the next step's (column j + 1 <= interior_to - lane <= m - 1)
+                    t_next = target_row[i + 32 - lane];  // the next step's (at i = 31, slot 63 - lane: unused)
                     const V from_border = border_next;
                     border_next = lane0_row[(i + 1) & 31];  // (at i = 31 unused: the next block reloads it)
                     V above = __shfl_up_sync(FULL_MASK, bottom, 1);
@@ -477,11 +492,15 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
                     strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, tj, sub, match, mismatch, ins,
                                                             del, io, dop, never);  // fmt: skip
                     bottom = up;
-                    if (pass_down) publish_cell(below, bottom);
+                    if (pass_down) bottom_row[i] = bottom;  // lane 31's cell of column s + i - 30
                     if constexpr (TRACK) {
                         V here = pick<R, V>(h, k);
                         last_min = here < last_min ? here : last_min;
                     }
+                }
+                if (!last_chunk) {  // warp-uniform: the block's bottom cells (columns s - 30 .. s + 1), together
+                    __syncwarp();
+                    publish_cell(row_below + (s - 30 + lane), bottom_row[lane]);
                 }
             }
         };
