@@ -505,7 +505,7 @@ def test_gpu_long_pairs_over_many_warps_equal_the_cpu(rng, monkeypatch, long_ker
 @pytest.mark.gpu
 def test_gpu_calls_of_few_long_pairs_share_sides_and_check_first(rng, monkeypatch):
     """The packed path for calls of long pairs only: one side read as both (all against all), calls one after
-    another reusing its buffer, and a failed range check raised before anything goes up."""
+    another reusing its buffer, and a failed range check raised with no scores returned."""
     from seqcompare.align import gpu
 
     taken = []
