@@ -430,9 +430,13 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         // as min3 + VABSDIFF): 360 million instructions in place of 665 million, 2.26 ms in place of 2.68 (clocks
         // locked by the profiler); what remains is mostly waiting (6.6 cycles between a warp's instructions, 1.5
         // warps a scheduler).
-        // Loading t[j - 1] a step ahead and the next block's cells of the row above 8 steps early did not help
-        // (2.42 ms against 2.27, more instructions); neither did awaiting 16 or 8 cells at a time (32: the same
-        // as 16 within the spread, 8 slower), nor strips of 4 rows (slower than 8 and 16).
+        // Session 21 found no gain in loading t[j - 1] a step ahead from global memory, in awaiting 16 or 8 cells
+        // at a time (32: the same as 16 within the spread, 8 slower), or in strips of 4 rows. Session 27 found what
+        // the step did wait on (bench/chain_latency.py: a DPX or VABSDIFF result is ready 4.3 cycles on, a shuffle
+        // 30, an L1 load about 35, a volatile load about 290): the shuffle of lane 0's cell above, the target load
+        // and the bottom cell's store at each step. With those moved to the warp's shared slots (below), int32 DTW
+        // at R = 8 went from 1,132 to 1,777 GCUPS kernel only, NW at R = 16 from 1,129 to 1,724 (20 pairs of
+        // 10,000; bench/dp_long_variants.py --old, one H200).
         // (Not at R = 32, where it spills; that strip is taken only for pairs of about 100,000.)
         constexpr bool INTERIOR = (KIND == 0 || KIND == 1) && sizeof(V) == 4 && R <= 16;
         const int interior_from = INTERIOR ? min(32, m) : m + 31;
