@@ -513,11 +513,12 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     table = np.zeros(25, np.int32) if substitution is None else np.asarray(substitution, np.int32).ravel()
     bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
     shared = q_values is t_values and q_off is t_off
-    if long_pairs.size == len(plan) and not kernels_only and _few_long_pairs_fit(kind, t_values, q_values, shared,
-                                                                                pair_t_len, pair_q_len, value_type):  # fmt: skip
-        return _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t_off, q_values, q_off, plan,
-                               shared, long_strip(pair_q_len, resident_warps, kind), pair_t_len, pair_q_len, table, check,
-                               timings, match, mismatch, ins, dele, mode, ins_open, del_open)  # fmt: skip
+    if long_pairs.size == len(plan) and not kernels_only:
+        rows = long_strip(pair_q_len, resident_warps, kind)
+        if _few_long_pairs_fit(kind, rows, t_values, q_values, shared, pair_t_len, pair_q_len, value_type):
+            return _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t_off, q_values, q_off,
+                                   plan, shared, rows, pair_t_len, pair_q_len, table, check, timings, match, mismatch,
+                                   ins, dele, mode, ins_open, del_open)  # fmt: skip
     sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
     streamed = [not shared and not kernels_only and column.kind == "order" and values.nbytes >= _STREAM_FROM
                 for column, (values, _, _) in zip(columns, sides)]  # fmt: skip
@@ -624,15 +625,14 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     return out
 
 
-def _few_long_pairs_fit(kind, t_values, q_values, shared, pair_t_len, pair_q_len, value_type) -> bool:
+def _few_long_pairs_fit(kind, rows, t_values, q_values, shared, pair_t_len, pair_q_len, value_type) -> bool:
     """Whether a call of long pairs only takes :func:`_few_long_pairs`: sides under ``_STREAM_FROM`` together,
-    and the rows passed between chunks within one launch's budget."""
+    and the rows passed between chunks (at strip size ``rows``) within one launch's budget."""
     side_bytes = t_values.nbytes + (0 if shared else q_values.nbytes)
     if side_bytes >= _STREAM_FROM:
         return False
-    rows = STRIPS[0]  # the most border any strip size needs
-    border = ((-(-pair_q_len // (32 * rows)) - 1) * (pair_t_len + 1) * (2 if kind >= 2 else 1)).sum()
-    return int(border) * np.dtype(value_type).itemsize <= _LONG_BORDER_BYTES
+    border = int(_long_border_values(pair_t_len, pair_q_len, rows, kind).sum())
+    return border * np.dtype(value_type).itemsize <= _LONG_BORDER_BYTES
 
 
 # The page-locked buffer and the stream of :func:`_few_long_pairs`, per device, reused from call to call (one call
@@ -650,9 +650,10 @@ def _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t
     reads (both sides, offsets, plan columns, units, border offsets, the ticket, the cost table) is packed into
     one reused page-locked buffer and goes up in one copy, the scores come back in one, and the checks run on
     the host (while the kernel runs, except for codes that index the cost table, which are checked first; a
-    failed check raises once the GPU is done with the call's memory, and no score is returned). The general path's separate small copies from pageable memory (20-90 us
-    each), device-side offsets, scatter of the scores and staging machinery took 1.5 ms of a 2.9 ms call of 20
-    int32 pairs of 10,000 on an H200 (bench/RESULTS.md, session 27).
+    failed check raises once the GPU is done with the call's memory, and no score is returned). The general
+    path's separate small copies from pageable memory (20-90 us each), device-side offsets, scatter of the
+    scores and staging machinery took 1.5 ms of a 2.9 ms call of 20 int32 pairs of 10,000 on an H200
+    (bench/RESULTS.md, session 27).
     """
     start = time.perf_counter()
 
@@ -667,7 +668,7 @@ def _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t
     # cost table (kind 3): those are checked before the launch, the others while the kernel runs.
     if check and kind == 3:
         verify()
-    unit_pair, unit_chunk, border_off, border_size, _ = _long_units(pair_t_len, pair_q_len, rows, kind)
+    unit_pair, unit_chunk, border_off, border_size = _long_units(pair_t_len, pair_q_len, rows, kind)
     parts = [np.ascontiguousarray(t_values), np.asarray(t_off, np.int64), np.ascontiguousarray(plan[:, 0]),
              np.ascontiguousarray(plan[:, 1]), border_off, unit_pair, unit_chunk, np.zeros(1, np.uint32),
              np.asarray(table, np.int32).ravel()]  # fmt: skip
@@ -721,19 +722,23 @@ def _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t
     return out
 
 
+def _long_border_values(pair_t_len, pair_q_len, rows: int, kind: int) -> np.ndarray:
+    """Per pair, the values of the rows its chunks of 32 ``rows`` query rows pass down (H, and F for affine)."""
+    chunks = -(-np.asarray(pair_q_len) // (32 * rows))
+    return (chunks - 1) * (np.asarray(pair_t_len) + 1) * (2 if kind >= 2 else 1)
+
+
 def _long_units(pair_t_len, pair_q_len, rows: int, kind: int):
     """The long-pair kernel's units of work for pairs of these lengths, at strip size ``rows``: the pair and the
     chunk of each unit (int32), chunk-major (every pair's chunk 0, then chunk 1, ...: dp.cu says why waits then
-    always end), each pair's offset into the rows passed between its chunks (int64), their total, and each pair's
-    count of those values."""
+    always end), each pair's offset into the rows passed between its chunks (int64), and their total."""
     chunks = -(-np.asarray(pair_q_len) // (32 * rows))
-    border_values = (chunks - 1) * (np.asarray(pair_t_len) + 1) * (2 if kind >= 2 else 1)  # H (and F) rows
+    border_values = _long_border_values(pair_t_len, pair_q_len, rows, kind)
     unit_pair = np.repeat(np.arange(chunks.size), chunks)
     unit_chunk = np.arange(unit_pair.size) - np.repeat(np.cumsum(chunks) - chunks, chunks)
     order = np.lexsort((unit_pair, unit_chunk))
     border_off = np.r_[0, np.cumsum(border_values)[:-1]].astype(np.int64)
-    return (unit_pair[order].astype(np.int32), unit_chunk[order].astype(np.int32), border_off,
-            int(border_values.sum()), border_values)  # fmt: skip
+    return unit_pair[order].astype(np.int32), unit_chunk[order].astype(np.int32), border_off, int(border_values.sum())
 
 
 def _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
@@ -817,7 +822,7 @@ def _launch_long(kernels, kind, value, stored, value_type, pairs, rows, pair_t_l
                  q_dev, q_off_dev, sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open, del_open, cupy):  # fmt: skip
     """The long-pair kernel for the plan rows ``pairs`` on the current stream: each pair in chunks of 32 ``rows``
     query rows, one warp per chunk, in launches whose rows passed between chunks fit :data:`_LONG_BORDER_BYTES`."""
-    border_values = _long_units(pair_t_len[pairs], pair_q_len[pairs], rows, kind)[4]
+    border_values = _long_border_values(pair_t_len[pairs], pair_q_len[pairs], rows, kind)
     itemsize = np.dtype(value_type).itemsize
     name = f"dp_long<{rows},{kind},{value},{stored}>"
     start = 0
@@ -826,8 +831,7 @@ def _launch_long(kernels, kind, value, stored, value_type, pairs, rows, pair_t_l
         fits = np.cumsum(border_values[start:]) * itemsize <= _LONG_BORDER_BYTES
         stop = start + max(1, int(np.count_nonzero(fits)))
         group = pairs[start:stop]
-        unit_pair, unit_chunk, border_off, border_size, _ = _long_units(pair_t_len[group], pair_q_len[group], rows,
-                                                                        kind)  # fmt: skip
+        unit_pair, unit_chunk, border_off, border_size = _long_units(pair_t_len[group], pair_q_len[group], rows, kind)
         border = cupy.empty(max(1, border_size), dtype=value_type)
         # 0x80 in every byte: a value no cell takes, so a reader knows a cell not yet written (dp.cu)
         cupy.cuda.runtime.memsetAsync(border.data.ptr, 0x80, border.nbytes, cupy.cuda.get_current_stream().ptr)
