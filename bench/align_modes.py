@@ -136,6 +136,13 @@ def write_random_database(path: str, count: int, length: int = 256, seed: int = 
             handle.write(f">r{k}\n{sequence}\n")
 
 
+def replaced(text: str, old: str, new: str) -> str:
+    """``text`` (a kernel source) with its one occurrence of ``old`` replaced: a variant for the ablation
+    benchmarks (``local16_ablation.py``, ``dp_long_variants.py``), which fail loudly once the source changes."""
+    assert text.count(old) == 1, f"the source changed; no single {old!r}"
+    return text.replace(old, new)
+
+
 def time_kernel_launches(cupy, owner) -> list:
     """Wrap ``owner.module`` (an engine module's compiler, such as ``seqcompare.align.modes_gpu``) so that every
     kernel launch from the modules it compiles lies between two CUDA events; returns the list that receives each

@@ -28,11 +28,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-
-
-def replaced(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1, f"dp.cu changed; no single {old!r}"
-    return text.replace(old, new)
+from align_modes import replaced  # noqa: E402  (bench/ on the path first)
 
 
 def chain_one(text: str) -> str:

@@ -14,7 +14,7 @@ Variants: ``no_ends`` (no column maxima, no notes), ``no_note_branch`` (column m
 ``no_border`` (no border row between chunks), ``no_inside_tests`` (letters read without the bounds test),
 ``core`` (the first four together), ``exchange8`` (the warp's best shared every 8 steps, not 32); and host
 settings, whose results must equal base's: ``step_rows_2.5`` and ``step_rows_5`` (search_rows' cost of a step
-besides its rows), ``strips_to_20`` (strips of 18 and 20 rows offered too).
+besides its rows). (``strips_to_20``, strips of 18 and 20 rows, became the kernel's own in session 26.)
 """
 
 from __future__ import annotations
@@ -28,11 +28,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-
-
-def replaced(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1, f"modes.cu changed; no single {old!r}"
-    return text.replace(old, new)
+from align_modes import replaced  # noqa: E402  (bench/ on the path first)
 
 
 def no_ends(text: str) -> str:
@@ -69,12 +65,6 @@ def exchange8(text: str) -> str:
     return replaced(text, "if ((s & 31) == 31) {", "if ((s & 7) == 7) {")
 
 
-def taller_strips(text: str) -> str:
-    """Strips of 18 and 20 rows too (with :data:`SETTINGS`), their registers capped for 4 blocks, not 5."""
-    return replaced(text, "__launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM) local16(",
-                    "__launch_bounds__(32 * SEARCH_WARPS, R > 16 ? 4 : SEARCH_BLOCKS_PER_SM) local16(")
-
-
 VARIANTS = {
     "base": [],
     "no_ends": [no_ends],
@@ -87,16 +77,12 @@ VARIANTS = {
     "exchange8": [exchange8],
     "step_rows_2.5": [],
     "step_rows_5": [],
-    "strips_to_20": [taller_strips],
-    "strips_to_20_step_rows_5": [taller_strips],
 }
 # Host settings of modes_gpu a variant runs under (restored after it): the strip heights offered, and what a step
 # costs besides its rows in search_rows' choice.
 SETTINGS = {
     "step_rows_2.5": {"SEARCH_STEP_ROWS": 2.5},
     "step_rows_5": {"SEARCH_STEP_ROWS": 5.0},
-    "strips_to_20": {"SEARCH_ROWS": (4, 6, 8, 10, 12, 14, 16, 18, 20)},
-    "strips_to_20_step_rows_5": {"SEARCH_ROWS": (4, 6, 8, 10, 12, 14, 16, 18, 20), "SEARCH_STEP_ROWS": 5.0},
 }
 
 
