@@ -2,11 +2,13 @@
 goal 3): kernel-only time by CUDA events, a labelled micro-benchmark, not a product figure.
 
 The workload is ``bench/dp_long.py``'s: 20 related pairs of 10,000, NW seed(0,2,3,3) on uint8 codes and DTW on
-int32 random walks, through ``seqcompare.align`` / ``seqcompare.dtw`` with ``device="cuda"``; each variant is
-``dp.cu`` with text edits, its scores compared with ``base``'s (variants marked "rates only" compute wrong
-scores on purpose). The best of 5 warm calls per variant and strip size, in two rounds::
+int32 random walks (and on the same walks as float32), through ``seqcompare.align`` / ``seqcompare.dtw`` with
+``device="cuda"``; each variant is ``dp.cu`` with text edits, its scores compared with ``base``'s (variants
+marked "rates only" compute wrong scores on purpose). The best of 5 warm calls per variant, strip size, warps a
+block and columns a step, in two rounds::
 
-    python3 bench/dp_long_variants.py [VARIANT ...] [--strips 8 16] [--pairs 20] [--length 10000]
+    python3 bench/dp_long_variants.py [VARIANT ...] [--strips 8 16] [--warps-per-block 1 4] [--columns 1 2]
+                                      [--pairs 20] [--length 10000]
 
 Variants: ``base``; ``chain_one`` (each cell's chain down the strip one DPX instruction: DTW as
 min(up + c, min(diag, left) + c), NW with the cell above taken last); ``relaxed`` (the rows between chunks
@@ -14,7 +16,8 @@ passed by relaxed GPU-scope loads and stores in place of volatile, system-scope 
 read once, never awaited: rates only); ``chain_one_relaxed``; and, with no waiting, each of these taken out
 (rates only): the bottom row's stores for the chunk below (``no_publish``), the target value's load in the
 interior steps (``no_target_load``), lane 0's loads of the awaited row (``no_border_load``), and all three. ``--old FILE``
-adds an earlier ``dp.cu`` (``git show REV:src/seqcompare/align/dp.cu``) as variant ``old``.
+adds an earlier ``dp.cu`` (``git show REV:src/seqcompare/align/dp.cu``, from session 28 on: ``dp_long`` with its
+columns a step as a template parameter) as variant ``old``.
 """
 
 from __future__ import annotations
@@ -82,18 +85,18 @@ def no_wait(text: str) -> str:
 
 
 def no_publish(text: str) -> str:
-    text = replaced(text, "if (pass_down) bottom_row[i] = bottom;", "if (false) bottom_row[i] = bottom;")
-    return replaced(text, "publish_cell(row_below + (s - 30 + lane), bottom_row[lane]);", "")
+    text = replaced(text, "if (pass_down) bottom_row[K * i + col] = up;", "if (false) bottom_row[K * i + col] = up;")
+    return replaced(text, "publish_cell(row_below + (K * (s - 31) + 1 + lane), bottom_row[lane]);", "")
 
 
 def no_target_load(text: str) -> str:
     """The interior steps' target value from the step number, not memory."""
-    return replaced(text, "t_next = target_row[i + 32 - lane];", "t_next = V((s + i) & 3);")
+    return replaced(text, "t_next[col] = target_row[K * (i + 1 - lane) + col + 32 * K];", "t_next[col] = V((s + i + col) & 3);")
 
 
 def no_border_load(text: str) -> str:
     """Lane 0's cell above not read from the warp's slots of the awaited row."""
-    return replaced(text, "border_next = lane0_row[(i + 1) & 31];", "border_next = from_border + 1;")
+    return replaced(text, "border_next[col] = lane0_row[(K * (i + 1) + col) & 31];", "border_next[col] = from_border[col] + 1;")
 
 
 VARIANTS = {
@@ -110,10 +113,20 @@ VARIANTS = {
 RATES_ONLY = {name for name in VARIANTS if name.startswith("no_")}
 
 
+def gpu_default_warps() -> int:
+    from seqcompare.align import gpu
+
+    return gpu._LONG_WARPS_PER_BLOCK
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("variants", nargs="*", default=list(VARIANTS))
     parser.add_argument("--strips", type=int, nargs="+", default=[8])
+    parser.add_argument("--warps-per-block", type=int, nargs="+", default=[gpu_default_warps()],
+                        help="warps a block of the long kernel (gpu._LONG_WARPS_PER_BLOCK)")
+    parser.add_argument("--columns", type=int, nargs="+", default=[0],
+                        help="columns a step for DTW (gpu.LONG_COLUMNS: 1 or 2; 0, the default, lets the host choose)")
     parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--length", type=int, default=10_000)
     parser.add_argument("--work", default="/tmp/dp_long_variants")
@@ -139,6 +152,7 @@ def main() -> int:
     jobs = {
         "NW": lambda: seqcompare.align(targets, queries, costs=costs, device="cuda").scores,
         "DTW int32": lambda: seqcompare.dtw(walk_a, walk_b, device="cuda").scores,
+        "DTW float32": lambda: seqcompare.dtw(walk_a.astype(np.float32), walk_b.astype(np.float32), device="cuda").scores,
     }
     cells = args.pairs * args.length**2
     reference, results = {}, {}
@@ -153,8 +167,11 @@ def main() -> int:
             with open(path, "w") as handle:
                 handle.write(text)
             gpu._SOURCE = path
-            for rows in args.strips:
+            for rows, warps, columns in [(rows, warps, columns) for rows in args.strips
+                                         for warps in args.warps_per_block for columns in args.columns]:  # fmt: skip
                 gpu.LONG_STRIP = rows
+                gpu._LONG_WARPS_PER_BLOCK = warps
+                gpu.LONG_COLUMNS = columns or None
                 for job, run in jobs.items():
                     best = None
                     for call in range(6):
@@ -164,17 +181,18 @@ def main() -> int:
                         seconds = sum(cupy.cuda.get_elapsed_time(a, b) / 1e3 for _, a, b in launches)
                         if call:  # the first call compiles
                             best = seconds if best is None else min(best, seconds)
-                    key = (job, rows)
+                    key = (job, rows, warps, columns)
                     if name == "base":
                         reference[key] = scores
                     same = None if key not in reference else bool(np.array_equal(scores, reference[key]))
                     if same is False and name not in RATES_ONLY:
                         raise SystemExit(f"{name}, {job}, R = {rows}: scores differ from base's")
                     gcups = cells / best / 1e9
-                    results.setdefault(f"{name} {job} R={rows}", []).append(round(gcups))
-                    print(f"round {round_} {name:18s} {job:9s} R={rows:2d} kernel {best * 1e3:7.3f} ms {gcups:6.0f} GCUPS"
+                    label = f"R={rows:2d} W={warps} K={columns or 'auto'}"
+                    results.setdefault(f"{name} {job} {label}", []).append(round(gcups))
+                    print(f"round {round_} {name:18s} {job:11s} {label} kernel {best * 1e3:7.3f} ms {gcups:6.0f} GCUPS"
                           f"  scores equal base's: {same}", flush=True)  # fmt: skip
-    gpu.LONG_STRIP = None
+    gpu.LONG_STRIP = gpu.LONG_COLUMNS = None
     print(json.dumps(results))
     return 0
 

@@ -480,8 +480,10 @@ def test_gpu_long_pairs_over_many_warps_equal_the_cpu(rng, monkeypatch, long_ker
         monkeypatch.setattr(gpu, "_few_long_pairs_fit", lambda *args: False)
     chunk = 32 * rows
     # queries at, around and well past the chunk edges; targets from one base up
-    q_lengths = [101, chunk, chunk + 1, 2 * chunk - 1, 2 * chunk, 3 * chunk + 7, 2500, 2600]
-    t_lengths = [1, 2, 31, 33, 700, 2048, 2600, 1500]
+    # (the interior steps of two columns run from step 32 to where lane 0 reaches column m - 1: none for 33
+    # columns, one block of 16 steps for 97; odd and even targets end the two columns of a step apart)
+    q_lengths = [101, chunk, chunk + 1, 2 * chunk - 1, 2 * chunk, 3 * chunk + 7, 2500, 2600, 1000]
+    t_lengths = [1, 2, 31, 33, 701, 2048, 2600, 1500, 97]
     targets = ["".join(rng.choice(list("ACGTN"), k)) for k in t_lengths]
     queries = ["".join(rng.choice(list("ACGTN"), k)) for k in q_lengths]
     queries[-1] = targets[-1][:1200] + queries[-1][1200:]  # a related pair: a low-cost path through the middle
@@ -1061,12 +1063,33 @@ def test_plan_columns_are_recognised_and_stand_for_their_gathers(rng):
         assert uniform_step(np.array(offsets)) is None
 
 
-def test_long_strip_takes_taller_strips_for_nw_than_for_dtw():
+def test_long_strip_and_columns_follow_the_work():
     from seqcompare.align import gpu
 
     resident = 132 * 16  # an H200's warps at 16 a multiprocessor
     ten_thousand, hundred_thousand = np.full(20, 10_000), np.full(20, 100_000)
-    assert gpu.long_strip(ten_thousand, resident, kind=1) == 8  # 800 chunks of 256 rows: a quarter and more
-    assert [gpu.long_strip(ten_thousand, resident, kind=k) for k in (0, 2, 3)] == [16, 16, 16]  # 400: an eighth
-    assert gpu.long_strip(hundred_thousand, resident, kind=1) == gpu.long_strip(hundred_thousand, resident, kind=0) == 32
+    # 400 chunks of 512 rows: an eighth of the resident warps and more
+    assert [gpu.long_strip(ten_thousand, resident, kind=k) for k in (0, 1, 2, 3)] == [16, 16, 16, 16]
+    assert gpu.long_strip(ten_thousand, resident, kind=1, value="float") == 16
+    # 1,960 chunks of 1,024 rows: half the resident warps and more; DTW on 32-bit values stays at 16
+    assert [gpu.long_strip(hundred_thousand, resident, kind=k) for k in (0, 2, 3)] == [32, 32, 32]
+    assert gpu.long_strip(hundred_thousand, resident, kind=1, value="double") == 32
+    assert gpu.long_strip(hundred_thousand, resident, kind=1, value="int") == 16
+    assert gpu.long_strip(np.full(100, 5_000), resident, kind=0) == 16  # 500 chunks of 1,024 rows: too few for 32
     assert gpu.long_strip(np.full(2, 300), resident, kind=0) == 4  # too few units for any: the smallest
+    # two columns a step: DTW on 32-bit values at strips up to 16; integers only with under 30% of the warps
+    assert gpu.long_columns(1, "float", 16, 5_000, resident) == 2
+    assert gpu.long_columns(1, "int", 16, 400, resident) == 2
+    assert gpu.long_columns(1, "int", 16, 634, resident) == 1  # 634 of 2,112 warps: 30.0%
+    assert gpu.long_columns(1, "int", 16, 633, resident) == 2
+    assert [gpu.long_columns(1, v, 32, 100, resident) for v in ("int", "float")] == [1, 1]
+    assert gpu.long_columns(1, "double", 16, 100, resident) == 1
+    assert [gpu.long_columns(k, "int", 16, 100, resident) for k in (0, 2, 3)] == [1, 1, 1]
+    # every choice names a kernel the call compiles
+    for kind, value, stored in ((0, "int", "unsigned char"), (1, "int", "short"), (1, "float", "float"),
+                                (1, "double", "double"), (2, "int", "unsigned char")):  # fmt: skip
+        names = gpu._long_kernel_names(kind, value, stored)
+        for rows in gpu.STRIPS:
+            for units in (1, 400, 5_000):
+                columns = gpu.long_columns(kind, value, rows, units, resident)
+                assert f"dp_long<{rows},{kind},{value},{stored},{columns}>" in names

@@ -342,8 +342,8 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
 // bytes 0x80 (a value no cell can take: scores stay inside +-2^30, distances are not negative); the writer stores
 // each cell once, and the reader waits until the cell it needs no longer holds that pattern. An aligned 32- or
 // 64-bit store is seen whole or not at all, so no fence or flag is needed. The reader's warp loads the next 32
-// cells of the row above together (lane l the cell lane 0 uses l steps later) and hands them to lane 0 by a
-// shuffle per step.
+// cells of the row above together (lane l the cell lane 0 uses l / K steps later, K columns a step) and hands
+// them to lane 0 by a shuffle a column in the general step, through the warp's shared slots in the interior.
 //
 // Measured on an H200, 20 pairs of 10,000 at R = 8 (40 chunks a pair, 800 warps; a clock read at each unit's
 // start and first batch): each chunk started 12 us (59 steps) after the one above, about the 62 steps the
@@ -353,9 +353,13 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_warp(const S* __restric
 // Loading the next column's target value a step ahead and unrolling the step loop by 2 or 4 changed nothing.
 // Nor did sweeping two columns a step (row r's cell at j + 1 right after its cell at j: a chain of R + 1 cells
 // for 2 R, twice the independent work), in one A/B/A call (session 21): int32 DTW 621, 641, 700 GCUPS kernel
-// only, NW 575, 554, 664. So the step is not bound by the latency of the chain down a strip.
+// only, NW 575, 554, 664. So the step was not bound by the latency of the chain down a strip then. Once session
+// 27 had taken the loads, the shuffle and the store off the interior step, it was, at a few warps a scheduler:
+// two columns a step (K = 2) gave int32 DTW at R = 16 1,957-1,960 GCUPS against 1,645 (20 pairs of 10,000,
+// kernel only, session 28; with no waiting at all, R = 8: 3,061-3,078 against 2,756-2,764), while NW, whose cell
+// has more instructions off the chain, lost (1,669 against 1,783).
 __device__ __forceinline__ bool unset(int v) { return v == (int)0x80808080; }
-#define DP_LONG_WARPS 4  // warps a block of dp_long (gpu.py's _WARPS_PER_BLOCK; the launch bounds' 128 threads)
+#define DP_LONG_WARPS 4  // warps a block of dp_long at most (gpu.py's _LONG_WARPS_PER_BLOCK; the launch bounds)
 template <bool B>
 struct Flag {  // a compile-time choice passed to a generic lambda
     static constexpr bool value = B;
@@ -386,7 +390,8 @@ __device__ __forceinline__ void publish_cell(V* cell, V value) {
     *(volatile V*)cell = value;
 }
 
-template <int R, int KIND, typename V, typename S>
+// K: columns a step (1, or 2 for DTW in 32-bit values with strips of at most 16 rows; gpu.py's long_columns).
+template <int R, int KIND, typename V, typename S, int K>
 __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restrict__ t_values, const long long* __restrict__ t_off,
                                                const S* __restrict__ q_values, const long long* __restrict__ q_off,
                                                const long long* __restrict__ pair_t, const long long* __restrict__ pair_q,
@@ -420,16 +425,12 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         start_strip<R, KIND, V, S>(h, qv, e, q, n, first, dop, del, never);
         const int owner = (n - 1 - row0) / R;  // lane holding row n (last chunk)
         const int k = (n - 1 - row0) % R;
-        V bottom = 0, bottom_f = BIG, above_prev = 0, waiting = 0, waiting_f = BIG, last_min = never;
-        const bool track_min = KIND == 1 && mode != 0 && last_chunk && lane == owner;
-        // The steps where every lane is inside the matrix past its first column (32 <= s < m), NW and DTW in
-        // 32-bit values, as dp_warp's interior loop: no range test and no column-0 case, the target value through
-        // a pointer that moves one a step, and the row above awaited once a block of 32 steps. Nsight Compute on
-        // the general step (H200, 20 pairs of 10,000, int32 DTW, R = 8; session 21) counted 88 instructions a
-        // step for 8 cells, and the step's load of t[j - 1] among the top stalls. With this loop (and the cells
-        // as min3 + VABSDIFF): 360 million instructions in place of 665 million, 2.26 ms in place of 2.68 (clocks
-        // locked by the profiler); what remains is mostly waiting (6.6 cycles between a warp's instructions, 1.5
-        // warps a scheduler).
+        // The steps where every lane is inside the matrix past its first column, NW and DTW in 32-bit values, as
+        // dp_warp's interior loop: no range test and no column-0 case, and the row above awaited once a block of
+        // 32 columns. Nsight Compute on the general step (H200, 20 pairs of 10,000, int32 DTW, R = 8; session 21)
+        // counted 88 instructions a step for 8 cells, and the step's load of t[j - 1] among the top stalls. With
+        // this loop (and the cells as min3 + VABSDIFF): 360 million instructions in place of 665 million, 2.26 ms
+        // in place of 2.68 (clocks locked by the profiler).
         // Session 21 found no gain in loading t[j - 1] a step ahead from global memory, in awaiting 16 or 8 cells
         // at a time (32: the same as 16 within the spread, 8 slower), or in strips of 4 rows. Session 27 found what
         // the step did wait on (bench/chain_latency.py: a DPX or VABSDIFF result is ready 4.3 cycles on, a shuffle
@@ -439,76 +440,111 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
         // 10,000; bench/dp_long_variants.py --old, one H200).
         // (Not at R = 32, where it spills; that strip is taken only for pairs of about 100,000.)
         constexpr bool INTERIOR = (KIND == 0 || KIND == 1) && sizeof(V) == 4 && R <= 16;
-        const int interior_from = INTERIOR ? min(32, m) : m + 31;
-        // whole blocks of 32, ending by column m - 1 so that lane 0's next target value stays inside the target
-        const int interior_to = INTERIOR ? max((m - 1) / 32 * 32, interior_from) : m + 31;
+        // Columns a step: lane l works on columns K (s - l) + 1 .. K (s - l) + K at step s, each from the bottom
+        // cells lane l - 1 made of them at step s - 1. With K = 2 a step is a shuffle and two chains down the
+        // strip, the second one cell behind the first (R + 1 cells deep for 2 R cells), which pays where a few
+        // warps a scheduler leave the step waiting on that chain; but the lane at the bottom of the chunk is 31
+        // steps, now 62 columns, behind the top, so each chunk starts further behind the one above.
+        static_assert(K == 1 || (K == 2 && INTERIOR), "two columns a step: interior kinds only");
+        constexpr int BLOCK = 32 / K;  // the steps that use 32 cells of the awaited row
+        const int steps = (m + K - 1) / K + 31;
+        V bottom[K], bottom_f[K];
+#pragma unroll
+        for (int col = 0; col < K; ++col) {
+            bottom[col] = 0;
+            bottom_f[col] = BIG;
+        }
+        V above_prev = 0, waiting = 0, waiting_f = BIG, last_min = never;
+        const bool track_min = KIND == 1 && mode != 0 && last_chunk && lane == owner;
+        // interior blocks of BLOCK steps from step 32, ending where lane 0's last column is at most m - 1, so
+        // that lane 0's next target value stays inside the target
+        const int interior_from = INTERIOR ? min(32, steps) : steps;
+        const int interior_to = INTERIOR ? max((m - 1) / 32 * BLOCK, interior_from) : steps;
         int s = 0;  // the step
-        // Each warp's slots for a block of 32 interior steps: lane 0's cells of the row above (the awaited row),
-        // the target values the block reads (t[s - 31 .. s + 32] for the block from step s), and lane 31's bottom
-        // cells, passed down to the chunk below in one store at the block's end.
+        // Each warp's slots for a block of interior steps: lane 0's cells of the row above (the awaited row), the
+        // target values the block reads (t[K s - 32 K .. K s + 31] for the block from step s; K more slots that a
+        // read ahead past the block's last step may touch, unused), and lane 31's bottom cells, passed down to the
+        // chunk below in one store at the block's end.
         __shared__ V lane0_rows[DP_LONG_WARPS][32];
-        __shared__ V target_rows[DP_LONG_WARPS][64];
+        __shared__ V target_rows[DP_LONG_WARPS][32 * (K + 1) + K];
         __shared__ V bottom_rows[DP_LONG_WARPS][32];
         V* lane0_row = lane0_rows[threadIdx.x >> 5];
         V* target_row = target_rows[threadIdx.x >> 5];
         V* bottom_row = bottom_rows[threadIdx.x >> 5];
         // The interior steps, with or without the minimum over row n (a loop of each, so that no step branches on
-        // it). A step waits on the chain alone: its target value and lane 0's cell above come from the warp's
-        // slots (read a step ahead), lane 0's cells by selects, not a branch, and lane 31's bottom cell goes to a
-        // slot, not to global memory. In the interior loop as first written (one load of t[j - 1] and one store of
-        // the bottom cell a step, lane 0's cell above by a shuffle at the step that used it), the load cost 13%,
-        // the shuffle 18-35% and the store 12% of the kernel (bench/dp_long_variants.py, session 27). Passing the
-        // bottom cells down a block at a time delays them by 2 steps at most: the chunk below awaits the next 32
-        // cells together.
+        // it). A step waits on the chain alone: its target values and lane 0's cells above come from the warp's
+        // slots (read a step ahead), lane 0's cells by selects, not a branch, and lane 31's bottom cells go to
+        // slots, not to global memory. In the interior loop as first written (one load of t[j - 1] and one store
+        // of the bottom cell a step, lane 0's cell above by a shuffle at the step that used it), the load cost
+        // 13%, the shuffle 18-35% and the store 12% of the kernel (bench/dp_long_variants.py, session 27).
+        // Passing the bottom cells down a block at a time delays them by a block at most: the chunk below awaits
+        // the next 32 cells together.
         auto interior_blocks = [&](auto tracking) {
             constexpr bool TRACK = decltype(tracking)::value;
             if (s >= interior_to) return;
             const bool pass_down = !last_chunk && lane == 31;
-            // lane l holds t[s - 31 + l] and t[s + 1 + l] for the block from step s (inside t: s + 32 <= m - 1)
-            V t_low = V(t[s - 31 + lane]), t_high = V(t[s + 1 + lane]);
-            for (; s < interior_to; s += 32) {  // blocks of 32 steps, from a multiple of 32
+            // K + 1 rows of 32 target values, lane l holding value l of each: row r from t[K s - 32 K + 32 r].
+            // The next block's rows are this block's rows 1 .. K and one more.
+            V staged[K + 1];
+#pragma unroll
+            for (int r = 0; r <= K; ++r) staged[r] = V(t[min(K * s - 32 * K + 32 * r + lane, m - 1)]);
+            for (; s < interior_to; s += BLOCK) {  // blocks of BLOCK steps, from a multiple of BLOCK
                 __syncwarp();  // every lane is done with the last block's slots
-                target_row[lane] = t_low;
-                target_row[32 + lane] = t_high;
+#pragma unroll
+                for (int r = 0; r <= K; ++r) target_row[32 * r + lane] = staged[r];
                 if (c > 0) {  // warp-uniform: the 32 cells of the row above that lane 0 takes next
-                    lane0_row[lane] = await_cell(row_above + (s + 1 + lane));
+                    lane0_row[lane] = await_cell(row_above + (K * s + 1 + lane));
                 }
                 __syncwarp();
-                // the next block's target values, read now so that their latency passes under this block
-                t_low = V(t[min(s + 1 + lane, m - 1)]);
-                t_high = V(t[min(s + 33 + lane, m - 1)]);
-                V t_next = target_row[31 - lane];  // t[j - 1] = t[s + i - lane] is slot i - lane + 31
-                V border_next = lane0_row[0];
-#pragma unroll 8
-                for (int i = 0; i < 32; ++i) {
-                    const V tj = t_next;
-                    t_next = target_row[i + 32 - lane];  // the next step's (at i = 31, slot 63 - lane: unused)
-                    const V from_border = border_next;
-                    border_next = lane0_row[(i + 1) & 31];  // (at i = 31 unused: the next block reloads it)
-                    V above = __shfl_up_sync(FULL_MASK, bottom, 1);
-                    V diag = above_prev;
-                    V row0_above, row0_diag;
-                    first_row<KIND, V>(s + i + 1, io, ins, mode, never, row0_above, row0_diag);
-                    above = lane == 0 ? (c == 0 ? row0_above : from_border) : above;
-                    diag = lane == 0 && c == 0 ? row0_diag : diag;
-                    above_prev = above;
-                    V up = above, up_f = BIG;
-                    strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, tj, sub, match, mismatch, ins,
-                                                            del, io, dop, never);  // fmt: skip
-                    bottom = up;
-                    if (pass_down) bottom_row[i] = bottom;  // lane 31's cell of column s + i - 30
-                    if constexpr (TRACK) {
-                        V here = pick<R, V>(h, k);
-                        last_min = here < last_min ? here : last_min;
+                // the next block's new row of target values, read now so that its latency passes under this block
+#pragma unroll
+                for (int r = 0; r < K; ++r) staged[r] = staged[r + 1];
+                staged[K] = V(t[min(K * s + 32 + lane, m - 1)]);
+                // lane l's target value for column col at step s + i is t[K (s + i - l) + col]: slot
+                // K (i - l) + col + 32 K; lane 0's cell above it is slot K i + col of the awaited row
+                V t_next[K], border_next[K];
+#pragma unroll
+                for (int col = 0; col < K; ++col) {
+                    t_next[col] = target_row[col + 32 * K - K * lane];
+                    border_next[col] = lane0_row[col];
+                }
+#pragma unroll(8 / K)
+                for (int i = 0; i < BLOCK; ++i) {
+                    V tj[K], from_border[K], above[K];
+#pragma unroll
+                    for (int col = 0; col < K; ++col) {
+                        tj[col] = t_next[col];
+                        t_next[col] = target_row[K * (i + 1 - lane) + col + 32 * K];  // (next step's)
+                        from_border[col] = border_next[col];
+                        border_next[col] = lane0_row[(K * (i + 1) + col) & 31];  // (at the last i unused)
+                        above[col] = __shfl_up_sync(FULL_MASK, bottom[col], 1);
+                    }
+#pragma unroll
+                    for (int col = 0; col < K; ++col) {
+                        V diag = above_prev;
+                        V row0_above, row0_diag;
+                        first_row<KIND, V>(K * (s + i) + 1 + col, io, ins, mode, never, row0_above, row0_diag);
+                        const V cell_above = lane == 0 ? (c == 0 ? row0_above : from_border[col]) : above[col];
+                        diag = lane == 0 && c == 0 ? row0_diag : diag;
+                        above_prev = cell_above;
+                        V up = cell_above, up_f = BIG;
+                        strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, tj[col], sub, match,
+                                                                mismatch, ins, del, io, dop, never);  // fmt: skip
+                        bottom[col] = up;
+                        if (pass_down) bottom_row[K * i + col] = up;  // lane 31's cell of column K (s + i - 31) + 1 + col
+                        if constexpr (TRACK) {
+                            V here = pick<R, V>(h, k);
+                            last_min = here < last_min ? here : last_min;
+                        }
                     }
                 }
-                if (!last_chunk) {  // warp-uniform: the block's bottom cells (columns s - 30 .. s + 1), together
+                if (!last_chunk) {  // warp-uniform: the block's bottom cells (columns K (s - 31) + 1 ..), together
                     __syncwarp();
-                    publish_cell(row_below + (s - 30 + lane), bottom_row[lane]);
+                    publish_cell(row_below + (K * (s - 31) + 1 + lane), bottom_row[lane]);
                 }
             }
         };
-        for (; s < m + 31; ++s) {
+        for (; s < steps; ++s) {
             if constexpr (INTERIOR) {
                 if (s == interior_from) {  // the interior steps, then the general step goes on at interior_to
                     if (track_min) {
@@ -518,47 +554,55 @@ __global__ void __launch_bounds__(128, DP_MIN_BLOCKS) dp_long(const S* __restric
                     }
                 }
             }
-            if (c > 0 && (s & 31) == 0) {  // warp-uniform: the next cells of the row above
-                const int column = s + 1 + lane;
+            if (c > 0 && s % BLOCK == 0) {  // warp-uniform: the next cells of the row above
+                const int column = K * s + 1 + lane;
                 if (column <= m) {
                     waiting = await_cell(row_above + column);
                     if (GOTOH) waiting_f = await_cell(row_above + (m + 1) + column);
                 }
                 __syncwarp();
             }
-            const V from_border = __shfl_sync(FULL_MASK, waiting, s & 31);
-            const V from_border_f = GOTOH ? __shfl_sync(FULL_MASK, waiting_f, s & 31) : V(BIG);
-            const int j = s - lane + 1;
-            V above = __shfl_up_sync(FULL_MASK, bottom, 1);
-            V above_f = GOTOH ? __shfl_up_sync(FULL_MASK, bottom_f, 1) : V(BIG);
-            if (j < 1 || j > m) {
-                above_prev = above;
-                continue;
+            V above[K], above_f[K], from_border[K], from_border_f[K];
+#pragma unroll
+            for (int col = 0; col < K; ++col) {
+                from_border[col] = __shfl_sync(FULL_MASK, waiting, (K * s + col) & 31);
+                from_border_f[col] = GOTOH ? __shfl_sync(FULL_MASK, waiting_f, (K * s + col) & 31) : V(BIG);
+                above[col] = __shfl_up_sync(FULL_MASK, bottom[col], 1);
+                above_f[col] = GOTOH ? __shfl_up_sync(FULL_MASK, bottom_f[col], 1) : V(BIG);
             }
-            V diag;
-            if (lane == 0 && c == 0) {
-                first_row<KIND, V>(j, io, ins, mode, never, above, diag);
-                above_f = BIG;
-            } else {
-                if (lane == 0) {
-                    above = from_border;
-                    above_f = from_border_f;
+#pragma unroll
+            for (int col = 0; col < K; ++col) {
+                const int j = K * (s - lane) + 1 + col;
+                V cell_above = above[col], cell_above_f = above_f[col];
+                if (j < 1 || j > m) {
+                    above_prev = cell_above;
+                    continue;
                 }
-                diag = j == 1 ? (KIND != 1 ? V(dop + first * del) : never) : above_prev;  // H[first][0] at j = 1
-            }
-            above_prev = above;
-            V up = above, up_f = above_f;
-            strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, V(t[j - 1]), sub, match, mismatch, ins,
-                                                    del, io, dop, never);
-            bottom = up;
-            bottom_f = up_f;
-            if (!last_chunk && lane == 31) {
-                publish_cell(row_below + j, bottom);
-                if (GOTOH) publish_cell(row_below + (m + 1) + j, bottom_f);
-            }
-            if (track_min) {
-                V here = pick<R, V>(h, k);
-                last_min = here < last_min ? here : last_min;
+                V diag;
+                if (lane == 0 && c == 0) {
+                    first_row<KIND, V>(j, io, ins, mode, never, cell_above, diag);
+                    cell_above_f = BIG;
+                } else {
+                    if (lane == 0) {
+                        cell_above = from_border[col];
+                        cell_above_f = from_border_f[col];
+                    }
+                    diag = j == 1 ? (KIND != 1 ? V(dop + first * del) : never) : above_prev;  // H[first][0] at j = 1
+                }
+                above_prev = cell_above;
+                V up = cell_above, up_f = cell_above_f;
+                strip_column<R, KIND, V, DP_LONG_SPLIT>(h, qv, e, diag, up, up_f, V(t[j - 1]), sub, match, mismatch,
+                                                        ins, del, io, dop, never);  // fmt: skip
+                bottom[col] = up;
+                bottom_f[col] = up_f;
+                if (!last_chunk && lane == 31) {
+                    publish_cell(row_below + j, up);
+                    if (GOTOH) publish_cell(row_below + (m + 1) + j, up_f);
+                }
+                if (track_min) {
+                    V here = pick<R, V>(h, k);
+                    last_min = here < last_min ? here : last_min;
+                }
             }
         }
         if (last_chunk && lane == owner) out[p] = (KIND == 1 && mode != 0) ? last_min : pick<R, V>(h, k);

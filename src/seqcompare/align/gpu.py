@@ -58,10 +58,15 @@ _STREAM_FROM = 4 << 20
 # Pairs whose query has more rows than this go to the long-pair kernel when the call has fewer of them than the
 # GPU has resident warps (one warp each would leave most of it idle: 20 pairs of 10,000 ran at 78 GCUPS).
 LONG_QUERY_ROWS = 32 * STRIPS[-1]
-# The long kernel's strip size; None picks one from the work (see :func:`long_strip`).
+# The long kernel's strip size, and its columns a step; None picks them from the work (see :func:`long_strip`
+# and :func:`long_columns`).
 LONG_STRIP = None
+LONG_COLUMNS = None
 _RESIDENT_WARPS_PER_SM = 4 * _WARPS_PER_BLOCK  # dp.cu's DP_MIN_BLOCKS blocks a multiprocessor
 _LONG_BORDER_BYTES = 1 << 30  # the rows passed between chunks, per launch (more pairs: more launches)
+# Warps a block of the long-pair kernel (at most dp.cu's DP_LONG_WARPS). Blocks of 1 or 2 warps, which spread 20
+# pairs of 10,000 (400-800 warps) more evenly over the multiprocessors, ran within 1% of 4 (session 28).
+_LONG_WARPS_PER_BLOCK = 4
 
 # The stored type of each signal dtype the kernels read, and the type of the DP's values for it.
 _STORED = {np.dtype(np.uint8): "unsigned char", np.dtype(np.int16): "short", np.dtype(np.int32): "int",
@@ -79,18 +84,50 @@ def _kernel_names(kind: int, value: str, stored: str) -> tuple:
 
 
 def _long_kernel_names(kind: int, value: str, stored: str) -> tuple:
-    return tuple(f"dp_long<{r},{kind},{value},{stored}>" for r in STRIPS)
+    """The long-pair kernels a call may need: every strip size, one column a step, and two where they apply."""
+    names = [f"dp_long<{r},{kind},{value},{stored},1>" for r in STRIPS]
+    if kind == 1 and value in ("int", "float"):
+        names += [f"dp_long<{r},{kind},{value},{stored},2>" for r in STRIPS if r <= 16]
+    return tuple(names)
 
 
-def long_strip(q_len: np.ndarray, resident_warps: int, kind: int = 1) -> int:
+def long_columns(kind: int, value: str, rows: int, units: int, resident_warps: int) -> int:
+    """Columns a step of the long-pair kernel (dp.cu's K): 1 or 2.
+
+    Two columns a step give each lane two chains of cells to interleave, at the price of a longer lag between a
+    chunk and the one below it. They apply to DTW on 32-bit values (float32, and integers, which the kernels
+    read as 32-bit) at strips of at most 16 rows. On an H200 (kernel only, strips of 16, session 28), float32
+    gained at every shape measured (20 pairs of 10,000: 1,937 GCUPS against 1,455; 8 of 30,000, 100 of 5,000 and
+    200 of 2,000: 13-35%); integers gained where the call has fewer units than 30% of the resident warps (20 of
+    10,000, 400 units: 1,990 against 1,668; 8 of 30,000, 472 units: 2,431 against 2,027) and lost above it (200
+    of 2,000, 800 units: 2,390 against 2,831; 100 of 5,000: 2,934 against 3,824), where the integer pipes, not
+    the chain, bound the step. NW's cell has more instructions off the chain, and one column a step was faster
+    for it (1,783 against 1,669 GCUPS at 20 of 10,000). :data:`LONG_COLUMNS` overrides the choice where two
+    columns apply.
+    """
+    if kind != 1 or value not in ("int", "float") or rows > 16:
+        return 1
+    if LONG_COLUMNS is not None:
+        return int(LONG_COLUMNS)
+    if value == "float":
+        return 2
+    return 2 if units * 10 < resident_warps * 3 else 1
+
+
+def long_strip(q_len: np.ndarray, resident_warps: int, kind: int = 1, value: str = "int") -> int:
     """The strip size R for the long-pair kernel.
 
-    The largest R whose chunks of 32 R rows give at least a quarter (DTW) or an eighth (NW) as many units of work
-    as the GPU has resident warps, else the smallest. Fewer, larger chunks leave warps idle; more, smaller ones
-    each add a lag of about 62 columns down the pair's wavefront and do less per step. An NW cell costs more
-    instructions than a DTW cell, so taller strips pay off sooner: on an H200, 20 pairs of 10,000, end to end,
-    NW took 1.70 ms at R = 16 against 2.11 ms at R = 8, while int32 DTW took 2.13 against 2.07 (session 27;
-    20 pairs of 100,000 take R = 32). :data:`LONG_STRIP` overrides it.
+    Strips of 32 rows where their chunks already give at least half as many units of work as the GPU has
+    resident warps, except for DTW on 32-bit values; else the largest R of at most 16 whose chunks of 32 R rows
+    give at least an eighth as many units as resident warps; else the smallest. Fewer, larger chunks leave warps
+    idle; more, smaller ones each add a lag down the pair's wavefront (62 columns, 93 with two columns a step)
+    and do less per step. Strips of 32 rows have no interior loop (it would spill), so they pay only where the
+    pairs are long enough to fill the GPU with them. On an H200, kernel only (session 28): 20 pairs of 10,000,
+    R = 16 against 8: NW 1,762 GCUPS against 1,258, int32 DTW 1,957 against 1,704 (two columns a step at 16),
+    float32 DTW 1,914 against 1,629; 100 pairs of 5,000, R = 16 against 32: NW 1,774 against 1,540, int32 DTW
+    3,926 against 1,882; 20 pairs of 100,000 (1,960 units at R = 32): NW 1,716-1,782 at 32 against 1,562-1,681,
+    int32 DTW 3,486-3,537 against 3,415-3,450, float32 DTW 3,635-3,680 against 4,233-4,271.
+    :data:`LONG_STRIP` overrides it.
 
     Parameters
     ----------
@@ -100,6 +137,8 @@ def long_strip(q_len: np.ndarray, resident_warps: int, kind: int = 1) -> int:
         Warps the GPU holds at once (16 a multiprocessor for these kernels).
     kind : int
         The DP (dp.cu's kinds: 1 is DTW; 0, 2 and 3 are NW).
+    value : str
+        The type of the DP's values (``"int"``, ``"float"`` or ``"double"``).
 
     Returns
     -------
@@ -108,9 +147,15 @@ def long_strip(q_len: np.ndarray, resident_warps: int, kind: int = 1) -> int:
     """
     if LONG_STRIP is not None:
         return int(LONG_STRIP)
-    share = 4 if kind == 1 else 8
-    for rows in reversed(STRIPS):
-        if int((-(-q_len // (32 * rows))).sum()) * share >= resident_warps:
+
+    def units(rows: int) -> int:
+        return int((-(-q_len // (32 * rows))).sum())
+
+    dtw_on_32_bits = kind == 1 and value in ("int", "float")
+    if not dtw_on_32_bits and units(32) * 2 >= resident_warps:
+        return 32
+    for rows in (16, 8):
+        if units(rows) * 8 >= resident_warps:
             return rows
     return STRIPS[0]
 
@@ -449,7 +494,9 @@ def dp_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, *, match=0, mis
         and raise :class:`~seqcompare.errors.InputError` where they fail. Without it, the caller has checked.
     timings : dict, optional
         Filled with ``kernel_s`` (first upload to last kernel, by CUDA events), ``total_s``, and ``stages``: the
-        host's seconds since the call began at each step (for bench/dp_transfer_probe.py).
+        host's seconds since the call began at each step (for bench/dp_transfer_probe.py and
+        bench/dp_long_timeline.py); for calls of long pairs only with small sides, also ``upload_s`` (the one
+        copy up and the border's reset, by CUDA events).
     kernels_only : bool
         For benchmarks: every value goes up before the first kernel, on one stream, so that ``kernel_s`` is the
         kernels' time alone.
@@ -514,11 +561,11 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     bound = max(abs(match), abs(mismatch), abs(ins), abs(dele), int(np.abs(table).max()))
     shared = q_values is t_values and q_off is t_off
     if long_pairs.size == len(plan) and not kernels_only:
-        rows = long_strip(pair_q_len, resident_warps, kind)
+        rows = long_strip(pair_q_len, resident_warps, kind, value)
         if _few_long_pairs_fit(kind, rows, t_values, q_values, shared, pair_t_len, pair_q_len, value_type):
             return _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t_off, q_values, q_off,
-                                   plan, shared, rows, pair_t_len, pair_q_len, table, check, timings, match, mismatch,
-                                   ins, dele, mode, ins_open, del_open)  # fmt: skip
+                                   plan, shared, rows, resident_warps, pair_t_len, pair_q_len, table, check, timings,
+                                   start, match, mismatch, ins, dele, mode, ins_open, del_open)  # fmt: skip
     sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
     streamed = [not shared and not kernels_only and column.kind == "order" and values.nbytes >= _STREAM_FROM
                 for column, (values, _, _) in zip(columns, sides)]  # fmt: skip
@@ -605,10 +652,11 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
                 streams[0].wait_event(uploaded)
             with streams[0]:
                 t_dev = device_values[0]
+                rows = long_strip(pair_q_len[long_pairs], resident_warps, kind, value)
                 _launch_long(module(_SOURCE, _long_kernel_names(kind, value, stored)), kind, value, stored,
-                             value_type, long_pairs, long_strip(pair_q_len[long_pairs], resident_warps, kind), pair_t_len,
-                             pair_q_len, plan, t_dev, t_off_dev, t_dev if shared else device_values[1], q_off_dev,
-                             sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open, del_open, cupy)  # fmt: skip
+                             value_type, long_pairs, rows, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
+                             t_dev if shared else device_values[1], q_off_dev, sub_dev, out_dev, match, mismatch, ins,
+                             dele, mode, ins_open, del_open, resident_warps, cupy)  # fmt: skip
         last_event = cupy.cuda.Event()
         for stream in streams:
             stream.synchronize()
@@ -635,27 +683,32 @@ def _few_long_pairs_fit(kind, rows, t_values, q_values, shared, pair_t_len, pair
     return border * np.dtype(value_type).itemsize <= _LONG_BORDER_BYTES
 
 
-# The page-locked buffer and the stream of :func:`_few_long_pairs`, per device, reused from call to call (one call
-# at a time: the lock is held from the packing to the copy of the scores out).
+# The page-locked buffer, the device buffer and the stream of :func:`_few_long_pairs`, per device, reused from call
+# to call (one call at a time: the lock is held from the packing to the copy of the scores out).
 _FEW_LONG = {}
 _FEW_LONG_LOCK = threading.Lock()
 
 
 def _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t_off, q_values, q_off, plan, shared,
-                    rows, pair_t_len, pair_q_len, table, check, timings, match, mismatch, ins, dele, mode, ins_open,
-                    del_open):  # fmt: skip
+                    rows, resident_warps, pair_t_len, pair_q_len, table, check, timings, start, match, mismatch, ins,
+                    dele, mode, ins_open, del_open):  # fmt: skip
     """A call whose pairs all take the long-pair kernel and whose sides are small (20 pairs of 10,000, say).
 
     Its kernel takes a millisecond or two, so the host's steps must cost less than that: everything the kernel
     reads (both sides, offsets, plan columns, units, border offsets, the ticket, the cost table) is packed into
-    one reused page-locked buffer and goes up in one copy, the scores come back in one, and the checks run on
-    the host (while the kernel runs, except for codes that index the cost table, which are checked first; a
-    failed check raises once the GPU is done with the call's memory, and no score is returned). The general
-    path's separate small copies from pageable memory (20-90 us each), device-side offsets, scatter of the
-    scores and staging machinery took 1.5 ms of a 2.9 ms call of 20 int32 pairs of 10,000 on an H200
-    (bench/RESULTS.md, session 27).
+    one reused page-locked buffer and goes up in one copy to one reused device buffer, the kernel reads its parts
+    through pointers into it, the scores come back in one copy, and the checks run on the host (while the kernel
+    runs, except for codes that index the cost table, which are checked first; a failed check raises once the
+    GPU is done with the call's memory, and no score is returned). The general path's separate small copies from
+    pageable memory (20-90 us each), device-side offsets, scatter of the scores and staging machinery took 1.5 ms
+    of a 2.9 ms call of 20 int32 pairs of 10,000 on an H200 (bench/RESULTS.md, session 27); CuPy arrays for each
+    part and the call's allocations took 0.17-0.19 ms of the 1.6 ms left (session 28).
     """
-    start = time.perf_counter()
+    stages = None if timings is None else timings.setdefault("stages", [])
+
+    def reached(step: str) -> None:
+        if stages is not None:
+            stages.append((step, time.perf_counter() - start))
 
     def verify() -> None:
         checks = _Checks(cupy, value != "int")
@@ -669,57 +722,72 @@ def _few_long_pairs(cupy, kind, value, stored, value_type, out_type, t_values, t
     if check and kind == 3:
         verify()
     unit_pair, unit_chunk, border_off, border_size = _long_units(pair_t_len, pair_q_len, rows, kind)
+    units = unit_pair.size
+    columns = long_columns(kind, value, rows, units, resident_warps)
+    reached("planned")
     parts = [np.ascontiguousarray(t_values), np.asarray(t_off, np.int64), np.ascontiguousarray(plan[:, 0]),
              np.ascontiguousarray(plan[:, 1]), border_off, unit_pair, unit_chunk, np.zeros(1, np.uint32),
              np.asarray(table, np.int32).ravel()]  # fmt: skip
     if not shared:
         parts += [np.ascontiguousarray(q_values), np.asarray(q_off, np.int64)]
-    starts = np.cumsum([0] + [-(-part.nbytes // 16) * 16 for part in parts])  # each part 16-byte aligned
-    scores_at, total = int(starts[-1]), int(starts[-1]) + len(plan) * np.dtype(value_type).itemsize
+    starts = np.cumsum([0] + [-(-part.nbytes // 16) * 16 for part in parts]).tolist()  # each part 16-byte aligned
+    itemsize = np.dtype(value_type).itemsize
+    scores_at = starts[-1]  # the scores after the parts, in both buffers
+    total = scores_at + len(plan) * itemsize
     device = cupy.cuda.Device().id
     with _FEW_LONG_LOCK:
-        host, stream = _FEW_LONG.get(device, (None, None))
+        host, on_device, stream = _FEW_LONG.get(device, (None, None, None))
         if host is None or host.size < total:
             host = pinned_empty(max(total, 1 << 20) * 2, np.uint8)
+            on_device = cupy.empty(host.size, dtype=np.uint8)
             stream = stream or cupy.cuda.Stream(non_blocking=True)
-            _FEW_LONG[device] = (host, stream)
-        for part, at in zip(parts, starts[:-1].tolist()):
-            host[at : at + part.nbytes] = part.reshape(-1).view(np.uint8)
-        packed = cupy.empty(scores_at, dtype=np.uint8)
+            _FEW_LONG[device] = (host, on_device, stream)
+        # the rows passed between chunks (up to _LONG_BORDER_BYTES) from CuPy's pool, not kept with the buffers
         border = cupy.empty(max(1, border_size), dtype=value_type)
-        scores = cupy.empty(len(plan), dtype=value_type)
+        for part, at in zip(parts, starts):
+            host[at : at + part.nbytes] = part.reshape(-1).view(np.uint8)
+        reached("packed")
         runtime = cupy.cuda.runtime
-        first, last = cupy.cuda.Event(), cupy.cuda.Event()
-        first.record(stream)
-        runtime.memcpyAsync(packed.data.ptr, host.ctypes.data, scores_at, runtime.memcpyHostToDevice, stream.ptr)
+        events = [cupy.cuda.Event() for _ in range(3)] if timings is not None else None
+        if events:
+            events[0].record(stream)
+        base = on_device.data.ptr
+        runtime.memcpyAsync(base, host.ctypes.data, scores_at, runtime.memcpyHostToDevice, stream.ptr)
         # 0x80 in every byte: a value no cell takes, so a reader knows a cell not yet written (dp.cu)
         runtime.memsetAsync(border.data.ptr, 0x80, border.nbytes, stream.ptr)
-        on_device = [packed[at : at + part.nbytes].view(part.dtype) for part, at in zip(parts, starts[:-1].tolist())]
-        t_dev, t_off_dev, pair_t, pair_q, border_off_dev, unit_pair_dev, unit_chunk_dev, ticket, sub_dev = on_device[:9]
-        q_dev, q_off_dev = (t_dev, t_off_dev) if shared else on_device[9:]
+        if events:
+            events[1].record(stream)
+        # the kernel's arguments: pointers into the device buffer (no CuPy array per part), then its scalars
+        pointer = [np.uint64(base + at) for at in starts[:-1]]
+        t_dev, t_off_dev, pair_t, pair_q, border_off_dev, unit_pair_dev, unit_chunk_dev, ticket, sub_dev = pointer[:9]
+        q_dev, q_off_dev = (t_dev, t_off_dev) if shared else pointer[9:]
         kernel = module(_SOURCE, _long_kernel_names(kind, value, stored)).get_function(
-            f"dp_long<{rows},{kind},{value},{stored}>")  # fmt: skip
-        units = unit_pair.size
+            f"dp_long<{rows},{kind},{value},{stored},{columns}>")  # fmt: skip
         with stream:
             kernel(
-                (-(-units // _WARPS_PER_BLOCK),), (32 * _WARPS_PER_BLOCK,),
+                (-(-units // _LONG_WARPS_PER_BLOCK),), (32 * _LONG_WARPS_PER_BLOCK,),
                 (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, unit_pair_dev, unit_chunk_dev, np.int32(units),
                  ticket, np.int32(match), np.int32(mismatch), np.int32(ins), np.int32(dele), np.int32(mode),
-                 np.int32(ins_open), np.int32(del_open), sub_dev, border, border_off_dev, scores),
+                 np.int32(ins_open), np.int32(del_open), sub_dev, border, border_off_dev, np.uint64(base + scores_at)),
             )  # fmt: skip
-        last.record(stream)
-        runtime.memcpyAsync(host.ctypes.data + scores_at, scores.data.ptr, scores.nbytes, runtime.memcpyDeviceToHost,
-                            stream.ptr)  # fmt: skip
+        if events:
+            events[2].record(stream)
+        reached("launched")
+        runtime.memcpyAsync(host.ctypes.data + scores_at, base + scores_at, total - scores_at,
+                            runtime.memcpyDeviceToHost, stream.ptr)  # fmt: skip
         try:
             if check and kind != 3:
                 verify()
-        finally:  # nothing of this call's may be freed, nor the buffer refilled, while the GPU still reads it
+            reached("checked")
+        finally:  # nothing of this call's may be freed, nor the buffers refilled, while the GPU still uses them
             stream.synchronize()
-        out = host[scores_at:total].view(value_type).astype(out_type)
+        reached("synchronized")
+        scores = host[scores_at:total].view(value_type).astype(out_type)  # a copy: the buffer is reused
     if timings is not None:
-        timings["kernel_s"] = cupy.cuda.get_elapsed_time(first, last) / 1e3
+        timings["kernel_s"] = cupy.cuda.get_elapsed_time(events[0], events[2]) / 1e3
+        timings["upload_s"] = cupy.cuda.get_elapsed_time(events[0], events[1]) / 1e3
         timings["total_s"] = time.perf_counter() - start
-    return out
+    return scores
 
 
 def _long_border_values(pair_t_len, pair_q_len, rows: int, kind: int) -> np.ndarray:
@@ -734,11 +802,11 @@ def _long_units(pair_t_len, pair_q_len, rows: int, kind: int):
     always end), each pair's offset into the rows passed between its chunks (int64), and their total."""
     chunks = -(-np.asarray(pair_q_len) // (32 * rows))
     border_values = _long_border_values(pair_t_len, pair_q_len, rows, kind)
-    unit_pair = np.repeat(np.arange(chunks.size), chunks)
-    unit_chunk = np.arange(unit_pair.size) - np.repeat(np.cumsum(chunks) - chunks, chunks)
-    order = np.lexsort((unit_pair, unit_chunk))
-    border_off = np.r_[0, np.cumsum(border_values)[:-1]].astype(np.int64)
-    return unit_pair[order].astype(np.int32), unit_chunk[order].astype(np.int32), border_off, int(border_values.sum())
+    # (chunk, pair) for each chunk a pair has, in row-major order of that grid: chunk-major
+    unit_chunk, unit_pair = np.nonzero(np.arange(int(chunks.max(initial=0)))[:, None] < chunks[None, :])
+    border_off = np.zeros(border_values.size, np.int64)
+    np.cumsum(border_values[:-1], out=border_off[1:])
+    return unit_pair.astype(np.int32), unit_chunk.astype(np.int32), border_off, int(border_values.sum())
 
 
 def _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
@@ -819,12 +887,12 @@ def _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, 
 
 
 def _launch_long(kernels, kind, value, stored, value_type, pairs, rows, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
-                 q_dev, q_off_dev, sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open, del_open, cupy):  # fmt: skip
+                 q_dev, q_off_dev, sub_dev, out_dev, match, mismatch, ins, dele, mode, ins_open, del_open,
+                 resident_warps, cupy):  # fmt: skip
     """The long-pair kernel for the plan rows ``pairs`` on the current stream: each pair in chunks of 32 ``rows``
     query rows, one warp per chunk, in launches whose rows passed between chunks fit :data:`_LONG_BORDER_BYTES`."""
     border_values = _long_border_values(pair_t_len[pairs], pair_q_len[pairs], rows, kind)
     itemsize = np.dtype(value_type).itemsize
-    name = f"dp_long<{rows},{kind},{value},{stored}>"
     start = 0
     while start < pairs.size:
         # as many pairs as fit the budget, and always at least one
@@ -843,9 +911,10 @@ def _launch_long(kernels, kind, value, stored, value_type, pairs, rows, pair_t_l
         units = unit_pair.size
         ticket = narrow[2 * units :].view(cupy.uint32)
         scores = cupy.empty(group.size, dtype=value_type)
-        blocks = int(min(-(-units // _WARPS_PER_BLOCK), 1 << 16))
-        kernels.get_function(name)(
-            (blocks,), (32 * _WARPS_PER_BLOCK,),
+        blocks = int(min(-(-units // _LONG_WARPS_PER_BLOCK), 1 << 16))
+        columns = long_columns(kind, value, rows, units, resident_warps)
+        kernels.get_function(f"dp_long<{rows},{kind},{value},{stored},{columns}>")(
+            (blocks,), (32 * _LONG_WARPS_PER_BLOCK,),
             (t_dev, t_off_dev, q_dev, q_off_dev, pair_t, pair_q, narrow[:units], narrow[units : 2 * units],
              np.int32(units), ticket, np.int32(match), np.int32(mismatch), np.int32(ins), np.int32(dele),
              np.int32(mode), np.int32(ins_open), np.int32(del_open), sub_dev, border, border_off_dev, scores),
