@@ -2,9 +2,9 @@
 codes and DTW on int32 random walks, ``device="cuda"``, warm, in one process (the workload of ``bench/dp_long.py``).
 
 Each row is the median of 15 calls after one untimed call, made back to back, with 1 ms between calls, and with
-Python's garbage collector off, in two rounds; GCUPS = pairs x 10,000^2 / median seconds::
+Python's garbage collector off, in two rounds (``--rounds``); GCUPS = pairs x 10,000^2 / median seconds::
 
-    python3 bench/dp_long_calls.py
+    python3 bench/dp_long_calls.py [--rounds 2]
 """
 
 from __future__ import annotations
@@ -17,7 +17,13 @@ import numpy as np
 
 
 def main() -> int:
+    import argparse
+
     import seqcompare
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
 
     rng = np.random.default_rng(1)
     pairs, length = 20, 10_000
@@ -32,7 +38,7 @@ def main() -> int:
         "NW": lambda: seqcompare.align(targets, queries, costs=costs, device="cuda"),
         "DTW int32": lambda: seqcompare.dtw(walk_a, walk_b, device="cuda"),
     }
-    for round_ in range(2):
+    for round_ in range(args.rounds):
         for name, job in jobs.items():
             for style in ("back-to-back", "gap 1 ms", "gc off"):
                 job()

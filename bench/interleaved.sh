@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Alternate a baseline tree and this one, ROUNDS times, on the public API rows of bench/public_api.py (--only
-# ROWS) and on the end-to-end scan command line (SCAN=1, data from bench/scan_bench.py in $SEQCOMPARE_WORK):
-# run-to-run drift of the machine then falls on both trees alike.
+# ROWS) and on the end-to-end scan command line (SCAN=1, data from bench/scan_bench.py in $SEQCOMPARE_WORK),
+# and on goal 3's calls of 20 pairs of 10,000 (LONG=1: bench/dp_long_calls.py): run-to-run drift of the machine
+# then falls on both trees alike.
 #
 #   bash bench/interleaved.sh BASE_DIR OUTDIR [ROWS] [ROUNDS]
 set -uo pipefail
@@ -32,6 +33,10 @@ for round in $(seq "$ROUNDS"); do
                     "$WORK/scan_full.fastq" "$WORK/scan_full_sigs.fasta" -j "$(nproc)" --device "$DEVICE" -q -o /dev/null)
                 echo "$side $round: scan end to end $(( ($(date +%s%N) - start) / 1000000 )) ms"
             done
+        fi
+        if [[ -n "${LONG:-}" ]]; then
+            (cd /tmp && PYTHONPATH=$tree/src${PYTHONPATH:+:$PYTHONPATH} python3 "$HEAD_TREE/bench/dp_long_calls.py" \
+                --rounds 1) 2>&1 | sed "s/^/$side $round: /"
         fi
     done
 done
