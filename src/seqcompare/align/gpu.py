@@ -65,7 +65,7 @@ LONG_COLUMNS = None
 _RESIDENT_WARPS_PER_SM = 4 * _WARPS_PER_BLOCK  # dp.cu's DP_MIN_BLOCKS blocks a multiprocessor
 _LONG_BORDER_BYTES = 1 << 30  # the rows passed between chunks, per launch (more pairs: more launches)
 # Warps a block of the long-pair kernel (at most dp.cu's DP_LONG_WARPS). Blocks of 1 or 2 warps, which spread 20
-# pairs of 10,000 (400-800 warps) more evenly over the multiprocessors, ran within 1% of 4 (session 28).
+# pairs of 10,000 (400-800 warps) more evenly over the multiprocessors, were no faster than 4 (session 28).
 _LONG_WARPS_PER_BLOCK = 4
 
 # The stored type of each signal dtype the kernels read, and the type of the DP's values for it.
