@@ -4,6 +4,7 @@ per GPU, and when a worker is SIGKILLed mid-run (LocalClusters of worker process
 import os
 import signal
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -191,18 +192,32 @@ def test_a_failed_task_is_raised_in_the_caller_alone(cluster):
 # -- a worker SIGKILLed mid-run costs a rerun of its tasks, never a lost or doubled result ------------------------
 
 
+_KILLED: dict = {}  # id(client) -> addresses of the workers killed in its runs
+
+
 def killing_after(results: int, monkeypatch, client):
     """Make the next distributed run SIGKILL one worker process once ``results`` tasks have come back, and check
     that every task's result is still handed on exactly once (and that the kill came before the last one)."""
     original = RUN_TASKS
-    client.wait_for_workers(2)  # the worker killed in a previous run is back before the run is cut into tasks
+    # The worker killed in a previous run is back before the run is cut into tasks (by the workers it sees): the
+    # scheduler may still list the dead worker for a moment after its nanny starts another, so two workers are
+    # not enough; none of them may be a killed one.
+    killed = _KILLED.setdefault(id(client), set())
+    deadline = time.monotonic() + 60
+    while True:
+        workers = set(client.scheduler_info()["workers"])
+        if len(workers) >= 2 and not workers & killed:
+            break
+        assert time.monotonic() < deadline, f"the workers did not come back: {sorted(workers)}"
+        time.sleep(0.05)
 
     def run_tasks(client, blocks, tasks, priorities=None):
         seen = []
         for task_id, result in original(client, blocks, tasks, priorities):
             seen.append(task_id)
             if len(seen) == results:
-                victim = min(client.run(os.getpid, on_error="ignore").values())
+                address, victim = min(client.run(os.getpid, on_error="ignore").items(), key=lambda item: item[1])
+                killed.add(address)
                 os.kill(victim, signal.SIGKILL)
             yield task_id, result
         assert sorted(seen) == sorted(tasks) and len(seen) > results
