@@ -17,9 +17,12 @@ Usage::
   ``--cudasw-source`` (its Makefile: ``make release`` with ``-arch=sm_90`` and ``-x cu``, the command below) and
   its database made with its ``makedb`` (not timed, as in
   its benchmarks); each tool runs in a fresh process, wall time from the process's start. Every top-10 hit it
-  reports must have the same score in ours. Ours runs twice: a script through the API (every score), and the
-  command line as a user runs the same search (``seqcompare align DB QUERIES ... --top 10``: each query's 10 best
-  hits as TSV, what CUDASW++ writes), whose scores at every rank must equal CUDASW++'s.
+  reports must have the same score in ours. Ours runs three ways: a script through the API (every score with its
+  ends), the same with ``positions=False`` (every score alone, what CUDASW++ computes), and the command line as a
+  user runs the same search (``seqcompare align DB QUERIES ... --top 10``: each query's 10 best hits as TSV, what
+  CUDASW++ writes; scores alone, then the hits' ends), whose scores at every rank must equal CUDASW++'s. Then,
+  in this process, our kernels alone (labelled): CUDA events around every launch, best of 3 warm calls, with and
+  without the ends.
 - ``cpu``: the same search on the CPU, side by side with parasail's striped AVX2 ``sw`` (a profile per query,
   16-bit lanes, 32-bit where saturated) built from ``--parasail-source`` with ``bench/peers/parasail_search.c``:
   the bundled 31 UniProt proteins against themselves, and CUDASW++'s queries against ``--cpu-db`` random proteins;
@@ -172,10 +175,10 @@ def time_kernel_launches(cupy, owner) -> list:
     return launches
 
 
-def our_search(db: str, queries: str, out: str, device: str = "cuda", threads: str = "0") -> None:
+def our_search(db: str, queries: str, out: str, device: str = "cuda", threads: str = "0", positions: str = "1") -> None:
     """One search in this process (run as a fresh process by :func:`search` and :func:`cpu`): every query against
-    every database sequence, local, BLOSUM62 11/1, on ``device`` (the CPU: ``threads``); scores to ``out`` (.npy,
-    queries by rows)."""
+    every database sequence, local, BLOSUM62 11/1, on ``device`` (the CPU: ``threads``), with the ends or (``positions``
+    "0") the scores alone; scores to ``out`` (.npy, queries by rows)."""
     started = time.perf_counter()
     import seqcompare
 
@@ -183,7 +186,7 @@ def our_search(db: str, queries: str, out: str, device: str = "cuda", threads: s
     n_db, n_queries = len(database), len(asked)
     computed = time.perf_counter()
     result = seqcompare.align(database, asked, mode="local", matrix=matrix, gap_open=11, gap_extend=1, pairs=pairs,
-                              device=device, threads=int(threads) or None)  # fmt: skip
+                              device=device, threads=int(threads) or None, positions=positions == "1")  # fmt: skip
     finished = time.perf_counter()
     np.save(out, result.scores.reshape(n_queries, n_db))
     print(json.dumps({"read_s": computed - started, "align_s": finished - computed, "cells": result.cells}))
@@ -224,14 +227,14 @@ def search(args) -> None:
         print("cudasw4", wall, gcups[-3:], flush=True)
         hits = [line.split("\t") for line in open(tsv).read().splitlines() if line and line[0].isdigit()]
     tools = ["cudasw4"]
-    for tool in ["seqcompare"]:
+    for tool, positions in (("seqcompare", "1"), ("seqcompare-scores", "0")):
         tools.append(tool)
         record["runs"][tool] = []
         for _ in range(args.repeats):
             scores_path = os.path.join(work, "ours.npy")
             started = time.perf_counter()
-            done = subprocess.run([sys.executable, __file__, "our-search", db, queries, scores_path],
-                                  capture_output=True, text=True)  # fmt: skip
+            done = subprocess.run([sys.executable, __file__, "our-search", db, queries, scores_path, "cuda", "0",
+                                   positions], capture_output=True, text=True)  # fmt: skip
             wall = time.perf_counter() - started
             if done.returncode:
                 print(done.stdout[-3000:], done.stderr[-3000:])
@@ -274,7 +277,34 @@ def search(args) -> None:
         walls = [run["wall_s"] for run in record["runs"][tool]]
         record[f"{tool}_wall_median_s"] = statistics.median(walls)
         record[f"{tool}_wall_gcups"] = record["cells"] / statistics.median(walls) / 1e9
+    record["kernels_gcups"] = kernel_rates(db, queries)
+    print("kernels alone (GCUPS, best of 3 warm calls):", record["kernels_gcups"], flush=True)
     write(args.out, "search", record)
+
+
+def kernel_rates(db: str, queries: str, calls: int = 3) -> dict:
+    """Our search's kernels alone (labelled, not a product figure): the sum of CUDA events around every launch of
+    a warm call, the best of ``calls``, with the ends (``ends``) and without (``scores``)."""
+    import cupy
+
+    import seqcompare
+    import seqcompare.align.modes_gpu as modes_gpu
+
+    launches = time_kernel_launches(cupy, modes_gpu)
+    database, asked, matrix, pairs = search_workload(db, queries)
+    rates = {}
+    for name, positions in (("ends", True), ("scores", False), ("ends_again", True), ("scores_again", False)):
+        best = None
+        for call in range(calls + 1):
+            launches.clear()
+            result = seqcompare.align(database, asked, mode="local", matrix=matrix, gap_open=11, gap_extend=1,
+                                      pairs=pairs, device="cuda", positions=positions)  # fmt: skip
+            cupy.cuda.runtime.deviceSynchronize()
+            seconds = sum(cupy.cuda.get_elapsed_time(start, stop) / 1e3 for _, start, stop in launches)
+            if call:  # the first call compiles
+                best = seconds if best is None else min(best, seconds)
+        rates[name] = round(result.cells / best / 1e9, 1)
+    return rates
 
 
 def build_parasail(source: str, work: str) -> str:

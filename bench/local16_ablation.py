@@ -9,8 +9,8 @@ of 3 calls per variant, in two rounds::
 
     python3 bench/local16_ablation.py [VARIANT ...] [--old modes_old.cu] [--db 100000]
 
-Variants: ``no_ends`` (no column maxima, no notes), ``scores_only`` (a running maximum, no notes: the scores
-equal base's), ``no_note_branch`` (column maxima kept, notes never taken),
+Variants, all of the kernel with ends (``local16<R, true>``; its form without, ``local16<R, false>``, is timed
+by ``align_modes.py search``): ``no_ends`` (no column maxima, no notes), ``no_note_branch`` (column maxima kept, notes never taken),
 ``no_letter_loads`` (target letters not read), ``no_interleave`` (no PRMT joining the two targets' scores),
 ``no_border`` (no border row between chunks), ``no_inside_tests`` (letters read without the bounds test),
 ``core`` (the first four together), ``exchange8`` (the warp's best shared every 8 steps, not 32); and host
@@ -33,25 +33,9 @@ from align_modes import replaced  # noqa: E402  (bench/ on the path first)
 
 
 def no_ends(text: str) -> str:
-    begin = text.index("                unsigned column_max = h[0];")
-    end = text.rindex("            }\n", begin, text.index("            if (!last_chunk) __syncwarp();"))
+    begin = text.index("                    unsigned column_max = h[0];")
+    end = text.index("                }\n            }\n            if (!last_chunk) __syncwarp();")
     return text[:begin] + "#if 0\n" + text[begin:end] + "#endif\n" + text[end:]
-
-
-def scores_only(text: str) -> str:
-    """What a kernel of scores alone would run: each lane's running maximum in the column maxima's chain (R/2
-    three-way maxima a step), no notes, no comparison with a bar, no exchanges; the scores equal base's."""
-    begin = text.index("                unsigned column_max = h[0];")
-    end = text.rindex("            }\n", begin, text.index("            if (!last_chunk) __syncwarp();"))
-    running = ("#pragma unroll\n"
-               "                for (int r = 0; r < R; r += 2) bar = r + 1 < R ? __vimax3_s16x2(bar, h[r], h[r + 1])\n"
-               "                                                              : __vmaxs2(bar, h[r]);\n")
-    text = text[:begin] + running + text[end:]
-    text = replaced(text, "unsigned bar = pack16(max(best[0] - 1, 0), max(best[1] - 1, 0));",
-                    "unsigned bar = pack16(best[0], best[1]);")
-    return replaced(text, "            if (!last_chunk) __syncwarp();",
-                    "            if (!last_chunk) __syncwarp();\n"
-                    "            chunk_value[0] = half16(bar, 0);\n            chunk_value[1] = half16(bar, 1);")
 
 
 def no_note_branch(text: str) -> str:
@@ -86,7 +70,6 @@ VARIANTS = {
     "base": [],
     "no_ends": [no_ends],
     "no_note_branch": [no_note_branch],
-    "scores_only": [scores_only],
     "no_letter_loads": [no_letter_loads],
     "no_interleave": [no_interleave],
     "no_border": [no_border],
@@ -141,7 +124,7 @@ def main() -> int:
                 handle.write(text)
             modes_gpu._SOURCE = path
             if name == "old" and not args.old_kept_rows:  # before session 26: the profile alone
-                modes_gpu.search_profile_bytes = lambda rows, size: (size + 1) * 32 * modes_gpu.profile_stride(rows) * 4
+                modes_gpu.search_profile_bytes = lambda rows, size, ends=True: (size + 1) * 32 * modes_gpu.profile_stride(rows) * 4
             else:
                 modes_gpu.search_profile_bytes = base_bytes
             saved = {key: getattr(modes_gpu, key) for key in SETTINGS.get(name, {})}

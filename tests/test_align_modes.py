@@ -190,6 +190,9 @@ def test_bad_input_gets_one_clear_line():
         seqcompare.align(["A"], ["A"], matrix="BLOSUM62", gap_open=1, gap_extend=2)
     with pytest.raises(InputError, match="nucleotide alphabet"):
         seqcompare.align(["MKV"], ["MKV"], matrix="BLOSUM62", gap_open=11, gap_extend=1, both_strands=True)
+    for asked in ({"stats": True}, {"cigar": True}, {"both_strands": True}):
+        with pytest.raises(InputError, match="positions=False leaves out the alignments' positions"):
+            seqcompare.align(["ACGT"], ["ACG"], mode="local", positions=False, **asked)
     with pytest.raises(InputError, match="cannot score the bytes alphabet"):
         seqcompare.align(["A"], ["A"], matrix="BLOSUM62", gap_open=11, gap_extend=1, alphabet="bytes")
     with pytest.raises(InputError, match="DNA only"):
@@ -341,15 +344,16 @@ def test_local_search_kernel_equals_the_cpu_at_every_strip_height(rng, monkeypat
     # kernel: queries of lengths that pick each strip height and take one to three chunks of rows, an odd count of
     # targets of mixed lengths (so warps pair unequal targets and one half is empty), small alphabets with random
     # tables and zero gap costs for ties everywhere. Scores and ends must equal the CPU's (itself the oracle's,
-    # in the tests above), and the kernel must have taken every non-empty pair.
+    # in the tests above), and the kernel must have taken every non-empty pair; so must its form without ends
+    # (positions=False), with the same scores.
     from seqcompare.align import modes_gpu
 
-    ran = []
+    ran = {True: [], False: []}
     original = modes_gpu._local16
 
     def counted(*args):
         found = original(*args)
-        ran.append(len(args[4]))
+        ran[args[10]].append(len(args[4]))
         return found
 
     monkeypatch.setattr(modes_gpu, "_local16", counted)
@@ -367,9 +371,12 @@ def test_local_search_kernel_equals_the_cpu_at_every_strip_height(rng, monkeypat
     options = dict(mode="local", matrix=matrix, gap_open=gap_open, gap_extend=gap_extend, pairs=pairs)
     gpu = seqcompare.align(targets, queries, device="cuda", **options)
     cpu = seqcompare.align(targets, queries, device="cpu", **options)
-    assert sum(ran) == len(queries) * sum(1 for target in targets if target), ran
+    scores_alone = seqcompare.align(targets, queries, device="cuda", positions=False, **options)
+    every = len(queries) * sum(1 for target in targets if target)
+    assert sum(ran[True]) == every and sum(ran[False]) == every, ran
     assert np.array_equal(gpu.scores, cpu.scores)
     assert np.array_equal(gpu.positions, cpu.positions)
+    assert np.array_equal(scores_alone.scores, cpu.scores) and scores_alone.positions is None
     assert gpu.scores.max() > 0
 
 
@@ -395,6 +402,9 @@ def test_local_search_pairs_beyond_16_bits_take_the_32_bit_kernel(rng):
                            **options)  # fmt: skip
     assert np.array_equal(gpu.scores, cpu.scores) and np.array_equal(gpu.positions, cpu.positions)
     assert gpu.scores.max() > 1 << 13
+    scores_alone = seqcompare.align(targets, queries, device="cuda", positions=False,
+                                    pairs=[(a, b) for b in range(3) for a in range(4)], **options)  # fmt: skip
+    assert np.array_equal(scores_alone.scores, cpu.scores) and scores_alone.positions is None
 
 
 def test_local_search_layout_rules():

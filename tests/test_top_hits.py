@@ -81,6 +81,11 @@ def test_protein_search_top_hits_equal_the_oracle(rng, device):
     assert top.scores.tolist() == scores[expected].tolist()
     ends = [[found[1][1], found[1][3]] for found in oracle]
     assert top.positions[:, [1, 3]].tolist() == [ends[i] for i in expected]
+    # the scores alone (a search's first pass): the same scores, no positions
+    alone = seqcompare.align(targets, queries, mode="local", matrix="BLOSUM62", gap_open=11, gap_extend=1,
+                             pairs="all", device=device, positions=False)  # fmt: skip
+    assert alone.scores.tolist() == scores.tolist() and alone.positions is None
+    assert alone.best(3).pairs.tolist() == pairs[expected].tolist()
 
 
 def test_all_pairs_of_one_set_are_every_ordered_pair_of_different_series():
@@ -140,6 +145,42 @@ def test_align_top_writes_each_querys_best_targets(tmp_path, capsysbinary):
     # edit distance: the lowest cost first
     out, _ = run_cli("align", queries, queries, "--alphabet", "protein", "--top", "2", "-q")
     assert [line.split("\t")[:4] for line in out.splitlines()[1:3]] == [["q1", "1", "q1", "0"], ["q1", "2", "q3", "6"]]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("extra", [[], ["--stats"], ["--cigar"], ["--stats", "--cigar", "--mode", "semi-global"]])
+def test_align_top_in_two_passes_equals_one_pass(tmp_path, capsysbinary, device, extra):
+    """``--top`` scores every pair alone, then aligns the hits again for their positions, statistics and CIGARs
+    (where those are asked, or on the GPU): its lines must equal the best of one pass over every pair with
+    everything asked, written by hand here."""
+    run_cli = InProcess(capsysbinary)
+    with open(os.path.join(DATA, "uniprot_31.fasta")) as handle:
+        records = [(record.split("\n", 1)[0].split()[0], record.split("\n", 1)[1].replace("\n", ""))
+                   for record in handle.read().split(">")[1:]]  # fmt: skip
+    records = sorted(records, key=lambda record: len(record[1]))[:14]  # the shortest: the CPU's oracle runs fast
+    names = [name for name, _ in records]
+    proteins = tmp_path / "proteins.fasta"
+    proteins.write_text("".join(f">{name}\n{sequence}\n" for name, sequence in records))
+    options = ["--mode", "local", "--matrix", "BLOSUM62", "--gap-open", "11", "--gap-extend", "1", *extra]
+    out, _ = run_cli("align", proteins, "--all-vs-all", *options, "--top", "2", "--device", device, "-q")
+    mode = extra[extra.index("--mode") + 1] if "--mode" in extra else "local"
+    stats, cigar = "--stats" in extra, "--cigar" in extra
+    every = np.array([(t, q) for q in range(14) for t in range(14) if t != q])
+    one_pass = seqcompare.align(str(proteins), str(proteins), mode=mode, matrix="BLOSUM62", gap_open=11, gap_extend=1,
+                                pairs=every, stats=stats, cigar=cigar).best(2)  # fmt: skip
+    expected = []
+    for k, ((t, q), score) in enumerate(zip(one_pass.pairs.tolist(), one_pass.scores.tolist())):
+        start, end, q_start, q_end = one_pass.positions[k].tolist()
+        line = [names[q], str(k % 2 + 1), names[t], str(score)]
+        line += [str(start), str(end), str(q_start), str(q_end)] if stats or cigar else [str(end), str(q_end)]
+        if stats:
+            identity = one_pass.identity[k]
+            line += [str(v) for v in (one_pass.matches[k], one_pass.counts[k, 1], one_pass.mismatches[k],
+                                      one_pass.gap_columns[k], one_pass.length[k])] + ["%.6g" % identity]  # fmt: skip
+        if cigar:
+            line.append(one_pass.cigars[k])
+        expected.append(line)
+    assert [line.split("\t") for line in out.splitlines()[1:]] == expected and len(expected) == 28
 
 
 def test_top_errors_are_one_line_and_leave_no_output(tmp_path, capsysbinary):

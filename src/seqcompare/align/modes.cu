@@ -544,11 +544,14 @@ __device__ __forceinline__ bool earlier_end(int value, int column, int row, int 
 
 // Block unit u: query unit_query[u] against the targets of plan pairs sorted_pairs[unit_first[u] + 2 w + half]
 // of its warps w, those before unit_end[u] (pair p aligns target plan[2 p] with the query); out[3 p ...] gets
-// each pair's score, target end and query end (0-based; 0, 0 when no cell beats 0). table[a * size + b] scores
-// target code a against query code b; minus_open and minus_extend are -open and -extend in both halves. Blocks
+// each pair's score, target end and query end (0-based; 0, 0 when no cell beats 0). Without ENDS (a search of
+// scores alone) out[p] gets the score: each lane keeps a running maximum of its cells in the column maxima's
+// chain (R/2 three-way maxima a step) and notes nothing, 12% faster on CUDASW++'s queries (bench/RESULTS.md,
+// session 29). table[a * size + b] scores target code a against query code b; minus_open and minus_extend are
+// -open and -extend in both halves. Blocks
 // take units in turn (gridDim.x apart), so the border holds one row per resident warp; queries of one chunk
 // (m <= 32 R) never touch it.
-template <int R>
+template <int R, bool ENDS>
 __global__ void __launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM(R)) local16(
     const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
     const unsigned char* __restrict__ q_codes, const long long* __restrict__ q_off,
@@ -608,7 +611,8 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM(R)) lo
             // What a lane's column maximum must beat to be noted: its own best of this chunk so far, and
             // one below the warp's best of earlier chunks and at its exchanges (a lower one can never be the
             // pair's end).
-            unsigned bar = pack16(max(best[0] - 1, 0), max(best[1] - 1, 0));
+            // Without ENDS, bar is the lane's running maximum, from the warp's best of earlier chunks.
+            unsigned bar = ENDS ? pack16(max(best[0] - 1, 0), max(best[1] - 1, 0)) : pack16(best[0], best[1]);
             for (int offset = 16; offset > 0; offset >>= 1)
                 bar = __vmaxs2(bar, __shfl_xor_sync(FULL_MASK, bar, offset));
             int chunk_value[2] = {0, 0}, chunk_column[2] = {0, 0}, chunk_row[2] = {0, 0};
@@ -659,35 +663,47 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM(R)) lo
                 bottom = h[R - 1];
                 bottom_f = f;
                 if (!last_chunk && lane == 31 && inside) lane_border[s] = make_uint2(bottom, bottom_f);
-                unsigned column_max = h[0];
+                if constexpr (!ENDS) {
 #pragma unroll
-                for (int r = 1; r < R; r += 2) column_max = r + 1 < R ? __vimax3_s16x2(column_max, h[r], h[r + 1])
-                                                                      : __vmaxs2(column_max, h[r]);
-                // One maximum and one comparison for both halves, which are told apart only in the branch. (Not
-                // __vibmax_s16x2's predicates: with them this kernel's ends came out wrong on an H200.)
-                const unsigned raised = __vmaxs2(column_max, bar);
-                if (raised != bar) {  // a new best that could be the pair's end: its rows are kept, not searched
+                    for (int r = 0; r < R; r += 2) bar = r + 1 < R ? __vimax3_s16x2(bar, h[r], h[r + 1])
+                                                                  : __vmaxs2(bar, h[r]);
+                } else {
+                    unsigned column_max = h[0];
 #pragma unroll
-                    for (int half = 0; half < 2; ++half) {
-                        const int wanted = half16(column_max, half);
-                        if (wanted <= half16(bar, half)) continue;
-                        chunk_value[half] = wanted;
-                        chunk_column[half] = j;
+                    for (int r = 1; r < R; r += 2)
+                        column_max = r + 1 < R ? __vimax3_s16x2(column_max, h[r], h[r + 1])
+                                               : __vmaxs2(column_max, h[r]);
+                    // One maximum and one comparison for both halves, which are told apart only in the branch.
+                    // (Not __vibmax_s16x2's predicates: with them this kernel's ends came out wrong on an H200.)
+                    const unsigned raised = __vmaxs2(column_max, bar);
+                    if (raised != bar) {  // a new best that could be the pair's end: its rows kept, not searched
 #pragma unroll
-                        for (int r = 0; r < R; r += 2)
-                            kept[half * (R / 2) + r / 2] = __byte_perm(h[r], h[r + 1], half ? 0x7632 : 0x5410);
+                        for (int half = 0; half < 2; ++half) {
+                            const int wanted = half16(column_max, half);
+                            if (wanted <= half16(bar, half)) continue;
+                            chunk_value[half] = wanted;
+                            chunk_column[half] = j;
+#pragma unroll
+                            for (int r = 0; r < R; r += 2)
+                                kept[half * (R / 2) + r / 2] = __byte_perm(h[r], h[r + 1], half ? 0x7632 : 0x5410);
+                        }
                     }
-                }
-                bar = raised;
-                if ((s & 31) == 31) {  // the warp's best so far raises what a lane's new best must reach
-                    unsigned warp_best = bar;
+                    bar = raised;
+                    if ((s & 31) == 31) {  // the warp's best so far raises what a lane's new best must reach
+                        unsigned warp_best = bar;
 #pragma unroll
-                    for (int offset = 16; offset > 0; offset >>= 1)
-                        warp_best = __vmaxs2(warp_best, __shfl_xor_sync(FULL_MASK, warp_best, offset));
-                    bar = __vmaxs2(bar, add16x2(warp_best, 0xffffffffu));
+                        for (int offset = 16; offset > 0; offset >>= 1)
+                            warp_best = __vmaxs2(warp_best, __shfl_xor_sync(FULL_MASK, warp_best, offset));
+                        bar = __vmaxs2(bar, add16x2(warp_best, 0xffffffffu));
+                    }
                 }
             }
             if (!last_chunk) __syncwarp();  // the border row is written before the next chunk reads it
+            if constexpr (!ENDS) {
+#pragma unroll
+                for (int half = 0; half < 2; ++half) best[half] = half16(bar, half);
+                continue;
+            }
 #pragma unroll
             for (int half = 0; half < 2; ++half) {  // the first row holding each noted maximum, in its kept column
                 if (chunk_value[half] > 0) {
@@ -730,6 +746,10 @@ __global__ void __launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM(R)) lo
             for (int half = 0; half < 2; ++half) {
                 const long long pair = half == 0 ? pair_a : pair_b;
                 if (pair < 0) continue;
+                if constexpr (!ENDS) {
+                    out[pair] = best[half];
+                    continue;
+                }
                 out[3 * pair] = best[half];
                 out[3 * pair + 1] = best_column[half] - 1;
                 out[3 * pair + 2] = best_row[half] - 1;

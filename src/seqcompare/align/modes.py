@@ -76,7 +76,8 @@ class ModeScorer:
     complements, laid out as ``q_codes``) each pair also tries the query's other strand and keeps the better
     (the forward strand on ties). With ``paths`` the start positions and counts are made too; without (and
     without CIGARs), they are -1. Both strands need the paths: a reverse alignment's end on the query as given
-    is its start on the reverse complement."""
+    is its start on the reverse complement. Without ``ends`` (nor the paths) the positions are ``(k, 0)``: the
+    scores alone, which the GPU's search kernel finds faster."""
 
     t_codes: np.ndarray
     t_off: np.ndarray
@@ -86,6 +87,7 @@ class ModeScorer:
     cigar: bool = False
     q_reverse: np.ndarray | None = None
     paths: bool = True
+    ends: bool = True
 
     @property
     def needs_paths(self) -> bool:
@@ -224,6 +226,8 @@ class ModeScorer:
         its end); counts as :data:`COUNTS`; reverse True where the query's reverse complement aligned (its
         positions are then on the query as given)."""
         scores, positions, counts = self._strand(self.q_codes, plan, threads, report)
+        if not (self.ends or self.needs_paths):
+            positions = positions[:, :0]  # the kernels found the ends anyway; the GPU's scores-only pass does not
         return self._finish(plan, scores, positions, counts, threads, self._strand_runner(threads))
 
     def _strand_runner(self, threads):
@@ -298,6 +302,7 @@ class ModeScorer:
         s = self.scoring
         paths = self.needs_paths
         run = lambda q_codes, plan: mode_pairs_on_gpu(self.t_codes, self.t_off, q_codes, self.q_off, plan,  # noqa: E731
-                                                      s.scores, s.gap_open, s.gap_extend, MODE_CODES[s.mode], paths)
+                                                      s.scores, s.gap_open, s.gap_extend, MODE_CODES[s.mode], paths,
+                                                      self.ends)  # fmt: skip
         scores, positions, counts = run(self.q_codes, plan)
         return self._finish(plan, scores, positions, counts, None, lambda plan: run(self.q_reverse, plan), gpu=True)

@@ -117,21 +117,58 @@ def run_command(args) -> int:
         pairs = every_pair(len(targets), None if queries is None else len(queries))
     elif args.format == "matrix":
         pairs = _matrix_plan(len(targets), len(query_set), queries is None and args.mode not in ("infix", "prefix"))
+    second = queries if queries is not None else (targets if pairs is not None else None)
     with dask_client(args, log) as client:
         started = time.perf_counter()
-        result = align(targets, queries if queries is not None else (targets if pairs is not None else None),
-                       costs=costs, pairs=pairs, cigar=args.cigar, threads=args.threads, device=args.device,
-                       progress=log.progress, client=client, **options)  # fmt: skip
-    log_rate(log, "alignments", result, time.perf_counter() - started)
+        run = lambda **chosen: align(targets, second, costs=costs, threads=args.threads, device=args.device,  # noqa: E731
+                                     client=client, **chosen)  # fmt: skip
+        if args.top is not None and _hits_again(args, in_mode):
+            result = _search_hits(run, pairs, args.top, args.cigar, options, log.progress)
+        else:
+            result = run(pairs=pairs, cigar=args.cigar, progress=log.progress, **options)
+            if args.top is not None:
+                result = result.best(args.top)
+    log_rate(log, "alignments", result, time.perf_counter() - started, len(pairs) if args.top is not None else None)
     if args.format == "matrix":
         text = _matrix_text(result, targets.names, query_set.names, args.value, queries is None)
     elif args.top is not None:
-        text = _table_text(result.best(args.top), targets.names, query_set.names, args, ranked=True)
+        text = _table_text(result, targets.names, query_set.names, args, ranked=True)
     else:
         text = _table_text(result, targets.names, query_set.names, args)
     with open_output(args.output) as out:
         out.write(text.encode("utf-8", "surrogateescape"))
     return 0
+
+
+def _hits_again(args, in_mode: bool) -> bool:
+    """Whether a search (``--top``) scores every pair alone first, then aligns its hits again for the rest: where
+    statistics or CIGARs are asked (the paths then cost only the hits), or a mode's ends on the GPU (its
+    scores-only pass is faster). On the CPU the scores' pass finds the ends anyway. Both strands keep one pass:
+    a strand's choice needs the paths."""
+    if args.both_strands:
+        return False
+    if args.stats or args.cigar:
+        return True
+    if not in_mode or args.device == "cpu":
+        return False
+    from ..cuda.runtime import resolve_device
+
+    return resolve_device(args.device) == "cuda"
+
+
+def _search_hits(run, pairs, top: int, cigar: bool, options: dict, progress):
+    """Each query's ``top`` best hits of a search, in two passes: every pair's score alone (the GPU's fastest
+    pass; no positions, statistics or CIGARs), then the hits again with everything asked. The second pass must
+    give the first's scores (the same model on the same pairs), which is checked."""
+    import numpy as np
+
+    first = run(pairs=pairs, progress=progress, **{**options, "stats": False}, positions=False)
+    best = first.best(top)
+    hits = run(pairs=best.pairs, cigar=cigar, **options)
+    if not np.array_equal(hits.scores, best.scores):
+        raise AssertionError("the hits' second pass does not give the scores of the search")
+    hits.cells = first.cells
+    return hits
 
 
 def _in_mode(args) -> bool:
@@ -238,8 +275,9 @@ def _table_text(result, target_names, query_names, args, ranked: bool = False) -
     return "\n".join(["\t".join(header)] + ["\t".join(map(str, row)) for row in rows]) + "\n"
 
 
-def log_rate(log, what: str, result, seconds: float) -> None:
-    log(f"{len(result.scores)} {what}, {result.cells:.4g} cells in {seconds:.3f} s = "
+def log_rate(log, what: str, result, seconds: float, count: int | None = None) -> None:
+    """One line: how many ``what`` (``count``, else the result's), the cells, the time and GCUPS."""
+    log(f"{len(result.scores) if count is None else count} {what}, {result.cells:.4g} cells in {seconds:.3f} s = "
         f"{result.cells / max(seconds, 1e-9) / 1e9:.3g} GCUPS")
 
 
