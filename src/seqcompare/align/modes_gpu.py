@@ -112,6 +112,40 @@ def local16_eligible(t_len: np.ndarray, q_len: np.ndarray, scores: np.ndarray, g
     return (shorter > 0) & (shorter <= longest_allowed)
 
 
+def every_target_of_each_query(plan: np.ndarray, n_queries: int) -> int:
+    """The number of targets T when ``plan`` is a whole search's (:func:`~seqcompare.align.api.every_pair`'s
+    layout: query by query, each against targets 0 .. T - 1 in order, all ``n_queries`` queries), else 0."""
+    k = len(plan)
+    if not n_queries or not k or k % n_queries:
+        return 0
+    grid = plan.reshape(n_queries, k // n_queries, 2)
+    targets, queries = grid[:, :, 0], grid[:, :, 1]
+    if (targets == np.arange(k // n_queries)).all() and (queries == np.arange(n_queries)[:, None]).all():
+        return k // n_queries
+    return 0
+
+
+def launch_order(queries: np.ndarray, lengths: np.ndarray, by_rank: np.ndarray, targets_per_query: int = 0):
+    """``(order, counts)``: the pairs (their query, their target's length) sorted by their query's rank (query
+    ``by_rank[r]`` has rank r), then longest target first, then as given; and each rank's number of pairs.
+
+    Two stable sorts of every pair (radix sorts where the keys fit 16 bits) give it in general. A whole search's
+    plan (``targets_per_query`` T, from :func:`every_target_of_each_query`) needs one sort of its T targets: every
+    query meets them in the same order (4 M pairs: about 10 ms against 100 ms on a 2-core EPYC)."""
+    n_queries = len(by_rank)
+    narrow = lambda values, fits: values.astype(np.uint16 if fits else np.int64)  # noqa: E731
+    longest = int(lengths.max()) if len(lengths) else 0
+    if targets_per_query:
+        by_length = np.argsort(narrow(longest - lengths[:targets_per_query], longest < 1 << 16), kind="stable")
+        order = (by_rank[:, None] * targets_per_query + by_length[None, :]).reshape(-1)
+        return order, np.full(n_queries, targets_per_query, dtype=np.int64)
+    rank = np.empty(n_queries, dtype=np.int64)
+    rank[by_rank] = np.arange(n_queries)
+    order = np.argsort(narrow(longest - lengths, longest < 1 << 16), kind="stable")
+    order = order[np.argsort(narrow(rank[queries[order]], n_queries <= 1 << 16), kind="stable")]
+    return order, np.bincount(queries, minlength=n_queries)[by_rank]
+
+
 def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: int, gap_open: int,
              gap_extend: int, ends: bool = True) -> np.ndarray:  # fmt: skip
     """``(k, 3)`` int32 on the host: the score, target end and query end (0-based) of each pair ``plan[chosen]``
@@ -128,17 +162,12 @@ def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: in
     lengths = t_len if every else t_len[chosen]
     n_queries = len(q_lengths)
     heights_of_query = search_rows(q_lengths)
-    # Each query's rank: by strip height, then by number. Two stable sorts of the pairs (radix sorts where the
-    # keys fit 16 bits), target length falling, then rank, give the launches' order; the rest is per query.
+    # Each query's rank: by strip height, then by number; the launches take the pairs in that order, longest
+    # target first within a query.
     by_rank = np.lexsort((np.arange(n_queries), heights_of_query))
-    rank = np.empty(n_queries, dtype=np.int64)
-    rank[by_rank] = np.arange(n_queries)
-    longest = int(lengths.max())
-    narrow = lambda values, fits: values.astype(np.uint16 if fits else np.int64)  # noqa: E731
-    order = np.argsort(narrow(longest - lengths, longest < 1 << 16), kind="stable")
-    order = order[np.argsort(narrow(rank[queries[order]], n_queries <= 1 << 16), kind="stable")]
+    whole_search = every_target_of_each_query(plan, n_queries) if every else 0
+    order, counts = launch_order(queries, lengths, by_rank, whole_search)
     pairs = order if every else chosen[order]
-    counts = np.bincount(queries, minlength=n_queries)[by_rank]  # pairs of each rank, in sorted order
     stops = np.cumsum(counts)
     starts = stops - counts
     heights = heights_of_query[by_rank]
