@@ -411,13 +411,14 @@ def test_a_whole_searchs_launch_order_equals_the_general_sort(rng):
     # The search kernel's launch order from one sort of the targets (every query meets them alike) must equal
     # the two sorts of every pair; and only a whole search's plan may take it.
     from seqcompare.align.api import every_pair
-    from seqcompare.align.modes_gpu import every_target_of_each_query, launch_order
+    from seqcompare.align.modes_gpu import launch_order
+    from seqcompare.align.plans import whole_search_targets
 
     for trial in range(60):
         n_targets, n_queries = int(rng.integers(1, 50)), int(rng.integers(1, 7))
         target_lengths = rng.integers(1, 5 if trial % 2 else 70_000, n_targets)  # ties, and lengths past 16 bits
         plan = every_pair(n_targets, n_queries)
-        assert every_target_of_each_query(plan, n_queries) == n_targets
+        assert whole_search_targets(plan, n_queries) == n_targets
         by_rank = rng.permutation(n_queries)
         lengths = target_lengths[plan[:, 0]]
         general = launch_order(plan[:, 1], lengths, by_rank)
@@ -428,15 +429,15 @@ def test_a_whole_searchs_launch_order_equals_the_general_sort(rng):
         expected = sorted(range(len(plan)), key=lambda p: (rank[plan[p, 1]], -lengths[p], p))
         assert general[0].tolist() == expected
         # other plans: a query left out, two targets swapped, a query's block repeated
-        assert every_target_of_each_query(plan, n_queries + 1) == 0
+        assert whole_search_targets(plan, n_queries + 1) == 0
         if n_targets > 1:
             swapped = plan.copy()
             swapped[[0, 1], 0] = swapped[[1, 0], 0]
-            assert every_target_of_each_query(swapped, n_queries) == 0
+            assert whole_search_targets(swapped, n_queries) == 0
         if n_queries > 1:
             repeated = plan.copy()
             repeated[n_targets:2 * n_targets, 1] = 0
-            assert every_target_of_each_query(repeated, n_queries) == 0
+            assert whole_search_targets(repeated, n_queries) == 0
 
 
 def test_local_search_layout_rules():

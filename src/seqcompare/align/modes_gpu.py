@@ -18,6 +18,7 @@ import os
 import numpy as np
 
 from ..cuda.runtime import module, require_cupy
+from .plans import whole_search_targets
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modes.cu")
 STRIP_ROWS = {True: 4, False: 8}  # with the paths, 4 rows keep the registers within 255 (154 used, no spills)
@@ -112,25 +113,12 @@ def local16_eligible(t_len: np.ndarray, q_len: np.ndarray, scores: np.ndarray, g
     return (shorter > 0) & (shorter <= longest_allowed)
 
 
-def every_target_of_each_query(plan: np.ndarray, n_queries: int) -> int:
-    """The number of targets T when ``plan`` is a whole search's (:func:`~seqcompare.align.api.every_pair`'s
-    layout: query by query, each against targets 0 .. T - 1 in order, all ``n_queries`` queries), else 0."""
-    k = len(plan)
-    if not n_queries or not k or k % n_queries:
-        return 0
-    grid = plan.reshape(n_queries, k // n_queries, 2)
-    targets, queries = grid[:, :, 0], grid[:, :, 1]
-    if (targets == np.arange(k // n_queries)).all() and (queries == np.arange(n_queries)[:, None]).all():
-        return k // n_queries
-    return 0
-
-
 def launch_order(queries: np.ndarray, lengths: np.ndarray, by_rank: np.ndarray, targets_per_query: int = 0):
     """``(order, counts)``: the pairs (their query, their target's length) sorted by their query's rank (query
     ``by_rank[r]`` has rank r), then longest target first, then as given; and each rank's number of pairs.
 
     Two stable sorts of every pair (radix sorts where the keys fit 16 bits) give it in general. A whole search's
-    plan (``targets_per_query`` T, from :func:`every_target_of_each_query`) needs one sort of its T targets: every
+    plan (``targets_per_query`` T, from :func:`.plans.whole_search_targets`) needs one sort of its T targets: every
     query meets them in the same order (4 M pairs: about 10 ms against 100 ms on a 2-core EPYC)."""
     n_queries = len(by_rank)
     narrow = lambda values, fits: values.astype(np.uint16 if fits else np.int64)  # noqa: E731
@@ -165,7 +153,7 @@ def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: in
     # Each query's rank: by strip height, then by number; the launches take the pairs in that order, longest
     # target first within a query.
     by_rank = np.lexsort((np.arange(n_queries), heights_of_query))
-    whole_search = every_target_of_each_query(plan, n_queries) if every else 0
+    whole_search = whole_search_targets(plan, n_queries) if every else 0
     order, counts = launch_order(queries, lengths, by_rank, whole_search)
     pairs = order if every else chosen[order]
     stops = np.cumsum(counts)

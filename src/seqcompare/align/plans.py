@@ -67,3 +67,20 @@ def uniform_step(offsets: np.ndarray):
     if int(offsets[-1]) != step * (offsets.size - 1):
         return None
     return step if _all_equal(offsets, lambda a, b: (_COUNT[: b - a] + a) * step) else None
+
+
+def whole_search_targets(plan: np.ndarray, n_queries: int) -> int:
+    """The number of targets T when ``plan`` is a whole search's (:func:`~seqcompare.align.api.every_pair`'s
+    layout: query by query, each against targets 0 .. T - 1 in order, all ``n_queries`` queries), else 0."""
+    k = len(plan)
+    if not n_queries or not k or k % n_queries:
+        return 0
+    targets = k // n_queries
+    grid = plan.reshape(n_queries, targets, 2)
+    in_order = np.arange(targets, dtype=np.int64)
+    rows = max(1, _BLOCK // targets)  # a block of whole queries at a time: temporaries of about _BLOCK values
+    for first in range(0, n_queries, rows):
+        block = grid[first : first + rows]
+        if not ((block[:, :, 0] == in_order).all() and (block[:, :, 1] == _COUNT[: len(block), None] + first).all()):
+            return 0
+    return targets
