@@ -158,6 +158,9 @@ def test_align_and_dtw_are_identical(cluster, rng):
     got = align(sequences[:30], sequences[30:], client=client, device=device, **search).best(3)
     for field in ("pairs", "scores", "positions"):
         assert np.array_equal(getattr(got, field), getattr(expected, field)), field
+    alone = align(sequences[:30], sequences[30:], client=client, device=device, positions=False, **search).best(3)
+    assert np.array_equal(alone.pairs, expected.pairs) and np.array_equal(alone.scores, expected.scores)
+    assert alone.positions is None  # a search's scores alone
     signals = [rng.integers(-50, 50, rng.integers(1, 80)) for _ in range(30)]
     for mode in ("full", "subsequence"):
         assert np.array_equal(dtw(signals, mode=mode, client=client, device=device).scores,
