@@ -353,7 +353,7 @@ def test_local_search_kernel_equals_the_cpu_at_every_strip_height(rng, monkeypat
 
     def counted(*args):
         found = original(*args)
-        ran[args[10]].append(len(args[4]))
+        ran[args[9]].append(len(args[4]))
         return found
 
     monkeypatch.setattr(modes_gpu, "_local16", counted)
@@ -438,6 +438,43 @@ def test_a_whole_searchs_launch_order_equals_the_general_sort(rng):
             repeated = plan.copy()
             repeated[n_targets:2 * n_targets, 1] = 0
             assert whole_search_targets(repeated, n_queries) == 0
+
+
+def test_search_launches_cover_every_chosen_pair_once(rng):
+    # The host's plan of the search kernel's launches: each block unit holds at most two pairs a warp of one
+    # query, every chosen pair lies in exactly one unit, each launch's strip height is its queries' own, and a
+    # launch with a query of more than one chunk has a border as wide as its longest target (plus one).
+    from seqcompare.align import modes_gpu
+
+    for trial in range(40):
+        n_targets, n_queries = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+        t_lengths = rng.integers(1, 300, n_targets)
+        q_lengths = rng.integers(1, 1500, n_queries)
+        plan = np.array([(t, q) for q in range(n_queries) for t in range(n_targets)], dtype=np.int64)
+        if trial % 2:  # a listed plan: some pairs, shuffled
+            plan = plan[rng.permutation(len(plan))[: int(rng.integers(1, len(plan) + 1))]]
+        chosen = np.arange(len(plan)) if trial % 3 else np.flatnonzero(rng.random(len(plan)) < 0.7)
+        if not chosen.size:
+            continue
+        t_len = t_lengths[plan[:, 0]]
+        sorted_pairs, launches = modes_gpu.search_launches(plan, chosen, t_len, q_lengths)
+        assert sorted(sorted_pairs.tolist()) == sorted(chosen.tolist())
+        per_unit = 2 * modes_gpu.SEARCH_WARPS
+        seen = []
+        for launch in launches:
+            for query, first, end in zip(launch.unit_query, launch.unit_first, launch.unit_end):
+                slots = list(range(int(first), min(int(first) + per_unit, int(end))))
+                assert slots and all(plan[sorted_pairs[slot], 1] == query for slot in slots)
+                assert modes_gpu.search_rows(q_lengths[[query]])[0] == launch.rows
+                seen += slots
+            queries = set(launch.unit_query.tolist())
+            if max(q_lengths[list(queries)]) > 32 * launch.rows:
+                widest = max(t_len[sorted_pairs[slot]] for slot in range(len(sorted_pairs))
+                             if plan[sorted_pairs[slot], 1] in queries)  # fmt: skip
+                assert launch.border_stride == widest + 1
+            else:
+                assert launch.border_stride == 0
+        assert sorted(seen) == list(range(len(sorted_pairs))), trial
 
 
 def test_local_search_layout_rules():

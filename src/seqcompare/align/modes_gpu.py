@@ -14,6 +14,7 @@ scores that could reach 2**29.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -134,16 +135,25 @@ def launch_order(queries: np.ndarray, lengths: np.ndarray, by_rank: np.ndarray, 
     return order, np.bincount(queries, minlength=n_queries)[by_rank]
 
 
-def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: int, gap_open: int,
-             gap_extend: int, ends: bool = True) -> np.ndarray:  # fmt: skip
-    """``(k, 3)`` int32 on the host: the score, target end and query end (0-based) of each pair ``plan[chosen]``
-    by ``local16`` in its row of ``k = len(plan)`` (other rows undefined); without ``ends``, ``(k, 1)``: the
-    scores alone, by the kernel that notes no ends (12% faster). ``t_len`` each pair's target length,
-    ``q_lengths`` each query's length. Pairs are sorted by query, in order of strip height, and within a query
-    longest target first (so a warp's two targets are alike); a query's pairs go two to a warp and
-    :data:`SEARCH_WARPS` warps to a block unit, and the kernel writes each pair's results in plan order."""
-    from ..cuda.runtime import free_bytes
+@dataclass
+class SearchLaunch:
+    """One launch of ``local16``: strip height ``rows``; block unit u takes query ``unit_query[u]`` against the
+    sorted pairs ``unit_first[u]`` up to ``unit_end[u]``; ``border_stride`` the border's entries a warp (0 when
+    every query of the launch fits one chunk)."""
 
+    rows: int
+    unit_query: np.ndarray
+    unit_first: np.ndarray
+    unit_end: np.ndarray
+    border_stride: int
+
+
+def search_launches(plan: np.ndarray, chosen: np.ndarray, t_len: np.ndarray, q_lengths: np.ndarray):
+    """``(sorted_pairs, launches)``: how ``local16`` runs the pairs ``plan[chosen]`` (``t_len`` each plan pair's
+    target length, ``q_lengths`` each query's length), worked out on the host alone, so that it can run while
+    CUDA starts. Pairs are sorted by query, in order of strip height, and within a query longest target first
+    (so a warp's two targets are alike); a query's pairs go two to a warp and :data:`SEARCH_WARPS` warps to a
+    block unit; one :class:`SearchLaunch` a strip height."""
     k = len(plan)
     every = len(chosen) == k
     queries = plan[:, 1] if every else plan[chosen, 1]
@@ -159,16 +169,8 @@ def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: in
     stops = np.cumsum(counts)
     starts = stops - counts
     heights = heights_of_query[by_rank]
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    flag = "true" if ends else "false"
-    names = tuple(f"local16<{rows},{flag}>" for rows in SEARCH_ROWS)
-    compiled = module(_SOURCE, names)
-    fields = 3 if ends else 1
-    splat = lambda x: np.uint32((x & 0xFFFF) * 0x10001)  # noqa: E731  (x in both 16-bit halves)
-    on_device = cupy.asarray(np.ascontiguousarray(plan, dtype=np.int64))
-    sorted_pairs = cupy.asarray(pairs.astype(np.int64, copy=False))
-    out = cupy.empty(fields * k, dtype=np.int32)
     per_unit = 2 * SEARCH_WARPS
+    launches = []
     cuts = np.r_[0, np.flatnonzero(heights[1:] != heights[:-1]) + 1, n_queries]
     for low, high in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         present = low + np.flatnonzero(counts[low:high])  # ranks of this height with pairs
@@ -179,22 +181,47 @@ def _local16(cupy, device: dict, table, plan, chosen, t_len, q_lengths, size: in
         n_units = int(units.sum())
         # Unit u of a query: its pairs from the query's start + u x per_unit, up to the query's end.
         within = np.arange(n_units) - np.repeat(np.cumsum(units) - units, units)
-        unit_first = np.repeat(starts[present], units) + per_unit * within
-        unit_end = np.repeat(stops[present], units)
-        unit_query = np.repeat(by_rank[present], units).astype(np.int64)
-        grid = min(n_units, sms * SEARCH_BLOCKS)
         stride = 0
         if int(q_lengths[by_rank[present]].max()) > 32 * rows:  # a query of more than one chunk: a border a warp
             stride = int(lengths[order[starts[present]]].max()) + 1  # each query's first pair is its longest
+        launches.append(SearchLaunch(rows, np.repeat(by_rank[present], units).astype(np.int64),
+                                     np.repeat(starts[present], units) + per_unit * within,
+                                     np.repeat(stops[present], units), stride))  # fmt: skip
+    return pairs.astype(np.int64, copy=False), launches
+
+
+def _local16(cupy, device: dict, table, plan, sorted_pairs, launches, size: int, gap_open: int, gap_extend: int,
+             ends: bool = True) -> np.ndarray:  # fmt: skip
+    """``(k, 3)`` int32 on the host: the score, target end and query end (0-based) of each pair of
+    ``sorted_pairs`` by ``local16`` in its row of ``k = len(plan)`` (other rows undefined); without ``ends``,
+    ``(k, 1)``: the scores alone, by the kernel that notes no ends (12% faster). ``launches`` and the order of
+    ``sorted_pairs`` from :func:`search_launches`; the kernel writes each pair's results in plan order."""
+    from ..cuda.runtime import free_bytes
+
+    k = len(plan)
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    flag = "true" if ends else "false"
+    names = tuple(f"local16<{rows},{flag}>" for rows in SEARCH_ROWS)
+    compiled = module(_SOURCE, names)
+    fields = 3 if ends else 1
+    splat = lambda x: np.uint32((x & 0xFFFF) * 0x10001)  # noqa: E731  (x in both 16-bit halves)
+    on_device = cupy.asarray(np.ascontiguousarray(plan, dtype=np.int64))
+    pairs_on_device = cupy.asarray(sorted_pairs)
+    out = cupy.empty(fields * k, dtype=np.int32)
+    for launch in launches:
+        n_units = len(launch.unit_query)
+        grid = min(n_units, sms * SEARCH_BLOCKS)
+        stride = launch.border_stride
+        if stride:
             budget = int(SEARCH_BORDER_SHARE * free_bytes(cupy))
             grid = max(1, min(grid, budget // (SEARCH_WARPS * stride * 8)))
         border = cupy.empty(max(1, grid * SEARCH_WARPS * stride * 2), dtype=np.uint32)
-        kernel = compiled.get_function(f"local16<{rows},{flag}>")
+        kernel = compiled.get_function(f"local16<{launch.rows},{flag}>")
         kernel((grid,), (32 * SEARCH_WARPS,),
-               (device["t_codes"], device["t_off"], device["q_codes"], device["q_off"], on_device, sorted_pairs,
-                cupy.asarray(unit_query), cupy.asarray(unit_first), cupy.asarray(unit_end), np.int32(n_units),
-                table, np.int32(size), splat(-gap_open), splat(-gap_extend), border, np.int64(stride), out),
-               shared_mem=search_profile_bytes(rows, size, ends))  # fmt: skip
+               (device["t_codes"], device["t_off"], device["q_codes"], device["q_off"], on_device, pairs_on_device,
+                cupy.asarray(launch.unit_query), cupy.asarray(launch.unit_first), cupy.asarray(launch.unit_end),
+                np.int32(n_units), table, np.int32(size), splat(-gap_open), splat(-gap_extend), border,
+                np.int64(stride), out), shared_mem=search_profile_bytes(launch.rows, size, ends))  # fmt: skip
     return out.get().reshape(k, fields)
 
 
@@ -221,7 +248,6 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
     """``(scores, positions (k, 4), counts (k, 4))`` of ``plan``'s pairs, as :func:`.mode_kernels.mode_pairs` gives them
     (int64, in plan order); without ``paths`` as :func:`.mode_kernels.mode_scores` (starts and counts -1); without
     ``ends`` (nor ``paths``) the positions are ``(k, 0)``: scores alone, which ``local16`` finds 12% faster."""
-    cupy = require_cupy()
     k = len(plan)
     ends = ends or paths
     out_scores = np.empty(k, np.int64)
@@ -231,26 +257,29 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
     if k == 0:
         return out_scores, out_positions, out_counts
     t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
-    device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
-              (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip
-    table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
-    rest = None
+    searched = None
     if mode == 1 and not paths:
         fast = local16_eligible(t_len, q_len, scores, gap_open, gap_extend)
         if fast.any():
             every = bool(fast.all())  # a database search: no gathers, slices of the host's arrays
             chosen = np.arange(k) if every else np.flatnonzero(fast)
-            found = _local16(cupy, device, table, plan, chosen, t_len, np.diff(q_off), table.shape[0], gap_open,
-                             gap_extend, ends)  # fmt: skip
-            at = slice(None) if every else chosen
-            found = found[at]
-            out_scores[at] = found[:, 0]
-            if ends:
-                out_positions[at, 0::2] = -1
-                out_positions[at, 1::2] = found[:, 1:]
-            if every:
-                return out_scores, out_positions, out_counts
-            rest = np.flatnonzero(~fast)
+            searched = search_launches(plan, chosen, t_len, np.diff(q_off))  # before CuPy: CUDA may still start
+    cupy = require_cupy()
+    device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
+              (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip
+    table = cupy.asarray(np.ascontiguousarray(scores, dtype=np.int32))
+    rest = None
+    if searched is not None:
+        found = _local16(cupy, device, table, plan, *searched, table.shape[0], gap_open, gap_extend, ends)
+        at = slice(None) if every else chosen
+        found = found[at]
+        out_scores[at] = found[:, 0]
+        if ends:
+            out_positions[at, 0::2] = -1
+            out_positions[at, 1::2] = found[:, 1:]
+        if every:
+            return out_scores, out_positions, out_counts
+        rest = np.flatnonzero(~fast)
     if rest is None:
         rest = np.arange(k)
     # longest targets first: each batch's first pair sizes its border
