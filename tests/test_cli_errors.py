@@ -203,28 +203,6 @@ def test_device_cuda_is_checked_before_the_inputs_are_read(capsysbinary, tmp_pat
         fails(capsysbinary, tmp_path, *argv, "--device", "cuda", naming="needs CuPy")
 
 
-def test_a_gpu_starting_in_the_background_is_checked_quickly_until_it_has_started(monkeypatch):
-    # While the command line's thread imports CuPy and starts CUDA, resolve_device("cuda") must not wait for it
-    # (the host's work until the GPU is first used overlaps the start); once the thread is done it checks fully.
-    import threading
-
-    from seqcompare.cuda import runtime as _runtime
-
-    calls = []
-    monkeypatch.setattr(_runtime, "require_cupy", lambda: calls.append("full"))
-    monkeypatch.setattr(_runtime, "require_gpu_quickly", lambda: calls.append("quick"))
-    release = threading.Event()
-    starting = threading.Thread(target=release.wait)
-    monkeypatch.setattr(_runtime, "_STARTED", [starting])
-    starting.start()
-    assert _runtime.resolve_device("cuda") == "cuda" and calls == ["quick"]
-    release.set()
-    starting.join()
-    assert _runtime.resolve_device("cuda") == "cuda" and calls == ["quick", "full"]
-    monkeypatch.setattr(_runtime, "_STARTED", [])
-    assert _runtime.resolve_device("cuda") == "cuda" and calls == ["quick", "full", "full"]
-
-
 # ----------------------------------------------------------------------------------- names and formats
 
 

@@ -150,8 +150,8 @@ class SearchLaunch:
 
 def search_launches(plan: np.ndarray, chosen: np.ndarray, t_len: np.ndarray, q_lengths: np.ndarray):
     """``(sorted_pairs, launches)``: how ``local16`` runs the pairs ``plan[chosen]`` (``t_len`` each plan pair's
-    target length, ``q_lengths`` each query's length), worked out on the host alone, so that it can run while
-    CUDA starts. Pairs are sorted by query, in order of strip height, and within a query longest target first
+    target length, ``q_lengths`` each query's length), worked out on the host alone (and tested without a GPU).
+    Pairs are sorted by query, in order of strip height, and within a query longest target first
     (so a warp's two targets are alike); a query's pairs go two to a warp and :data:`SEARCH_WARPS` warps to a
     block unit; one :class:`SearchLaunch` a strip height."""
     k = len(plan)
@@ -263,7 +263,7 @@ def mode_pairs_on_gpu(t_codes, t_off, q_codes, q_off, plan, scores, gap_open: in
         if fast.any():
             every = bool(fast.all())  # a database search: no gathers, slices of the host's arrays
             chosen = np.arange(k) if every else np.flatnonzero(fast)
-            searched = search_launches(plan, chosen, t_len, np.diff(q_off))  # before CuPy: CUDA may still start
+            searched = search_launches(plan, chosen, t_len, np.diff(q_off))
     cupy = require_cupy()
     device = {name: cupy.asarray(np.ascontiguousarray(array)) for name, array in
               (("t_codes", t_codes), ("t_off", t_off), ("q_codes", q_codes), ("q_off", q_off))}  # fmt: skip

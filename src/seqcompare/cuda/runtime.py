@@ -283,18 +283,8 @@ def resolve_device(device: str = "cpu") -> str:
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu', 'cuda' or 'auto'; got {device!r}")
     if device == "cuda":
-        if _starting_in_background():
-            # CuPy's import and CUDA's start are under way in a thread (the command line's prepare): the host's
-            # work until the GPU is first used overlaps them, and require_cupy() there reports what failed.
-            require_gpu_quickly()
-        else:
-            require_cupy()  # fail now, with the fix in the message, rather than after the work on the CPU
+        require_cupy()  # fail now, with the fix in the message, rather than after the work on the CPU
     return device
-
-
-def _starting_in_background() -> bool:
-    """Whether :func:`start_in_background`'s thread is still running."""
-    return bool(_STARTED) and _STARTED[0].is_alive()
 
 
 def copy_in_parallel(destination, source) -> None:
