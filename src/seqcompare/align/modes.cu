@@ -548,9 +548,8 @@ __device__ __forceinline__ bool earlier_end(int value, int column, int row, int 
 // scores alone) out[p] gets the score: each lane keeps a running maximum of its cells in the column maxima's
 // chain (R/2 three-way maxima a step) and notes nothing, 12% faster on CUDASW++'s queries (bench/RESULTS.md,
 // session 29). table[a * size + b] scores target code a against query code b; minus_open and minus_extend are
-// -open and -extend in both halves. Blocks
-// take units in turn (gridDim.x apart), so the border holds one row per resident warp; queries of one chunk
-// (m <= 32 R) never touch it.
+// -open and -extend in both halves. Blocks take units in turn (gridDim.x apart), so the border holds one row per
+// resident warp; queries of one chunk (m <= 32 R) never touch it.
 template <int R, bool ENDS>
 __global__ void __launch_bounds__(32 * SEARCH_WARPS, SEARCH_BLOCKS_PER_SM(R)) local16(
     const unsigned char* __restrict__ t_codes, const long long* __restrict__ t_off,
