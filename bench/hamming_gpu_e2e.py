@@ -87,18 +87,24 @@ for allocator in ("pinned_empty", "locked_empty"):  # how the page-locked buffer
         if hasattr(owner, allocator):
             timed(owner, allocator, "page_locked_buffer")
 timed(gpu, "device_pairs", "device_pairs")
+import seqcompare.cuda.bitgemm as bitgemm
+timed(gpu, "load_kernels", "load_kernels")  # in the background thread, after the contexts (session 30)
+timed(gpu.DeviceProblem, "upload", "first_upload")
+timed(bitgemm, "launch", "first_gemm_launch")
+timed(gpu, "_pairs_on_device", "pairs_on_device")
 timed(gpu.HostProblem, "__init__", "host_pack_planes")
 timed(gpu.DeviceProblem, "__init__", "device_setup")
 original_start = runtime._start_devices
-def start_devices():
+def start_devices(*args, **kwargs):
     clock["cuda_thread_start"] = time.perf_counter()
-    original_start()
+    original_start(*args, **kwargs)
     clock["cuda_thread_end"] = time.perf_counter()
 runtime._start_devices = start_devices
 status = cli.main(sys.argv[1:])
 clock["main_returned"] = time.perf_counter()
 origin = clock.pop("python_started")
-print(json.dumps({"status": status, **{k: round(v - origin, 4) for k, v in sorted(clock.items(), key=lambda kv: kv[1])}}))
+print(json.dumps({"status": status, "numba_imported": "numba" in sys.modules,
+                  **{k: round(v - origin, 4) for k, v in sorted(clock.items(), key=lambda kv: kv[1])}}))
 """
 
 
@@ -124,6 +130,9 @@ def main(argv=None) -> int:
     parser.add_argument("--private-rate", type=float, default=0.0002)
     parser.add_argument("--no-peer", action="store_true", help="seqcompare only")
     parser.add_argument("--device", default="cuda", help="'cpu' for a dry run of the script without a GPU")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=OPTIONS",
+                        help="another seqcompare process in each round, with these extra options (e.g. "
+                             "'planes=--gpu-packer planes'); its output must equal the first's")  # fmt: skip
     args = parser.parse_args(argv)
 
     from seqcompare.simulate import simulate_alignment, write_fasta
@@ -154,12 +163,22 @@ def main(argv=None) -> int:
     peer = [sys.executable, "-c", _HAMMINGDIST, fasta, peer_out, str(args.max_dist)]
     report["seqcompare_argv"] = " ".join(ours[1:])
 
-    rounds: dict = {"seqcompare": [], "hammingdist": []}
+    variants = {}
+    for text in args.variant:
+        name, _, options = text.partition("=")
+        variants[f"seqcompare {name}"] = ours[:-1] + [pairs + "." + name] + options.split()
+    report["variants"] = {name: " ".join(command[1:]) for name, command in variants.items()}
+
+    rounds: dict = {"seqcompare": [], "hammingdist": [], **{name: [] for name in variants}}
     peer_logs = []
     for round_number in range(args.repeats + 1):  # round 0 fills the caches and is not counted
         seconds, _, _ = _run(ours, env)
         if round_number:
             rounds["seqcompare"].append(seconds)
+        for name, command in variants.items():
+            seconds, _, _ = _run(command, env)
+            if round_number:
+                rounds[name].append(seconds)
         if not args.no_peer:
             seconds, out, err = _run(peer, env)
             if round_number:
@@ -170,7 +189,15 @@ def main(argv=None) -> int:
     report["seqcompare_runs_s"] = rounds["seqcompare"]
     report["seqcompare_median_s"] = statistics.median(rounds["seqcompare"])
     with open(pairs, "rb") as handle:
-        report["pairs_written"] = handle.read().count(b"\n")
+        written = handle.read()
+    report["pairs_written"] = written.count(b"\n")
+    for name, command in variants.items():
+        report[name + "_runs_s"] = rounds[name]
+        report[name + "_median_s"] = statistics.median(rounds[name])
+        with open(command[command.index("-o") + 1], "rb") as handle:
+            report[name + "_output_identical"] = handle.read() == written
+        if not report[name + "_output_identical"]:
+            raise SystemExit(f"{name}: output differs from seqcompare's default")
     if not args.no_peer:
         report["hammingdist_runs_s"] = rounds["hammingdist"]
         report["hammingdist_median_s"] = statistics.median(rounds["hammingdist"])
@@ -178,9 +205,11 @@ def main(argv=None) -> int:
         report["hammingdist_output_bytes"] = os.path.getsize(peer_out)
         report["ratio_hammingdist_over_seqcompare"] = report["hammingdist_median_s"] / report["seqcompare_median_s"]
         os.remove(peer_out)
-    _, out, err = _run([sys.executable, "-c", _TIMELINE, *ours[1:]], env)
-    report["timeline_s"] = json.loads(out.strip().splitlines()[-1])
-    report["timeline_cli_log"] = err.strip().splitlines()
+    for name, command in {"seqcompare": ours, **variants}.items():
+        prefix = "" if name == "seqcompare" else name + "_"
+        _, out, err = _run([sys.executable, "-c", _TIMELINE, *command[1:]], env)
+        report[prefix + "timeline_s"] = json.loads(out.strip().splitlines()[-1])
+        report[prefix + "timeline_cli_log"] = err.strip().splitlines()
     try:
         with open("/sys/kernel/mm/transparent_hugepage/enabled") as handle:
             report["transparent_hugepages"] = handle.read().strip()
@@ -193,14 +222,19 @@ def main(argv=None) -> int:
           f"{args.max_dist}")  # fmt: skip
     print(f"seqcompare {report['seqcompare_argv']}: {', '.join(f'{t:.3f}' for t in rounds['seqcompare'])} s -> "
           f"median {report['seqcompare_median_s']:.3f} s")  # fmt: skip
+    for name in variants:
+        print(f"{name} ({report['variants'][name]}): {', '.join(f'{t:.3f}' for t in rounds[name])} s -> median "
+              f"{report[name + '_median_s']:.3f} s; output identical: {report[name + '_output_identical']}")
     if not args.no_peer:
         print(f"hammingdist GPU: {', '.join(f'{t:.3f}' for t in rounds['hammingdist'])} s -> median "
               f"{report['hammingdist_median_s']:.3f} s; ratio {report['ratio_hammingdist_over_seqcompare']:.2f}x")
         print("\n".join(report["hammingdist_log_of_last_run"]))
-    print("timeline of one fresh seqcompare process (seconds from the first line of its script):")
-    for stage, at in report["timeline_s"].items():
-        print(f"  {stage:<24} {at}")
-    print("\n".join(report["timeline_cli_log"]))
+    for name in ("seqcompare", *variants):
+        prefix = "" if name == "seqcompare" else name + "_"
+        print(f"timeline of one fresh {name} process (seconds from the first line of its script):")
+        for stage, at in report[prefix + "timeline_s"].items():
+            print(f"  {stage:<24} {at}")
+        print("\n".join(report[prefix + "timeline_cli_log"]))
     return 0
 
 

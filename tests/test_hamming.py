@@ -22,7 +22,7 @@ from seqcompare.hamming.reference import snp_dists_distance
 
 CPU_METHODS = ["vector", "bitpack", "tiled", "matrix", "auto"]
 GPU_METHODS = [("bitmma", "planes"), ("bitmma", "ballot"), ("bitmma", "shared"), ("bitmma", "naive"),
-               ("matrix", "planes"), ("bitpack", "planes"), ("auto", "planes")]  # fmt: skip
+               ("matrix", "planes"), ("matrix", "auto"), ("bitpack", "planes"), ("auto", "auto")]  # fmt: skip
 VARIANTS = [pytest.param(("cpu", method, "planes"), id=f"cpu-{method}") for method in CPU_METHODS] + [
     pytest.param(("cuda", method, packer), id=f"cuda-{method}-{packer}", marks=pytest.mark.gpu)
     for method, packer in GPU_METHODS
@@ -230,6 +230,33 @@ def test_pairs_and_knn_equal_the_matrix(rng, variant, symmetric):
     for a in range(X.shape[0]):
         order = sorted((full[a, b], b) for b in range(full.shape[1]) if not (symmetric and a == b))[:5]
         assert list(zip(dist[a].tolist(), indices[a].tolist())) == order
+
+
+def test_gpu_host_side_sends_sequences_as_read():
+    # The GPU's default packer builds operands from the rows as read, so the host side of a GPU run packs no
+    # planes, copies no bytes and compiles nothing (Numba is never imported: its start-up was most of the host
+    # time of a fresh GPU run). Rows packed already, and the popcount method, keep the planes.
+    from seqcompare.hamming.gpu import HostProblem, resolve_packer
+
+    script = (
+        "import sys, numpy as np, seqcompare\n"
+        "from seqcompare.hamming.api import encode_inputs\n"
+        "from seqcompare.hamming.gpu import HostProblem\n"
+        f"encoded = encode_inputs(seqcompare.read_alignment({os.path.join(DATA, 'sarscov2_338.fasta.gz')!r}),"
+        " alphabet='iupac')\n"
+        "host = HostProblem(encoded, 'bitmma', 'auto')\n"
+        "print(host.packer, np.shares_memory(host.host['left'], encoded.left),"
+        " np.array_equal(host.table, encoded.table), 'numba' in sys.modules, 'cupy' in sys.modules)\n"
+    )  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["ballot", "True", "True", "False", "False"]
+    assert resolve_packer("auto", "bitmma", "values") == "ballot"
+    assert resolve_packer("auto", "matrix", "values") == "ballot"
+    assert resolve_packer("naive", "bitmma", "values") == "naive"
+    assert resolve_packer("auto", "bitmma", "planes") == "planes"
+    assert resolve_packer("ballot", "bitpack", "values") == "planes"
+    with pytest.raises(ValueError, match="packer must be one of"):
+        HostProblem(encode_inputs(["ACGT", "ACGA"]), "bitmma", "bytes")
 
 
 @pytest.mark.parametrize("device", DEVICES)

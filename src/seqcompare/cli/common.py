@@ -159,17 +159,18 @@ def add_common(parser, *, output: bool = True, device: bool = True, cluster: boo
 # ------------------------------------------------------------------------------------ before any work
 
 
-def prepare(args, inputs=(), outputs=None, *, start_cuda: bool = True) -> None:
+def prepare(args, inputs=(), outputs=None, *, start_cuda: bool = True, warm_up=None) -> None:
     """The checks made before any input is read: the GPU is there when ``--device cuda`` asks for one, no output
     is an input or unwritable (:func:`~seqcompare.io.output.check_outputs`). With ``start_cuda``, CUDA then starts
-    in a background thread while the input is read (:func:`~seqcompare.cuda.runtime.start_in_background`);
-    ``start_cuda=False`` only checks (for commands that start CUDA in a helper process or on Dask workers)."""
+    in a background thread while the input is read (:func:`~seqcompare.cuda.runtime.start_in_background`), and
+    ``warm_up`` (loading the command's kernels) runs there after it; ``start_cuda=False`` only checks (for
+    commands that start CUDA in a helper process or on Dask workers)."""
     if getattr(args, "device", None) == "cuda":
         from ..cuda.runtime import require_gpu_quickly, start_in_background
 
         require_gpu_quickly()
         if start_cuda:
-            start_in_background()
+            start_in_background(warm_up)
     check_outputs(outputs if outputs is not None else {"-o": getattr(args, "output", None)}, inputs)
 
 

@@ -114,9 +114,10 @@ def add_parser(subparsers) -> None:
     run.add_argument("--method", choices=METHODS, default="auto", help="algorithm")
     add_device(run, "where to compute: cuda = every visible NVIDIA GPU (needs the [cuda] extra); auto = a GPU "
                "when one is usable")  # fmt: skip
-    run.add_argument("--gpu-packer", choices=("planes", "ballot", "shared", "naive"), default="planes",
-                     help="how GPU operands are built: from the CPU's bit planes (least PCIe traffic) or from "
-                          "8-bit codes by a ballot, shared-memory or naive atomic kernel")  # fmt: skip
+    run.add_argument("--gpu-packer", choices=("auto", "planes", "ballot", "shared", "naive"), default="auto",
+                     help="how GPU operands are built: from the CPU's bit planes (least PCIe traffic, but a "
+                          "compiled pass on the host) or from the rows as read, by a ballot, shared-memory or "
+                          "naive atomic kernel; auto = ballot, or planes for Dask workers' blocks")  # fmt: skip
     add_threads(run)
     run.add_argument("--tile-size", type=positive_int, metavar="N", help="tile edge (default: automatic)")
     add_quiet(run)
@@ -241,9 +242,18 @@ def run_command(args) -> int:
         outputs["--diff-sites"] = args.diff_sites
     if args.diff_pairs is not None:
         outputs.pop("-o")
-    prepare(args, [args.alignment, args.ref, args.diff_pairs], outputs, start_cuda=args.cluster == "none" and not args.scheduler)
+    # The Hamming kernels load while the input is read (SNP counts; the models' kernels are others).
+    warm_up = _load_hamming_kernels if args.model is None and args.diff_pairs is None else None
+    prepare(args, [args.alignment, args.ref, args.diff_pairs], outputs,
+            start_cuda=args.cluster == "none" and not args.scheduler, warm_up=warm_up)  # fmt: skip
     with dask_client(args, log) as client:
         return _compute_and_write(args, log, client)
+
+
+def _load_hamming_kernels() -> None:
+    from ..hamming.gpu import load_kernels
+
+    load_kernels()
 
 
 def _compute_and_write(args, log, client) -> int:

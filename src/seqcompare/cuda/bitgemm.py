@@ -40,6 +40,12 @@ def _module():
     return module(_SOURCE, tuple(kernel_name(c) for c in CONFIGS))
 
 
+def load(config: str = PAIRS_CONFIG) -> None:
+    """Load the GEMM of ``config`` on the current device (compiled on first use, then read from CuPy's cache),
+    as a warm-up before the first :func:`launch`."""
+    _module().get_function(kernel_name(config))
+
+
 _NULL = np.uint64(0)  # a null pointer argument
 
 

@@ -40,15 +40,23 @@ def require_cupy():
 _STARTED: list = []
 
 
-def start_in_background() -> None:
+def start_in_background(warm_up=None) -> None:
     """Import CuPy and create the CUDA context of every visible device in a background thread, so that this fixed
     cost (0.5-1 s: CuPy's import, the driver's start-up, one context per device) overlaps work that needs no GPU,
     such as reading the input. Calls that need CuPy meanwhile wait for the import; failures are left for
-    :func:`require_cupy` to report where the GPU is first used. Later calls do nothing."""
+    :func:`require_cupy` to report where the GPU is first used. Later calls do nothing.
+
+    Parameters
+    ----------
+    warm_up : callable, optional
+        Called with no arguments on each device (as the current one) once its context exists, in the same
+        thread: loading the kernels a command will launch, say. Its errors are ignored (the command meets them
+        again where it needs what failed).
+    """
     with _LOCK:
         if _STARTED:
             return
-        thread = threading.Thread(target=_start_devices, name="seqcompare-cuda-start", daemon=True)
+        thread = threading.Thread(target=_start_devices, args=(warm_up,), name="seqcompare-cuda-start", daemon=True)
         _STARTED.append(thread)
     thread.start()
 
@@ -62,16 +70,20 @@ def start_in_background() -> None:
 _SWITCH_INTERVAL_S = 0.0002
 
 
-def _start_devices() -> None:
+def _start_devices(warm_up=None) -> None:
     import sys
 
     previous = sys.getswitchinterval()
     sys.setswitchinterval(min(previous, _SWITCH_INTERVAL_S))
     try:
         cupy = require_cupy()
-        for device in range(cupy.cuda.runtime.getDeviceCount()):
+        devices = range(cupy.cuda.runtime.getDeviceCount())
+        for device in devices:
             with cupy.cuda.Device(device):
                 cupy.empty(1, dtype=cupy.uint8)  # creates the device's context and CuPy's memory pool
+        for device in devices if warm_up is not None else ():
+            with cupy.cuda.Device(device):
+                warm_up()
     except Exception:  # noqa: BLE001 - reported by require_cupy() where the GPU is first used
         pass
     finally:

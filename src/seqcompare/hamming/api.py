@@ -139,7 +139,7 @@ def _run(work_of, encoded, reduction, executor, progress, what, collapse):
 
 
 def run_hamming(encoded: Encoded, reduction, *, method="auto", cap=None, threads=None, tile_size=None,
-                progress=False, device="cpu", gpu_packer="planes", client=None, collapse=False):  # fmt: skip
+                progress=False, device="cpu", gpu_packer="auto", client=None, collapse=False):  # fmt: skip
     """All pairs of ``encoded`` through the engine into ``reduction``; returns what it finishes with.
 
     The layer every public function and the command line share. ``cap`` limits every distance to

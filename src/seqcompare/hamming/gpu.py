@@ -13,7 +13,9 @@ Methods (each equal to the CPU oracle bit for bit):
 
 Operands are built on the device from the CPU encoder's planes (3 bits per DNA site cross PCIe) or, with
 ``packer="naive" | "shared" | "ballot"``, from 8-bit site codes by the bit-mask construction kernels of
-Alomairy et al. Pairs within ``max_dist`` are selected on the device, in the kernels' epilogue
+Alomairy et al. Sequences go up as the bytes that were read, and the alphabet's byte-to-code table is applied on
+the device, so no compiled pass runs on the host: ``packer="auto"`` (the default) takes that route, with the
+ballot kernel, for every problem whose rows are not packed already (:func:`resolve_packer`). Pairs within ``max_dist`` are selected on the device, in the kernels' epilogue
 (:func:`device_pairs`, the work's native ``pairs``), so the n x n matrix never crosses PCIe; other reductions
 run on the device blocks of :class:`HammingSession` (CuPy arrays), and only what they keep comes back.
 """
@@ -34,7 +36,7 @@ from ..cuda import bitgemm
 from ..cuda.runtime import locked_empty, module, require_cupy
 from .methods import gpu_tile_size
 
-PACKERS = ("planes", "ballot", "shared", "naive")
+PACKERS = ("auto", "planes", "ballot", "shared", "naive")
 POPCOUNT_TILE = 64
 MMA_TILE = bitgemm.TILE
 ROW_PAD = bitgemm.ROW_PAD
@@ -72,6 +74,33 @@ class CodeBits:
         return -(-words // 16) * 16
 
 
+def resolve_packer(packer: str, method: str, form: str) -> str:
+    """The packer ``packer`` stands for, for a resolved GPU ``method`` and rows of ``form`` (see
+    :class:`~seqcompare.hamming.work.Encoded`).
+
+    ``auto`` builds operands from the rows as they are (``ballot``) unless they are packed already. Packing
+    planes on the host needs Numba's start-up and a compiled pass over every site (0.5-0.6 s of a 2.3 s run of
+    32,768 x 30,000 on an H200 host: bench/RESULTS.md, issue 17), while the 2.7x more bytes the raw rows put on
+    PCIe cost tens of milliseconds and the ballot kernel 6 ms. ``bitpack`` reads planes only.
+    """
+    if packer not in PACKERS:
+        raise ValueError(f"packer must be one of {', '.join(PACKERS)}; got {packer!r}")
+    if method == "bitpack" or form == "planes":
+        return "planes"
+    return "ballot" if packer == "auto" else packer
+
+
+def load_kernels() -> None:
+    """Load, on the current device, the kernels a default GPU run of pairs launches (the packer's, the 1-bit
+    GEMM's): 0.3-0.4 s of a fresh 2.2 s command on an H200's host went to loading them at first use
+    (bench/RESULTS.md, session 30), which the command line now spends while it reads the input
+    (:func:`~seqcompare.cuda.runtime.start_in_background`)."""
+    hamming = module(_SOURCE)
+    for name in ("translate_bytes", "pack_codes_ballot", "expand_planes"):
+        hamming.get_function(name)
+    bitgemm.load(bitgemm.PAIRS_CONFIG)
+
+
 def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
@@ -83,15 +112,15 @@ def _blocks(count: int, size: int) -> int:
 class HostProblem:
     """Everything about one problem that is prepared once on the host, whatever the number of GPUs."""
 
-    def __init__(self, encoded, method: str, packer: str = "planes", threads: int = 1, block_keys: dict | None = None):
+    def __init__(self, encoded, method: str, packer: str = "auto", threads: int = 1, block_keys: dict | None = None):
         from .methods import resolve_method
 
-        if packer not in PACKERS:
-            raise ValueError(f"packer must be one of {', '.join(PACKERS)}; got {packer!r}")
         self.encoded = encoded
         self.block_keys = block_keys or {}
         self.method = resolve_method(method, "cuda", encoded.space.n_codes)
-        self.packer = packer if self.method != "bitpack" else "planes"
+        self.packer = resolve_packer(packer, self.method, encoded.form)
+        # The byte-to-code table the device applies to rows that go up as raw sequence bytes (or None).
+        self.table = None
         self.symmetric = encoded.symmetric
         self.n_left = encoded.n_left
         self.n_right = encoded.n_left if encoded.symmetric else encoded.n_right
@@ -110,6 +139,12 @@ class HostProblem:
             elif self.packer == "planes":
                 out = locked_empty(encoded.plane_shape(side), np.uint64)
                 self.host[side] = encoded.planes(side, threads, out=out)
+            elif encoded.table is not None:
+                # Raw sequence bytes, uploaded from where the reader put them and translated on the device: on
+                # the host, a table pass over every site is a compiled kernel (Numba's start-up), and a
+                # page-locked copy of the bytes would cost more than the DMA it speeds up.
+                self.host[side] = np.ascontiguousarray(encoded.side(side))
+                self.table = np.ascontiguousarray(encoded.table, dtype=np.uint8)
             else:
                 codes = encoded.codes(side)
                 if codes.dtype != np.uint8:
@@ -205,6 +240,7 @@ class DeviceProblem:
             self.side_stream = cupy.cuda.Stream(non_blocking=True)
             self.stored = cupy.asarray(host.bits.stored)
             self.left_masks = cupy.asarray(host.bits.left_masks)
+            self.table = None if host.table is None else cupy.asarray(host.table)
             self.operands = {}
             self.int8 = {}
             self.ready_rows = {}
@@ -280,6 +316,10 @@ class DeviceProblem:
         n_sites = source.shape[1]
         if rows == 0 or n_sites == 0:
             return
+        if self.table is not None:  # raw bytes to codes, in place (each row is uploaded and built once)
+            self.module.get_function("translate_bytes")(
+                (min(_blocks(source.size, 256), 4096),), (256,), (source, np.int64(source.size), self.table)
+            )
         args = (source, np.int32(rows), np.int32(n_sites), self.left_masks, np.int32(n_codes),
                 np.int32(row_words), left, right)  # fmt: skip
         if host.packer == "naive":
@@ -498,7 +538,7 @@ def _engine_tiles_of(host: HostProblem, tiles: np.ndarray, size: int):
     return [t for t in planned if (t.row_start // size, t.col_start // size) in wanted]
 
 
-def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = "planes", devices=None,
+def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = "auto", devices=None,
                  threads: int = 1, chunks: int = 16, capacity: int = 1 << 24, host: HostProblem | None = None,
                  config: str = bitgemm.PAIRS_CONFIG, timings: dict | None = None):  # fmt: skip
     """Pairs at distance ``<= max_dist``, selected on the GPU(s): ``(i, j, d)`` int64 sorted by ``(i, j)``.

@@ -52,6 +52,17 @@ extern "C" __global__ void expand_planes(const u64* __restrict__ planes, int n_r
     }
 }
 
+// Raw sequence bytes to site codes, in place, by the alphabet's 256-entry byte-to-code table (held in shared
+// memory): sequences then cross PCIe as they were read, and the host runs no pass over the sites.
+extern "C" __global__ void translate_bytes(unsigned char* __restrict__ data, long long n,
+                                           const unsigned char* __restrict__ table) {
+    __shared__ unsigned char codes[256];
+    for (int b = threadIdx.x; b < 256; b += blockDim.x) codes[b] = table[b];
+    __syncthreads();
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) data[i] = codes[data[i]];
+}
+
 // From site codes (uint8, 0 = missing, x+1 = present code x): the seed's bit-mask construction, three ways.
 // All write the same operands; outputs must be zeroed first for the two atomic versions.
 

@@ -172,7 +172,7 @@ class HammingWork(Work):
     native = {"cuda": ("pairs",)}
 
     def __init__(self, encoded: Encoded, *, method: str = "auto", device: str = "cpu", cap: int | None = None,
-                 tile_size: int | None = None, packer: str = "planes", row_offset: int = 0, col_offset: int = 0,
+                 tile_size: int | None = None, packer: str = "auto", row_offset: int = 0, col_offset: int = 0,
                  block_keys: dict | None = None):  # fmt: skip
         self.encoded = encoded
         self.device = device
@@ -301,8 +301,9 @@ class HammingWork(Work):
         if tile_size is None:
             tile_size = region_tile_size(largest, regions)
         tiles = plan_tiles(n_left, n_right, tile_size)
-        # Plane-based methods get their rows as bit planes: a third of the bytes to move for DNA.
-        planes = self.method in ("bitpack", "bitmma") and self.packer == "planes"
+        # Plane-based methods get their rows as bit planes: a third of the bytes to move for DNA between
+        # workers, and packed once for every task that reads them.
+        planes = self.method in ("bitpack", "bitmma") and self.packer in ("planes", "auto")
         arrays, data_blocks, index_of = {}, [], {}
         sides = [("left", n_left)] + ([] if enc.symmetric else [("right", n_right)])
         for side, count in sides:
