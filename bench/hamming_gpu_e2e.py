@@ -94,6 +94,9 @@ timed(bitgemm, "launch", "first_gemm_launch")
 timed(gpu, "_pairs_on_device", "pairs_on_device")
 timed(gpu.HostProblem, "__init__", "host_pack_planes")
 timed(gpu.DeviceProblem, "__init__", "device_setup")
+import seqcompare.cuda.helper as helper  # the forked GPU helper (session 31): its own stages are in the log
+timed(helper.GpuHelper, "__init__", "helper_fork")
+timed(helper.GpuHelper, "call", "helper_call")
 original_start = runtime._start_devices
 def start_devices(*args, **kwargs):
     clock["cuda_thread_start"] = time.perf_counter()
@@ -133,6 +136,10 @@ def main(argv=None) -> int:
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=OPTIONS",
                         help="another seqcompare process in each round, with these extra options (e.g. "
                              "'planes=--gpu-packer planes'); its output must equal the first's")  # fmt: skip
+    parser.add_argument("--patch", action="append", default=[], metavar="NAME=MODULE:ATTRIBUTE=VALUE",
+                        help="another seqcompare process in each round, run as the console script with one module "
+                             "constant set first (e.g. 'pageable=seqcompare.cuda.helper:LOCK_SHARED_FROM=1<<62'); "
+                             "its output must equal the first's")  # fmt: skip
     args = parser.parse_args(argv)
 
     from seqcompare.simulate import simulate_alignment, write_fasta
@@ -167,6 +174,13 @@ def main(argv=None) -> int:
     for text in args.variant:
         name, _, options = text.partition("=")
         variants[f"seqcompare {name}"] = ours[:-1] + [pairs + "." + name] + options.split()
+    for text in args.patch:
+        name, _, patch = text.partition("=")
+        target, _, value = patch.partition("=")
+        module, _, attribute = target.partition(":")
+        code = (f"import sys, {module} as patched; patched.{attribute} = {value}; "
+                "from seqcompare.cli import entry; sys.argv[0] = 'seqcompare'; entry()")  # fmt: skip
+        variants[f"seqcompare {name}"] = [sys.executable, "-c", code, *ours[1:-1], pairs + "." + name]
     report["variants"] = {name: " ".join(command[1:]) for name, command in variants.items()}
 
     rounds: dict = {"seqcompare": [], "hammingdist": [], **{name: [] for name in variants}}
@@ -206,6 +220,8 @@ def main(argv=None) -> int:
         report["ratio_hammingdist_over_seqcompare"] = report["hammingdist_median_s"] / report["seqcompare_median_s"]
         os.remove(peer_out)
     for name, command in {"seqcompare": ours, **variants}.items():
+        if command[0] == sys.executable:
+            continue  # a patched constant: no timeline
         prefix = "" if name == "seqcompare" else name + "_"
         _, out, err = _run([sys.executable, "-c", _TIMELINE, *command[1:]], env)
         report[prefix + "timeline_s"] = json.loads(out.strip().splitlines()[-1])
@@ -231,6 +247,8 @@ def main(argv=None) -> int:
         print("\n".join(report["hammingdist_log_of_last_run"]))
     for name in ("seqcompare", *variants):
         prefix = "" if name == "seqcompare" else name + "_"
+        if prefix + "timeline_s" not in report:
+            continue
         print(f"timeline of one fresh {name} process (seconds from the first line of its script):")
         for stage, at in report[prefix + "timeline_s"].items():
             print(f"  {stage:<24} {at}")

@@ -250,8 +250,8 @@ def test_large_inputs_of_one_layout_parse_exactly_as_the_compiled_scan_does(tmp_
     taken = {"regular": 0}
     regular = fasta._regular_layout
 
-    def counted(image, threads):
-        found = regular(image, threads)
+    def counted(image, threads, allocate):
+        found = regular(image, threads, allocate)
         taken["regular"] += found is not None
         return found
 

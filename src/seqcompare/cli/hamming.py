@@ -242,12 +242,56 @@ def run_command(args) -> int:
         outputs["--diff-sites"] = args.diff_sites
     if args.diff_pairs is not None:
         outputs.pop("-o")
+    helped = _uses_gpu_helper(args)
     # The Hamming kernels load while the input is read (SNP counts; the models' kernels are others).
     warm_up = _load_hamming_kernels if args.model is None and args.diff_pairs is None else None
     prepare(args, [args.alignment, args.ref, args.diff_pairs], outputs,
-            start_cuda=args.cluster == "none" and not args.scheduler, warm_up=warm_up)  # fmt: skip
+            start_cuda=args.cluster == "none" and not args.scheduler and not helped, warm_up=warm_up)  # fmt: skip
+    if helped:
+        from ..cuda.helper import GpuHelper
+
+        with GpuHelper(start=_helper_start(args), name="seqcompare-hamming") as helper:
+            return _compute_and_write(args, log, None, helper)
     with dask_client(args, log) as client:
         return _compute_and_write(args, log, client)
+
+
+def _uses_gpu_helper(args) -> bool:
+    """Whether a GPU run of pairs (``--max-dist``) or neighbours (``--knn``) goes to a forked helper process
+    (:mod:`seqcompare.cuda.helper`): CUDA then starts on another core while this process reads the input, and
+    its teardown is not waited for. Their results are small; other layouts stream or hold the whole matrix,
+    and run in this process."""
+    from ..cuda.helper import supported
+
+    return (args.device == "cuda" and args.cluster == "none" and not args.scheduler and args.model is None
+            and args.clusters is None and args.diff_pairs is None
+            and (args.max_dist is not None or args.knn is not None) and supported())  # fmt: skip
+
+
+def _helper_start(args):
+    """The helper's start: CUDA on every visible device, each made ready by selecting the pairs of a tiny
+    alignment with this run's alphabet, method and packer."""
+    alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
+
+    def start() -> None:
+        from ..cuda.runtime import start_devices
+
+        start_devices(lambda: _warm_up_pairs(alphabet, args.method, args.gpu_packer))
+
+    return start
+
+
+def _warm_up_pairs(alphabet: str, method: str, packer: str) -> None:
+    """Select the pairs of a tiny alignment on the current device, as a real run of ``alphabet`` with ``method``
+    and ``packer`` would: every kernel a run of pairs launches is then loaded (ours, and CuPy's for the pairs'
+    keys and their sort, which a fresh process otherwise loads at first use, after the GPU's work: 0.12 s of a
+    1.26 s command on an H200 host, bench/RESULTS.md, session 31)."""
+    from ..cuda.runtime import require_cupy
+    from ..hamming.api import encode_inputs
+    from ..hamming.gpu import device_pairs
+
+    tiny = encode_inputs(["ACGTACGTAC", "ACGTACGTAA", "TCGTACGTAA"], alphabet=alphabet)
+    device_pairs(tiny, 1, method=method, packer=packer, devices=[require_cupy().cuda.Device().id])
 
 
 def _load_hamming_kernels() -> None:
@@ -256,14 +300,15 @@ def _load_hamming_kernels() -> None:
     load_kernels()
 
 
-def _compute_and_write(args, log, client) -> int:
+def _compute_and_write(args, log, client, helper=None) -> int:
     from ..io.fasta import read_alignment
 
-    query = read_alignment(args.alignment, threads=args.threads)
+    allocate = None if helper is None else helper.empty  # the helper reads the sequences where they lie
+    query = read_alignment(args.alignment, threads=args.threads, allocate=allocate)
     log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
     reference = None
     if args.ref:
-        reference = read_alignment(args.ref, threads=args.threads)
+        reference = read_alignment(args.ref, threads=args.threads, allocate=allocate)
         log(f"read {reference.n_sequences} reference sequences of length {reference.length} from {args.ref}")
         if reference.length != query.length:
             raise InputError(
@@ -282,10 +327,10 @@ def _compute_and_write(args, log, client) -> int:
         _write_diff_sites(args, log, query, reference, rows, cols)
         return 0
     if args.collapsed_out is None:
-        return _compute(args, log, client, query, reference)
+        return _compute(args, log, client, query, reference, helper)
     everyone = query
     query, representative = _collapse_alignment(args, log, query)
-    _compute(args, log, client, query, reference)
+    _compute(args, log, client, query, reference, helper)
     _write_representatives(args, everyone.names, representative)
     return 0
 
@@ -346,7 +391,26 @@ def _write_by_name(args, path, option: str, column: str, values, names) -> None:
         out.write(("\n".join([f"name{separator}{column}", *lines]) + "\n").encode("utf-8", "surrogateescape"))
 
 
-def _compute(args, log, client, query, reference) -> int:
+def _run(helper, log, encoded, reduction: type, parameters: tuple, **options):
+    """:func:`~seqcompare.hamming.api.run_hamming` into ``reduction(*parameters)``, here or in the GPU ``helper``
+    process (then without a progress bar: the helper reports nothing until it is done)."""
+    if helper is None:
+        return _run_reduction(encoded, reduction, parameters, options)
+    result = helper.call(_run_reduction, encoded, reduction, parameters, {**options, "progress": False})
+    log("computed on the GPU by a helper process (" + ", ".join(
+        f"{name[:-2].replace('_', ' ')} {value:.3f} s" for name, value in helper.timings.items()) + ")")  # fmt: skip
+    return result
+
+
+def _run_reduction(encoded, reduction: type, parameters: tuple, options: dict):
+    # The reduction is made where it runs: reductions travel without their state (they are sent to Dask
+    # workers to reduce tiles, never to finish).
+    from ..hamming import api
+
+    return api.run_hamming(encoded, reduction(*parameters), **options)
+
+
+def _compute(args, log, client, query, reference, helper=None) -> int:
     """Every layout but ``--collapsed-out``'s map: the distances of ``query`` (against ``reference``), written."""
     import numpy as np
 
@@ -363,7 +427,8 @@ def _compute(args, log, client, query, reference) -> int:
     encoded = encode_inputs(query, reference, alphabet=alphabet, keep_case=args.keep_case,
                             missing=args.missing)  # fmt: skip
     try:
-        method = choose_method(encoded, args.method, resolve_device(args.device) if client is None else args.device)
+        device = args.device if client is not None or helper is not None else resolve_device(args.device)
+        method = choose_method(encoded, args.method, device)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     log(f"method {method}, {args.threads or 'all'} threads")
@@ -383,8 +448,8 @@ def _compute(args, log, client, query, reference) -> int:
     if args.max_dist is not None:
         # Pairs are chosen by their true distance, so the kernels count up to max_dist + 1 whatever -x says;
         # -x then caps the values reported.
-        rows, cols, values = run_hamming(encoded, PairsReduction(args.max_dist, symmetric), cap=args.max_dist + 1,
-                                         **common)  # fmt: skip
+        rows, cols, values = _run(helper, log, encoded, PairsReduction, (args.max_dist, symmetric),
+                                  cap=args.max_dist + 1, **common)  # fmt: skip
         if cap is not None:
             values = np.minimum(values, cap)
         with open_output(args.output) as out:
@@ -393,8 +458,8 @@ def _compute(args, log, client, query, reference) -> int:
         _write_diff_sites(args, log, query, reference, rows, cols)
         return 0
     if args.knn is not None:
-        indices, distances = run_hamming(encoded, KnnReduction(args.knn, n_rows, None if symmetric else n_cols),
-                                         cap=cap, **common)  # fmt: skip
+        indices, distances = _run(helper, log, encoded, KnnReduction, (args.knn, n_rows, None if symmetric else n_cols),
+                                  cap=cap, **common)  # fmt: skip
         rows = np.repeat(np.arange(n_rows), indices.shape[1])
         with open_output(args.output) as out:
             write_long(out, rows, indices.ravel(), distances.ravel(), row_names, col_names, separator)

@@ -61,6 +61,20 @@ def start_in_background(warm_up=None) -> None:
     thread.start()
 
 
+def start_devices(warm_up=None) -> None:
+    """Import CuPy and create the CUDA context (and CuPy's memory pool) of every visible device, then call
+    ``warm_up`` with no arguments on each device, as the current one. Raises what fails (:func:`require_cupy`'s
+    :class:`~seqcompare.errors.DeviceError` where there is no usable GPU)."""
+    cupy = require_cupy()
+    devices = range(cupy.cuda.runtime.getDeviceCount())
+    for device in devices:
+        with cupy.cuda.Device(device):
+            cupy.empty(1, dtype=cupy.uint8)  # creates the device's context and CuPy's memory pool
+    for device in devices if warm_up is not None else ():
+        with cupy.cuda.Device(device):
+            warm_up()
+
+
 # GIL switch interval while CUDA starts in the background. CuPy's import is Python that holds the GIL for long
 # stretches; a thread reading the input gives up the GIL for each large NumPy call and must get it back after,
 # which under the default 5 ms interval can cost it up to 5 ms a call. On an H200 host the 1 GB FASTA of
@@ -76,14 +90,7 @@ def _start_devices(warm_up=None) -> None:
     previous = sys.getswitchinterval()
     sys.setswitchinterval(min(previous, _SWITCH_INTERVAL_S))
     try:
-        cupy = require_cupy()
-        devices = range(cupy.cuda.runtime.getDeviceCount())
-        for device in devices:
-            with cupy.cuda.Device(device):
-                cupy.empty(1, dtype=cupy.uint8)  # creates the device's context and CuPy's memory pool
-        for device in devices if warm_up is not None else ():
-            with cupy.cuda.Device(device):
-                warm_up()
+        start_devices(warm_up)
     except Exception:  # noqa: BLE001 - reported by require_cupy() where the GPU is first used
         pass
     finally:

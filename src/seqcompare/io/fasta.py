@@ -596,7 +596,7 @@ def _equal_stride_runs(first_line: np.ndarray, pieces: int) -> list[list[tuple[i
     return groups
 
 
-def _regular_layout(image: np.ndarray, threads: int):
+def _regular_layout(image: np.ndarray, threads: int, allocate=np.empty):
     """``(names, sequences)`` of a FASTA image whose records all have the same layout (a header line, then the
     same number of sequence lines of the same widths: wrapped at one width ``w``, the last line 1 to ``w`` long),
     by strided copies of whole lines; None for the compiled scan (any other layout, CRs, a byte that is not
@@ -626,7 +626,7 @@ def _regular_layout(image: np.ndarray, threads: int):
             return None
         wrapped = lines_per_record - 2  # full-width lines before the last one
         length = wrapped * full + last
-        sequences = np.empty((n_records, length), np.uint8)
+        sequences = allocate((n_records, length), np.uint8)
         first_line = starts[:, 1]
         strided = np.lib.stride_tricks.as_strided
 
@@ -648,7 +648,7 @@ def _regular_layout(image: np.ndarray, threads: int):
     return _header_names(image, line_starts, line_ends, headers), sequences
 
 
-def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Alignment:
+def read_alignment(path: str | os.PathLike, threads: int | None = None, allocate=None) -> Alignment:
     """Read a FASTA alignment (plain or gzip; ``"-"`` for stdin) into an :class:`Alignment`.
 
     Parameters
@@ -658,6 +658,9 @@ def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Align
     threads : int, optional
         Threads that scan pieces of a large input at once (default: all available cores). The result and any
         error message do not depend on it.
+    allocate : callable, optional
+        Makes the sequence matrix, as ``allocate(shape, dtype)`` (default ``np.empty``): a command's GPU helper
+        process reads it where it lies (:meth:`seqcompare.cuda.helper.GpuHelper.empty`).
 
     Returns
     -------
@@ -679,9 +682,13 @@ def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Align
     if image.size <= SMALL_BYTES:
         parsed = _parse_well_formed(image)
         if parsed is not None:
-            return Alignment(names=parsed[0], sequences=parsed[1], source=source)
+            sequences = parsed[1]
+            if allocate is not None:
+                sequences = allocate(sequences.shape, sequences.dtype)
+                sequences[...] = parsed[1]
+            return Alignment(names=parsed[0], sequences=sequences, source=source)
     if image.size > REGULAR_BYTES:
-        parsed = _regular_layout(image, threads)
+        parsed = _regular_layout(image, threads, allocate or np.empty)
         if parsed is not None:
             return Alignment(names=parsed[0], sequences=parsed[1], source=source)
     pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
@@ -703,7 +710,7 @@ def read_alignment(path: str | os.PathLike, threads: int | None = None) -> Align
         status, length, offset = _first_record_length(parts[0], indexed[0][0], _ALLOWED, _WHITESPACE)
         if status == _ILLEGAL:
             _raise_illegal(source, image, starts, ends, 0, offset, name_of)
-        out = np.empty((starts.size, max(length, 0)), np.uint8)
+        out = (allocate or np.empty)((starts.size, max(length, 0)), np.uint8)
         row_offsets = np.cumsum([0] + [h.size for _, h, _ in indexed])
 
         def copy(k):

@@ -14,84 +14,23 @@ Linux only (``fork`` and ``memfd_create``); :func:`supported` says whether it ca
 
 from __future__ import annotations
 
-import mmap
-import multiprocessing
-import os
 import time
 
 import numpy as np
 
-from ..errors import DeviceError, InputError
-
-_PAGE = mmap.ALLOCATIONGRANULARITY
-
-
-def supported() -> bool:
-    """True where a helper can be forked and share memory with its parent (Linux)."""
-    return hasattr(os, "memfd_create") and "fork" in multiprocessing.get_all_start_methods()
-
-
-class SharedArrays:
-    """NumPy arrays in one anonymous shared file (``memfd``), each at a page boundary, that another process
-    maps from the file and a small description (:meth:`describe`, :func:`attach`)."""
-
-    def __init__(self, descriptor: int):
-        self.descriptor = descriptor
-        self.size = 0
-        self._offsets: dict[int, int] = {}  # data address -> offset in the file
-
-    def empty(self, shape, dtype) -> np.ndarray:
-        """An uninitialised array in the shared file (the signature of ``np.empty``)."""
-        dtype = np.dtype(dtype)
-        count = int(np.prod(shape))
-        length = -(-max(1, count * dtype.itemsize) // _PAGE) * _PAGE
-        offset = self.size
-        self.size += length
-        os.ftruncate(self.descriptor, self.size)
-        array = np.frombuffer(mmap.mmap(self.descriptor, length, offset=offset), dtype, count).reshape(shape)
-        self._offsets[array.__array_interface__["data"][0]] = offset
-        return array
-
-    def describe(self, arrays: dict) -> dict:
-        """``{name: ("shared", offset, dtype, shape)}`` for arrays made by :meth:`empty`; other arrays are
-        carried as they are (``("inline", array)``)."""
-        described = {}
-        for name, array in arrays.items():
-            offset = self._offsets.get(array.__array_interface__["data"][0])
-            if offset is None or not array.flags.c_contiguous:
-                described[name] = ("inline", np.ascontiguousarray(array))
-            else:
-                described[name] = ("shared", offset, array.dtype.str, array.shape)
-        return described
-
-
-def attach(descriptor: int, size: int, described: dict) -> dict:
-    """The arrays of :meth:`SharedArrays.describe`, read-only views of the shared file (or inline copies)."""
-    shared = mmap.mmap(descriptor, size, access=mmap.ACCESS_READ) if size else None
-    arrays = {}
-    for name, entry in described.items():
-        if entry[0] == "inline":
-            arrays[name] = entry[1]
-        else:
-            _, offset, dtype, shape = entry
-            arrays[name] = np.frombuffer(shared, np.dtype(dtype), int(np.prod(shape)), offset).reshape(shape)
-    return arrays
+from ..cuda.helper import GpuHelper, supported  # noqa: F401 - supported() is this module's too
 
 
 class ScanHelper:
-    """A forked process that owns the GPU for one scan; start it before reading the inputs.
+    """A forked process that owns the GPU for one scan (a :class:`~seqcompare.cuda.helper.GpuHelper`); start it
+    before reading the inputs.
 
     Use as a context manager: leaving it stops the helper. Errors of the helper (no CuPy, no GPU, a failed
     kernel) are raised by :meth:`rows` as :class:`~seqcompare.errors.DeviceError`.
     """
 
     def __init__(self):
-        context = multiprocessing.get_context("fork")
-        self._memory = os.memfd_create("seqcompare-scan")
-        self._connection, child_end = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child_end, self._connection, self._memory), daemon=True)
-        self._process.start()
-        child_end.close()
+        self._helper = GpuHelper(start=lambda: _start_cuda(), name="seqcompare-scan")
         self.timings: dict = {}
 
     def rows(self, samples, prepared, report_all: bool, threshold: float, threads: int):
@@ -102,39 +41,19 @@ class ScanHelper:
         from .packed import host_rows, index_host_parts, pack_records
 
         started = time.perf_counter()
-        shared = SharedArrays(self._memory)
-        index_parts = index_host_parts(prepared.codes, prepared.offsets, prepared.k, allocate=shared.empty)
-        bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=shared.empty)
+        allocate = self._helper.empty
+        index_parts = index_host_parts(prepared.codes, prepared.offsets, prepared.k, allocate=allocate)
+        bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=allocate)
         packed = {"bases": bases, "nmask": nmask, "word0": word0, "lengths": samples.lengths}
         self.timings["host_passes_s"] = time.perf_counter() - started
-        try:
-            self._connection.send((shared.size, shared.describe(index_parts), shared.describe(packed), prepared.k,
-                                   report_all or threshold >= 0))  # fmt: skip
-        except OSError:
-            pass  # the helper has ended: what it sent before, or its exit code, says why
-        (sample, signature, offset), helper_timings = self._receive()
-        self.timings.update(helper_timings)
+        sample, signature, offset = self._helper.call(_scan, index_parts, packed, prepared.k,
+                                                      report_all or threshold >= 0)  # fmt: skip
+        self.timings.update(self._helper.timings)
         return host_rows(samples, np.diff(prepared.offsets), sample, signature, offset, report_all, threshold)
-
-    def _receive(self):
-        try:
-            kind, value = self._connection.recv()
-        except (EOFError, OSError):
-            self._process.join(1)
-            raise DeviceError(f"the GPU helper process ended unexpectedly (exit code {self._process.exitcode})") from None
-        if kind == "error":
-            raise value
-        return value
 
     def close(self) -> None:
         """Stop the helper (it exits at once: its CUDA teardown is not waited for)."""
-        if self._memory < 0:
-            return
-        if self._process.is_alive():
-            self._process.kill()
-        self._connection.close()
-        os.close(self._memory)
-        self._memory = -1
+        self._helper.close()
 
     def __enter__(self):
         return self
@@ -144,8 +63,10 @@ class ScanHelper:
 
 
 def _start_cuda() -> None:
-    """Import CuPy, create GPU 0's context and load what the scan will use (kernels, CuPy's sort)."""
-    from ..cuda.runtime import module, require_cupy
+    """Import CuPy, create GPU 0's context and load what the scan will use (kernels, CuPy's sort): the helper's
+    start."""
+    from ..cuda.runtime import require_cupy
+    from ..cuda.runtime import module
     from .common import lookup_tables
     from .gpu import _SOURCE
 
@@ -157,33 +78,9 @@ def _start_cuda() -> None:
         cupy.cuda.Device(0).synchronize()
 
 
-def _serve(connection, parent_end, memory: int) -> None:
-    """The helper: start CUDA, then scan what the parent shares."""
-    parent_end.close()
-    try:
-        from .gpu import device_occurrences, upload_index
+def _scan(index_parts: dict, packed: dict, k: int, find_all: bool):
+    """In the helper: the signatures' index on the GPU, then every sample's occurrences."""
+    from .gpu import device_occurrences, upload_index
 
-        started = time.perf_counter()
-        _start_cuda()
-        timings = {"helper_cuda_start_s": time.perf_counter() - started}
-        try:
-            size, index_parts, packed, k, find_all = connection.recv()
-        except EOFError:
-            return
-        index_parts = attach(memory, size, index_parts)
-        packed = attach(memory, size, packed)
-        started = time.perf_counter()
-        index = upload_index(index_parts, k)
-        timings["helper_index_s"] = time.perf_counter() - started
-        occurrences = device_occurrences(packed["bases"], packed["nmask"], packed["word0"], packed["lengths"], index,
-                                         find_all)  # fmt: skip
-        timings["helper_scan_s"] = time.perf_counter() - started - timings["helper_index_s"]
-        connection.send(("rows", (occurrences, timings)))
-    except BaseException as exc:  # every failure goes back to the parent, which reports it
-        try:
-            connection.send(("error", exc if isinstance(exc, (InputError, DeviceError)) else
-                             DeviceError(f"GPU helper process: {type(exc).__name__}: {exc}")))  # fmt: skip
-        except Exception:
-            pass
-    finally:
-        os._exit(0)  # skip CuPy's teardown; the parent has what it needs
+    index = upload_index(index_parts, k)
+    return device_occurrences(packed["bases"], packed["nmask"], packed["word0"], packed["lengths"], index, find_all)

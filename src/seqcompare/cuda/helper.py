@@ -1,0 +1,235 @@
+"""A forked helper process that owns the GPU for one command, so that CUDA's start overlaps the reading of the input.
+
+Importing CuPy, creating the CUDA contexts and loading a command's kernels is about half a second of work, much
+of it Python that holds the GIL. In one process it takes turns with the reading of the input: on an H200 host
+the background thread that did it while a 1 GB FASTA was read finished 0.67 s after it began
+(``bench/RESULTS.md``, session 31). The command line therefore forks a helper before it reads anything. The
+helper starts CUDA and runs a warm-up (loading the command's kernels, say) on another core, while the parent
+reads into arrays of one anonymous shared file (``memfd``, :meth:`GpuHelper.empty`). The parent then sends it a
+function and its arguments (:meth:`GpuHelper.call`): arrays that lie in the shared file travel as references to
+it, so gigabytes of sequences are never copied between the processes; everything else is pickled. The helper
+runs the function and sends back its result. Once the command has what it needs it kills the helper, so the
+helper's CUDA teardown (a tenth of a second or more with gigabytes on the device) costs the command nothing.
+
+Linux only (``fork`` and ``memfd_create``); :func:`supported` says whether a helper can be used.
+"""
+
+from __future__ import annotations
+
+import io
+import mmap
+import multiprocessing
+import os
+import pickle
+import time
+
+import numpy as np
+
+from ..errors import DeviceError, InputError
+
+_PAGE = mmap.ALLOCATIONGRANULARITY
+# The helper page-locks the shared file (read-only, where the device allows it) before a call that reads at least
+# this much of it, so that uploads are direct copies rather than staged ones.
+LOCK_SHARED_FROM = 64 << 20
+
+
+def supported() -> bool:
+    """True where a helper can be forked and share memory with its parent (Linux)."""
+    return hasattr(os, "memfd_create") and "fork" in multiprocessing.get_all_start_methods()
+
+
+class SharedArrays:
+    """NumPy arrays in one anonymous shared file (``memfd``), each at a page boundary, which another process maps
+    from the file and the references that :class:`SharedPickler` writes for them."""
+
+    def __init__(self, descriptor: int):
+        self.descriptor = descriptor
+        self.size = 0
+        self._mappings: list[tuple[int, int, int]] = []  # (address, length, offset in the file)
+
+    def empty(self, shape, dtype) -> np.ndarray:
+        """An uninitialised array in the shared file (the signature of ``np.empty``)."""
+        dtype = np.dtype(dtype)
+        count = int(np.prod(shape))
+        length = -(-max(1, count * dtype.itemsize) // _PAGE) * _PAGE
+        offset = self.size
+        self.size += length
+        os.ftruncate(self.descriptor, self.size)
+        array = np.frombuffer(mmap.mmap(self.descriptor, length, offset=offset), dtype, count).reshape(shape)
+        self._mappings.append((array.__array_interface__["data"][0], length, offset))
+        return array
+
+    def reference(self, array: np.ndarray):
+        """``(offset, dtype, shape, strides)`` locating ``array`` (any view of an array made by :meth:`empty`) in
+        the shared file, or None for an array that lies elsewhere."""
+        if array.size == 0 or not self._mappings:
+            return None
+        address = array.__array_interface__["data"][0]
+        low = address + sum(min(0, (n - 1) * s) for n, s in zip(array.shape, array.strides))
+        high = address + sum(max(0, (n - 1) * s) for n, s in zip(array.shape, array.strides)) + array.itemsize
+        for start, length, offset in self._mappings:
+            if start <= low and high <= start + length:
+                return offset + (address - start), array.dtype, array.shape, array.strides
+        return None
+
+
+class SharedPickler(pickle.Pickler):
+    """Pickles ``arrays``' arrays by reference to their place in the shared file, everything else as usual."""
+
+    def __init__(self, file, arrays: SharedArrays):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._arrays = arrays
+
+    def persistent_id(self, obj):
+        if type(obj) is np.ndarray:
+            return self._arrays.reference(obj)
+        return None
+
+
+class _SharedUnpickler(pickle.Unpickler):
+    """Unpickles :class:`SharedPickler`'s references as read-only views of the shared file ``descriptor``,
+    mapped whole at the first reference."""
+
+    def __init__(self, file, descriptor: int):
+        super().__init__(file)
+        self._descriptor = descriptor
+        self._shared = None
+
+    def persistent_load(self, reference):
+        offset, dtype, shape, strides = reference
+        if self._shared is None:
+            self._shared = mmap.mmap(self._descriptor, os.fstat(self._descriptor).st_size, access=mmap.ACCESS_READ)
+        return np.ndarray(shape, dtype, buffer=self._shared, offset=offset, strides=strides)
+
+    def lock_shared(self) -> bool:
+        """Page-lock the mapped shared file for the GPU, read-only (a direct copy reads it then; a pageable one
+        is staged by the driver through its own buffers). Never unlocked: the helper is killed when done. False
+        where nothing was mapped, it is small, or the device cannot register read-only memory."""
+        if self._shared is None or len(self._shared) < LOCK_SHARED_FROM:
+            return False
+        from .runtime import read_only_flags, require_cupy
+
+        cupy = require_cupy()
+        flags = read_only_flags(cupy)
+        if not flags:
+            return False  # a read-only mapping cannot be registered for writing
+        address = np.frombuffer(self._shared, np.uint8).ctypes.data
+        try:
+            cupy.cuda.runtime.hostRegister(address, len(self._shared), flags | 1)  # portable: every device
+        except cupy.cuda.runtime.CUDARuntimeError:
+            return False
+        return True
+
+
+class GpuHelper:
+    """A forked process that starts CUDA at once, then runs the functions the parent sends it on the GPU.
+
+    Create it before reading the input, allocate the arrays the GPU work will read with :meth:`empty`, then
+    :meth:`call`. Use as a context manager: leaving it stops the helper. Failures of the helper (no CuPy, no
+    GPU, an error in the function) are raised by :meth:`call`: :class:`~seqcompare.errors.InputError`,
+    :class:`~seqcompare.errors.DeviceError`, ``ValueError`` and ``TypeError`` as they were raised, anything else
+    as a ``DeviceError`` naming it.
+
+    Parameters
+    ----------
+    start : callable, optional
+        The helper's first act, with no arguments: starting CUDA and loading what the command will launch
+        (default :func:`~seqcompare.cuda.runtime.start_devices`: a context on every visible device). A failure
+        is reported by the first :meth:`call`.
+    name : str
+        Names the shared file (seen in ``/proc/PID/fd``).
+    """
+
+    def __init__(self, start=None, name: str = "seqcompare-gpu"):
+        context = multiprocessing.get_context("fork")
+        self._memory = os.memfd_create(name)
+        self.shared = SharedArrays(self._memory)
+        self._connection, child_end = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child_end, self._connection, self._memory, start),
+                                        daemon=True)  # fmt: skip
+        self._process.start()
+        child_end.close()
+        self.timings: dict = {}
+
+    def empty(self, shape, dtype) -> np.ndarray:
+        """An uninitialised array the helper reads without a copy (the signature of ``np.empty``)."""
+        return self.shared.empty(shape, dtype)
+
+    def call(self, function, /, *args, **kwargs):
+        """``function(*args, **kwargs)`` run in the helper; its result. ``function`` is found by name there (a
+        module-level function: the helper is a fork of this process)."""
+        buffer = io.BytesIO()
+        SharedPickler(buffer, self.shared).dump((function, args, kwargs))
+        try:
+            self._connection.send_bytes(buffer.getbuffer())
+        except OSError:
+            pass  # the helper has ended: what it sent before, or its exit code, says why
+        try:
+            kind, value, timings = self._connection.recv()
+        except (EOFError, OSError):
+            self._process.join(1)
+            raise DeviceError(f"the GPU helper process ended unexpectedly (exit code {self._process.exitcode})") from None
+        self.timings.update(timings)
+        if kind == "error":
+            raise value
+        return value
+
+    def close(self) -> None:
+        """Stop the helper (killed at once: its CUDA teardown is not waited for)."""
+        if self._memory < 0:
+            return
+        if self._process.is_alive():
+            self._process.kill()
+        self._connection.close()
+        os.close(self._memory)
+        self._memory = -1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _as_reported(exc: BaseException) -> BaseException:
+    """``exc`` as the parent raises it: the errors a command reports as they are, anything else named."""
+    if isinstance(exc, (InputError, DeviceError, ValueError, TypeError)):
+        return exc
+    return DeviceError(f"GPU helper process: {type(exc).__name__}: {exc}")
+
+
+def _serve(connection, parent_end, memory: int, start) -> None:
+    """The helper: start CUDA, then run each call the parent sends until it closes the pipe."""
+    parent_end.close()
+    try:
+        started = time.perf_counter()
+        try:
+            if start is None:
+                from .runtime import start_devices as start
+            start()
+        except BaseException as exc:  # reported where the parent first calls
+            connection.send(("error", _as_reported(exc), {}))
+            return
+        timings = {"helper_cuda_start_s": time.perf_counter() - started}
+        while True:
+            try:
+                message = connection.recv_bytes()
+            except EOFError:
+                return
+            started = time.perf_counter()
+            try:
+                unpickler = _SharedUnpickler(io.BytesIO(message), memory)
+                function, args, kwargs = unpickler.load()
+                if unpickler.lock_shared():
+                    timings["helper_lock_s"] = time.perf_counter() - started
+                result = ("result", function(*args, **kwargs))
+            except BaseException as exc:
+                result = ("error", _as_reported(exc))
+            timings["helper_call_s"] = time.perf_counter() - started
+            try:
+                connection.send((*result, timings))
+            except Exception as exc:  # an unpicklable result or error
+                connection.send(("error", _as_reported(exc), timings))
+            timings = {}
+    finally:
+        os._exit(0)  # skip CuPy's teardown; the parent has what it needs

@@ -1,0 +1,174 @@
+"""The forked GPU helper process (:mod:`seqcompare.cuda.helper`): arrays shared by reference, results and errors
+sent back, and the Hamming command's runs through it equal to the in-process runs.
+
+Without a GPU the helper's start is a stand-in and its work runs on the CPU (the fork carries the patches), so
+what is checked here is the sharing and the plumbing; the GPU test at the end runs the real thing.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import DATA
+
+import seqcompare.hamming.api
+from seqcompare.cuda import helper as gpu_helper
+from seqcompare.errors import DeviceError, InputError
+
+pytestmark = pytest.mark.skipif(not gpu_helper.supported(), reason="the helper needs fork and memfd_create (Linux)")
+
+
+def describe(*arrays, **named):
+    """In the helper: each array's contents, whether it can be written, and its strides."""
+    return [(np.array(a), a.flags.writeable, a.strides) for a in arrays], {k: np.array(v) for k, v in named.items()}
+
+
+def fail_with(exc):
+    raise exc
+
+
+def no_start():
+    pass
+
+
+def test_arrays_in_the_shared_file_travel_by_reference_and_others_by_value():
+    rng = np.random.default_rng(5)
+    with gpu_helper.GpuHelper(start=no_start) as helper:
+        first = helper.empty((300, 70), np.uint8)
+        first[...] = rng.integers(0, 256, first.shape)
+        second = helper.empty((5, 3), np.float64)  # a later allocation: the file grows after the fork
+        second[...] = rng.random(second.shape)
+        private = rng.integers(0, 9, (4, 4))
+        views = [first, first[10:20], first[:, 5:9], first.T, first[::-3, ::2], second, private]
+        described, named = helper.call(describe, *views, table=private[1:])
+    for view, (contents, writeable, strides) in zip(views, described):
+        np.testing.assert_array_equal(contents, view)
+        assert strides == view.strides
+    # Shared arrays arrive as read-only views of the file; the private one was pickled (a writable copy).
+    assert [writeable for _, writeable, _ in described] == [False] * 6 + [True]
+    np.testing.assert_array_equal(named["table"], private[1:])
+    empty = gpu_helper.SharedArrays(os.memfd_create("test"))
+    assert empty.reference(np.zeros(3)) is None  # nothing shared yet
+
+
+def test_failures_reach_the_parent_as_errors_naming_them():
+    with gpu_helper.GpuHelper(start=no_start) as helper:
+        with pytest.raises(InputError, match="bad record"):
+            helper.call(fail_with, InputError("bad record"))
+        with pytest.raises(ValueError, match="method must be"):  # the helper keeps serving after an error
+            helper.call(fail_with, ValueError("method must be one of"))
+        with pytest.raises(DeviceError, match="GPU helper process: ZeroDivisionError"):
+            helper.call(fail_with, ZeroDivisionError("x"))
+        with pytest.raises(DeviceError, match=r"ended unexpectedly \(exit code 7\)"):
+            helper.call(os._exit, 7)
+    with gpu_helper.GpuHelper(start=lambda: fail_with(DeviceError("no CUDA device is visible"))) as helper:
+        with pytest.raises(DeviceError, match="no CUDA device is visible"):
+            helper.call(describe)
+
+
+# -- the Hamming command through the helper --------------------------------------------------------------------
+
+
+def run_hamming_on_cpu(encoded, reduction, **options):
+    """For a machine without a GPU: the engine on the CPU; in the helper, after checking that the rows came as a
+    view of the shared file (read-only there), not as a pickled copy."""
+    if os.getpid() != TEST_PROCESS:
+        assert not encoded.left.flags.writeable
+    return RUN_HAMMING(encoded, reduction, **{**options, "device": "cpu", "method": "auto"})
+
+
+RUN_HAMMING = seqcompare.hamming.api.run_hamming
+TEST_PROCESS = os.getpid()
+
+
+@pytest.fixture
+def hamming_helper_on_cpu(monkeypatch):
+    import seqcompare.cli.hamming
+    import seqcompare.cuda.runtime
+
+    monkeypatch.setattr(seqcompare.cuda.runtime, "require_gpu_quickly", lambda: None)
+    monkeypatch.setattr(seqcompare.cli.hamming, "_helper_start", lambda args: no_start)
+    monkeypatch.setattr(seqcompare.hamming.api, "run_hamming", run_hamming_on_cpu)
+    return monkeypatch
+
+
+@pytest.fixture(scope="module")
+def regular_fasta(tmp_path_factory):
+    """An alignment above the reader's 16 MB threshold (read by strided copies into the shared file)."""
+    from seqcompare.simulate import simulate_alignment, write_fasta
+
+    names, sequences = simulate_alignment(600, 29_903, seed=3, lineages=40, private_rate=0.0001)
+    path = tmp_path_factory.mktemp("helper") / "regular.fasta"
+    write_fasta(str(path), names, sequences)
+    assert path.stat().st_size > 16 << 20
+    return str(path)
+
+
+@pytest.mark.parametrize("flags", [["--max-dist", "12"], ["--knn", "3", "-c"], ["--max-dist", "25", "--collapse"]])
+def test_cli_runs_through_the_helper_equal_the_in_process_runs(hamming_helper_on_cpu, regular_fasta, tmp_path,
+                                                               capsys, flags):  # fmt: skip
+    from seqcompare.cli import main
+
+    gz = os.path.join(DATA, "sarscov2_338.fasta.gz")  # a small file (the compiled scan, into the shared file)
+    for k, inputs in enumerate([[regular_fasta], [gz], [gz, "--ref", gz]]):
+        helped, plain = tmp_path / f"helped{k}.tsv", tmp_path / f"plain{k}.tsv"
+        assert main(["hamming", *inputs, *flags, "--device", "cuda", "-o", str(helped)]) == 0
+        assert "computed on the GPU by a helper process" in capsys.readouterr().err
+        assert main(["hamming", "-q", *inputs, *flags, "-o", str(plain)]) == 0
+        assert helped.read_bytes() == plain.read_bytes() and helped.read_bytes().count(b"\n") > 50
+
+
+def test_cli_failures_in_the_helper_are_one_line_errors_and_leave_no_output(hamming_helper_on_cpu, tmp_path,
+                                                                           capsys):  # fmt: skip
+    import seqcompare.cli.hamming
+    from seqcompare.cli import main
+
+    gz = os.path.join(DATA, "sarscov2_338.fasta.gz")
+    target = tmp_path / "never.tsv"
+    hamming_helper_on_cpu.setattr(seqcompare.cli.hamming, "_helper_start",
+                                  lambda args: lambda: fail_with(DeviceError("CuPy is installed but no CUDA device "
+                                                                             "can be used")))  # fmt: skip
+    assert main(["hamming", gz, "--max-dist", "3", "--device", "cuda", "-o", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert "CuPy is installed but no CUDA device can be used" in err and err.count("error") == 1
+    hamming_helper_on_cpu.setattr(seqcompare.cli.hamming, "_helper_start", lambda args: no_start)
+    hamming_helper_on_cpu.setattr(seqcompare.hamming.api, "run_hamming", lambda *a, **k: os._exit(3))
+    assert main(["hamming", gz, "--max-dist", "3", "--device", "cuda", "-o", str(target)]) == 1
+    assert "GPU helper process ended unexpectedly (exit code 3)" in capsys.readouterr().err
+    assert not target.exists() and os.listdir(tmp_path) == []
+
+
+def test_only_small_results_go_through_the_helper():
+    import argparse
+
+    from seqcompare.cli import build_parser
+    from seqcompare.cli.hamming import _uses_gpu_helper
+
+    def uses(*words):
+        args = build_parser().parse_args(["hamming", "x.fa", *words])
+        return _uses_gpu_helper(args)
+
+    assert uses("--device", "cuda", "--max-dist", "3") and uses("--device", "cuda", "--knn", "2")
+    assert not uses("--max-dist", "3")  # the CPU
+    assert not uses("--device", "cuda")  # the whole matrix, streamed
+    assert not uses("--device", "cuda", "--npy", "d.npy")
+    assert not uses("--device", "cuda", "--max-dist", "3", "--cluster", "local")
+    assert isinstance(build_parser().parse_args(["hamming", "x.fa"]), argparse.Namespace)
+
+
+# -- on a GPU ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("flags", [["--max-dist", "12"], ["--knn", "3"], ["--max-dist", "40", "--iupac"]])
+def test_gpu_cli_through_the_helper_equals_the_cpu(regular_fasta, tmp_path, flags):
+    gz = os.path.join(DATA, "sarscov2_338.fasta.gz")
+    for inputs in ([regular_fasta], [regular_fasta, "--ref", regular_fasta], [gz, "--ref", regular_fasta]):
+        base = [sys.executable, "-m", "seqcompare", "hamming", *inputs, *flags]
+        cpu = subprocess.run(base + ["-q"], capture_output=True, check=True).stdout
+        done = subprocess.run(base + ["--device", "cuda"], capture_output=True, check=True)
+        assert b"computed on the GPU by a helper process" in done.stderr
+        assert done.stdout == cpu
+        assert cpu.count(b"\n") > 50 or (inputs[0] == gz and "--knn" not in flags)
