@@ -59,17 +59,25 @@ clock["cli_imported"] = time.perf_counter()
 import seqcompare.io.fasta as fasta, seqcompare.hamming.api as api, seqcompare.io.tables as tables
 import seqcompare.cuda.runtime as runtime
 
+import os
+MAIN = os.getpid()
+
+def note(key):  # the forked GPU helper's stages go to stderr, on the same clock (CLOCK_MONOTONIC)
+    clock[key] = time.perf_counter()
+    if os.getpid() != MAIN:
+        print(f"@helper {key} {clock[key]}", file=sys.stderr, flush=True)
+
 def timed(module, name, label):
     original = getattr(module, name)
     def wrapper(*args, **kwargs):  # the first call of each is timed
         first = label + "_start" not in clock
         if first:
-            clock[label + "_start"] = time.perf_counter()
+            note(label + "_start")
         try:
             return original(*args, **kwargs)
         finally:
             if first:
-                clock[label + "_end"] = time.perf_counter()
+                note(label + "_end")
     setattr(module, name, wrapper)
 
 timed(fasta, "read_alignment", "read_fasta")
@@ -97,6 +105,7 @@ timed(gpu.DeviceProblem, "__init__", "device_setup")
 import seqcompare.cuda.helper as helper  # the forked GPU helper (session 31): its own stages are in the log
 timed(helper.GpuHelper, "__init__", "helper_fork")
 timed(helper.GpuHelper, "call", "helper_call")
+timed(helper._SharedUnpickler, "lock_shared", "helper_lock_shared")
 original_start = runtime._start_devices
 def start_devices(*args, **kwargs):
     clock["cuda_thread_start"] = time.perf_counter()
@@ -106,7 +115,7 @@ runtime._start_devices = start_devices
 status = cli.main(sys.argv[1:])
 clock["main_returned"] = time.perf_counter()
 origin = clock.pop("python_started")
-print(json.dumps({"status": status, "numba_imported": "numba" in sys.modules,
+print(json.dumps({"status": status, "numba_imported": "numba" in sys.modules, "python_started_at": origin,
                   **{k: round(v - origin, 4) for k, v in sorted(clock.items(), key=lambda kv: kv[1])}}))
 """
 
@@ -224,8 +233,14 @@ def main(argv=None) -> int:
             continue  # a patched constant: no timeline
         prefix = "" if name == "seqcompare" else name + "_"
         _, out, err = _run([sys.executable, "-c", _TIMELINE, *command[1:]], env)
-        report[prefix + "timeline_s"] = json.loads(out.strip().splitlines()[-1])
-        report[prefix + "timeline_cli_log"] = err.strip().splitlines()
+        timeline = json.loads(out.strip().splitlines()[-1])
+        origin = timeline.pop("python_started_at")
+        for line in err.strip().splitlines():
+            if line.startswith("@helper "):  # the helper's stages, on the same clock
+                _, key, at = line.split()
+                timeline["helper:" + key] = round(float(at) - origin, 4)
+        report[prefix + "timeline_s"] = dict(sorted(timeline.items(), key=lambda kv: kv[1] if isinstance(kv[1], float) else -1))
+        report[prefix + "timeline_cli_log"] = [line for line in err.strip().splitlines() if not line.startswith("@")]
     try:
         with open("/sys/kernel/mm/transparent_hugepage/enabled") as handle:
             report["transparent_hugepages"] = handle.read().strip()

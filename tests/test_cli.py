@@ -218,6 +218,34 @@ def test_small_tables_are_written_as_the_compiled_formatter_writes_them(rng, mon
     assert written[0] == written[1] and written[0].count(b"\n") == 5 + 3 + 40
 
 
+@pytest.mark.parametrize("separator", ["\t", ","])
+def test_pairs_written_by_numpy_equal_plain_text_and_the_compiled_formatter(rng, monkeypatch, separator):
+    import io
+
+    import seqcompare.io.tables as tables
+
+    names = ["a", "b,c", 'say"hi"', "ünï", "e" * 40, "", "x y"]
+    table = tables.NameTable(names, separator)
+    shown = [tables.csv_field(name, separator) for name in names]
+    for case in range(40):
+        size = int(rng.integers(1, 300))
+        left, right = rng.integers(0, len(names), size), rng.integers(0, len(names), size)
+        scale = 10 ** int(rng.integers(1, 19))
+        values = rng.integers(-scale if case % 3 == 0 else 0, scale, size, dtype=np.int64)
+        values[: size // 5] = rng.choice([0, 1, 9, 10, 99, 100, -1, -10, 10**18 - 1, -(10**18) + 1], size // 5)
+        values = values.astype(rng.choice([np.int64, np.int32, np.uint32])) if scale < 2**31 and values.min() >= 0 else values
+        plain = "".join(f"{shown[i]}{separator}{shown[j]}{separator}{v}\n" for i, j, v in
+                        zip(left.tolist(), right.tolist(), values.tolist())).encode()  # fmt: skip
+        assert tables._long_lines(left, right, values, table, table, ord(separator)).tobytes() == plain
+        out = io.BytesIO()
+        tables.write_long(out, left, right, values, table, table, separator)
+        monkeypatch.setattr(tables, "SMALL_CELLS", 0)  # the compiled formatter
+        compiled = io.BytesIO()
+        tables.write_long(compiled, left, right, values, table, table, separator)
+        monkeypatch.undo()
+        assert out.getvalue() == compiled.getvalue() == plain
+
+
 def test_a_small_alignment_needs_no_compiled_kernel():
     # Parsing, the matrix method on informative sites and the table all run on NumPy: no Numba start-up.
     from conftest import DATA

@@ -273,10 +273,19 @@ def _helper_start(args):
     alignment with this run's alphabet, method and packer."""
     alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
 
-    def start() -> None:
-        from ..cuda.runtime import start_devices
+    def start() -> dict:
+        import time
 
+        began = time.perf_counter()
+        from ..cuda.runtime import require_cupy, start_devices
+
+        require_cupy()
+        imported = time.perf_counter()
+        start_devices()
+        contexts = time.perf_counter()
         start_devices(lambda: _warm_up_pairs(alphabet, args.method, args.gpu_packer))
+        return {"helper_cupy_import_s": imported - began, "helper_contexts_s": contexts - imported,
+                "helper_warm_up_s": time.perf_counter() - contexts}  # fmt: skip
 
     return start
 

@@ -134,8 +134,9 @@ class GpuHelper:
     ----------
     start : callable, optional
         The helper's first act, with no arguments: starting CUDA and loading what the command will launch
-        (default :func:`~seqcompare.cuda.runtime.start_devices`: a context on every visible device). A failure
-        is reported by the first :meth:`call`.
+        (default :func:`~seqcompare.cuda.runtime.start_devices`: a context on every visible device). It may
+        return a dict of its stages' seconds, which join :attr:`timings`. A failure is reported by the first
+        :meth:`call`.
     name : str
         Names the shared file (seen in ``/proc/PID/fd``).
     """
@@ -149,7 +150,7 @@ class GpuHelper:
                                         daemon=True)  # fmt: skip
         self._process.start()
         child_end.close()
-        self.timings: dict = {}
+        self.timings: dict = {}  # seconds of the helper's stages, by name, as its calls report them
 
     def empty(self, shape, dtype) -> np.ndarray:
         """An uninitialised array the helper reads without a copy (the signature of ``np.empty``)."""
@@ -206,11 +207,11 @@ def _serve(connection, parent_end, memory: int, start) -> None:
         try:
             if start is None:
                 from .runtime import start_devices as start
-            start()
+            stages = start()
         except BaseException as exc:  # reported where the parent first calls
             connection.send(("error", _as_reported(exc), {}))
             return
-        timings = {"helper_cuda_start_s": time.perf_counter() - started}
+        timings = {"helper_cuda_start_s": time.perf_counter() - started, **(stages or {})}
         while True:
             try:
                 message = connection.recv_bytes()
