@@ -8,6 +8,7 @@ what is checked here is the sharing and the plumbing; the GPU test at the end ru
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -51,6 +52,23 @@ def test_arrays_in_the_shared_file_travel_by_reference_and_others_by_value():
     np.testing.assert_array_equal(named["table"], private[1:])
     empty = gpu_helper.SharedArrays(os.memfd_create("test"))
     assert empty.reference(np.zeros(3)) is None  # nothing shared yet
+
+
+def test_regions_locked_before_they_are_written_hold_what_the_parent_writes(monkeypatch):
+    # A large array is page-locked by the helper as soon as it is made, while the parent fills it: the helper
+    # must then read what the parent wrote after the lock (the same pages), through the region it locked.
+    monkeypatch.setattr(gpu_helper, "LOCK_SHARED_FROM", 1)
+    with gpu_helper.GpuHelper(start=no_start, warm_up=no_start) as helper:
+        array = helper.empty((1000, 17), np.int32)
+        helper.call(describe)  # the lock message has been handled before this returns
+        locked = helper.timings
+        assert "helper_lock_s" in locked or "DeviceError" in locked["helper_lock_error"]  # no GPU: not locked
+        array[...] = np.arange(array.size).reshape(array.shape)
+        time.sleep(0.3)  # the helper is idle meanwhile, so it warms up (if it had not before the first call)
+        (contents, writeable, _), = helper.call(describe, array[3:])[0]
+        np.testing.assert_array_equal(contents, array[3:])
+        assert not writeable
+        assert "helper_warm_up_s" in helper.timings
 
 
 def test_failures_reach_the_parent_as_errors_naming_them():

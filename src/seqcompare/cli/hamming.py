@@ -250,7 +250,7 @@ def run_command(args) -> int:
     if helped:
         from ..cuda.helper import GpuHelper
 
-        with GpuHelper(start=_helper_start(args), name="seqcompare-hamming") as helper:
+        with GpuHelper(start=_helper_start(args), warm_up=_helper_warm_up(args), name="seqcompare-hamming") as helper:
             return _compute_and_write(args, log, None, helper)
     with dask_client(args, log) as client:
         return _compute_and_write(args, log, client)
@@ -269,32 +269,44 @@ def _uses_gpu_helper(args) -> bool:
 
 
 def _helper_start(args):
-    """The helper's start: CUDA on every visible device, each made ready by selecting the pairs of a tiny
-    alignment with this run's alphabet, method and packer."""
-    alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
+    """The helper's start: the CUDA driver and contexts in a thread while CuPy imports, then CuPy's side of
+    every visible device."""
 
     def start() -> dict:
         import time
 
         began = time.perf_counter()
-        from ..cuda.runtime import require_cupy, start_devices
+        from ..cuda.runtime import require_cupy, start_devices, start_driver_in_background
 
+        driver = start_driver_in_background()
         require_cupy()
         imported = time.perf_counter()
+        driver.join()
+        joined = time.perf_counter()
         start_devices()
-        contexts = time.perf_counter()
-        start_devices(lambda: _warm_up_pairs(alphabet, args.method, args.gpu_packer))
-        return {"helper_cupy_import_s": imported - began, "helper_contexts_s": contexts - imported,
-                "helper_warm_up_s": time.perf_counter() - contexts}  # fmt: skip
+        return {"helper_cupy_import_s": imported - began, "helper_driver_wait_s": joined - imported,
+                "helper_contexts_s": time.perf_counter() - joined}  # fmt: skip
 
     return start
 
 
+def _helper_warm_up(args):
+    """The helper's warm-up once idle: every device made ready by selecting the pairs of a tiny alignment with
+    this run's alphabet, method and packer."""
+    alphabet = "all" if args.all_chars else "iupac" if args.iupac else "acgt"
+
+    def warm_up() -> None:
+        from ..cuda.runtime import start_devices
+
+        start_devices(lambda: _warm_up_pairs(alphabet, args.method, args.gpu_packer))
+
+    return warm_up
+
+
 def _warm_up_pairs(alphabet: str, method: str, packer: str) -> None:
     """Select the pairs of a tiny alignment on the current device, as a real run of ``alphabet`` with ``method``
-    and ``packer`` would: every kernel a run of pairs launches is then loaded (ours, and CuPy's for the pairs'
-    keys and their sort, which a fresh process otherwise loads at first use, after the GPU's work: 0.12 s of a
-    1.26 s command on an H200 host, bench/RESULTS.md, session 31)."""
+    and ``packer`` would: every kernel a run of pairs launches is then loaded (our modules, and the sort's first
+    use)."""
     from ..cuda.runtime import require_cupy
     from ..hamming.api import encode_inputs
     from ..hamming.gpu import device_pairs
@@ -407,7 +419,8 @@ def _run(helper, log, encoded, reduction: type, parameters: tuple, **options):
         return _run_reduction(encoded, reduction, parameters, options)
     result = helper.call(_run_reduction, encoded, reduction, parameters, {**options, "progress": False})
     log("computed on the GPU by a helper process (" + ", ".join(
-        f"{name[:-2].replace('_', ' ')} {value:.3f} s" for name, value in helper.timings.items()) + ")")  # fmt: skip
+        f"{name[:-2].replace('_', ' ')} {value:.3f} s" for name, value in helper.timings.items()
+        if isinstance(value, float)) + ")")  # fmt: skip
     return result
 
 

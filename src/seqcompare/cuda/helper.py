@@ -28,8 +28,9 @@ import numpy as np
 from ..errors import DeviceError, InputError
 
 _PAGE = mmap.ALLOCATIONGRANULARITY
-# The helper page-locks the shared file (read-only, where the device allows it) before a call that reads at least
-# this much of it, so that uploads are direct copies rather than staged ones.
+# Arrays of at least this many bytes made by GpuHelper.empty are page-locked by the helper, so that uploads from
+# them are direct copies rather than ones staged by the driver: a 1 GB alignment's command took 0.92-1.14 s with
+# them locked against 1.20-1.50 s with staged copies, on one H200 host (bench/RESULTS.md, session 31).
 LOCK_SHARED_FROM = 64 << 20
 
 
@@ -39,16 +40,16 @@ def supported() -> bool:
 
 
 class SharedArrays:
-    """NumPy arrays in one anonymous shared file (``memfd``), each at a page boundary, which another process maps
-    from the file and the references that :class:`SharedPickler` writes for them."""
+    """NumPy arrays in one anonymous shared file (``memfd``), each in a region of its own at a page boundary,
+    which another process maps from the file and the references that :class:`SharedPickler` writes for them."""
 
     def __init__(self, descriptor: int):
         self.descriptor = descriptor
         self.size = 0
-        self._mappings: list[tuple[int, int, int]] = []  # (address, length, offset in the file)
+        self._mappings: list[tuple[int, int, int]] = []  # (address, length, offset in the file) of each region
 
     def empty(self, shape, dtype) -> np.ndarray:
-        """An uninitialised array in the shared file (the signature of ``np.empty``)."""
+        """An uninitialised array in a new region of the shared file (the signature of ``np.empty``)."""
         dtype = np.dtype(dtype)
         count = int(np.prod(shape))
         length = -(-max(1, count * dtype.itemsize) // _PAGE) * _PAGE
@@ -59,9 +60,14 @@ class SharedArrays:
         self._mappings.append((array.__array_interface__["data"][0], length, offset))
         return array
 
+    def region_of(self, array: np.ndarray) -> tuple[int, int]:
+        """``(offset, length)`` of the region :meth:`empty` made ``array`` in."""
+        address = array.__array_interface__["data"][0]
+        return next((offset, length) for start, length, offset in self._mappings if start == address)
+
     def reference(self, array: np.ndarray):
-        """``(offset, dtype, shape, strides)`` locating ``array`` (any view of an array made by :meth:`empty`) in
-        the shared file, or None for an array that lies elsewhere."""
+        """``((region offset, region length), offset in the region, dtype, shape, strides)`` locating ``array``
+        (any view of an array made by :meth:`empty`), or None for an array that lies elsewhere."""
         if array.size == 0 or not self._mappings:
             return None
         address = array.__array_interface__["data"][0]
@@ -69,7 +75,7 @@ class SharedArrays:
         high = address + sum(max(0, (n - 1) * s) for n, s in zip(array.shape, array.strides)) + array.itemsize
         for start, length, offset in self._mappings:
             if start <= low and high <= start + length:
-                return offset + (address - start), array.dtype, array.shape, array.strides
+                return (offset, length), address - start, array.dtype, array.shape, array.strides
         return None
 
 
@@ -86,39 +92,54 @@ class SharedPickler(pickle.Pickler):
         return None
 
 
-class _SharedUnpickler(pickle.Unpickler):
-    """Unpickles :class:`SharedPickler`'s references as read-only views of the shared file ``descriptor``,
-    mapped whole at the first reference."""
+class _Regions:
+    """The helper's side of the shared file ``descriptor``: each region mapped once, where it stays (so that a
+    region page-locked by :meth:`lock` is the memory later calls read)."""
 
-    def __init__(self, file, descriptor: int):
-        super().__init__(file)
-        self._descriptor = descriptor
-        self._shared = None
+    def __init__(self, descriptor: int):
+        self.descriptor = descriptor
+        self._mapped: dict = {}  # (offset, length): mmap
+        self._locked: set = set()
 
-    def persistent_load(self, reference):
-        offset, dtype, shape, strides = reference
-        if self._shared is None:
-            self._shared = mmap.mmap(self._descriptor, os.fstat(self._descriptor).st_size, access=mmap.ACCESS_READ)
-        return np.ndarray(shape, dtype, buffer=self._shared, offset=offset, strides=strides)
+    def mapping(self, region: tuple[int, int]) -> mmap.mmap:
+        if region not in self._mapped:
+            offset, length = region
+            # Writable (MAP_SHARED), so that pages locked before the parent has written them are real pages; the
+            # arrays made over it are read-only.
+            self._mapped[region] = mmap.mmap(self.descriptor, length, offset=offset)
+        return self._mapped[region]
 
-    def lock_shared(self) -> bool:
-        """Page-lock the mapped shared file for the GPU, read-only (a direct copy reads it then; a pageable one
-        is staged by the driver through its own buffers). Never unlocked: the helper is killed when done. False
-        where nothing was mapped, it is small, or the device cannot register read-only memory."""
-        if self._shared is None or len(self._shared) < LOCK_SHARED_FROM:
-            return False
-        from .runtime import read_only_flags, require_cupy
+    def lock(self, region: tuple[int, int]) -> bool:
+        """Page-lock ``region`` for every GPU, so that uploads from it are direct copies, not copies staged by
+        the driver through its own buffers. Its pages are faulted in here if the parent has not written them
+        yet (the same pages it then writes). Never unlocked: the helper is killed when done. False where CUDA
+        refuses (the uploads then stay staged)."""
+        if region in self._locked:
+            return True
+        from .runtime import require_cupy
 
         cupy = require_cupy()
-        flags = read_only_flags(cupy)
-        if not flags:
-            return False  # a read-only mapping cannot be registered for writing
-        address = np.frombuffer(self._shared, np.uint8).ctypes.data
+        address = np.frombuffer(self.mapping(region), np.uint8).ctypes.data
         try:
-            cupy.cuda.runtime.hostRegister(address, len(self._shared), flags | 1)  # portable: every device
+            cupy.cuda.runtime.hostRegister(address, region[1], 1)  # cudaHostRegisterPortable
         except cupy.cuda.runtime.CUDARuntimeError:
             return False
+        self._locked.add(region)
         return True
+
+
+class _SharedUnpickler(pickle.Unpickler):
+    """Unpickles :class:`SharedPickler`'s references as read-only views of the helper's mapped regions."""
+
+    def __init__(self, file, regions: _Regions):
+        super().__init__(file)
+        self._regions = regions
+
+    def persistent_load(self, reference):
+        region, offset, dtype, shape, strides = reference
+        array = np.ndarray(shape, dtype, buffer=self._regions.mapping(region), offset=offset, strides=strides)
+        array.flags.writeable = False
+        return array
 
 
 class GpuHelper:
@@ -141,30 +162,38 @@ class GpuHelper:
         Names the shared file (seen in ``/proc/PID/fd``).
     """
 
-    def __init__(self, start=None, name: str = "seqcompare-gpu"):
+    def __init__(self, start=None, warm_up=None, name: str = "seqcompare-gpu"):
         context = multiprocessing.get_context("fork")
         self._memory = os.memfd_create(name)
         self.shared = SharedArrays(self._memory)
         self._connection, child_end = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child_end, self._connection, self._memory, start),
+        self._process = context.Process(target=_serve, args=(child_end, self._connection, self._memory, start, warm_up),
                                         daemon=True)  # fmt: skip
         self._process.start()
         child_end.close()
         self.timings: dict = {}  # seconds of the helper's stages, by name, as its calls report them
 
     def empty(self, shape, dtype) -> np.ndarray:
-        """An uninitialised array the helper reads without a copy (the signature of ``np.empty``)."""
-        return self.shared.empty(shape, dtype)
+        """An uninitialised array the helper reads without a copy (the signature of ``np.empty``). One of
+        :data:`LOCK_SHARED_FROM` bytes or more is page-locked by the helper as soon as it has started, while
+        this process fills it: the GPU then reads it by direct copies."""
+        array = self.shared.empty(shape, dtype)
+        if array.nbytes >= LOCK_SHARED_FROM:
+            self._send(("lock", self.shared.region_of(array)))
+        return array
+
+    def _send(self, message) -> None:
+        buffer = io.BytesIO()
+        SharedPickler(buffer, self.shared).dump(message)
+        try:
+            self._connection.send_bytes(buffer.getbuffer())
+        except OSError:
+            pass  # the helper has ended: what it sent before, or its exit code, says why (see call)
 
     def call(self, function, /, *args, **kwargs):
         """``function(*args, **kwargs)`` run in the helper; its result. ``function`` is found by name there (a
         module-level function: the helper is a fork of this process)."""
-        buffer = io.BytesIO()
-        SharedPickler(buffer, self.shared).dump((function, args, kwargs))
-        try:
-            self._connection.send_bytes(buffer.getbuffer())
-        except OSError:
-            pass  # the helper has ended: what it sent before, or its exit code, says why
+        self._send(("call", function, args, kwargs))
         try:
             kind, value, timings = self._connection.recv()
         except (EOFError, OSError):
@@ -199,8 +228,9 @@ def _as_reported(exc: BaseException) -> BaseException:
     return DeviceError(f"GPU helper process: {type(exc).__name__}: {exc}")
 
 
-def _serve(connection, parent_end, memory: int, start) -> None:
-    """The helper: start CUDA, then run each call the parent sends until it closes the pipe."""
+def _serve(connection, parent_end, memory: int, start, warm_up) -> None:
+    """The helper: start CUDA, then lock regions and run calls as the parent sends them until it closes the pipe;
+    warm up when first idle."""
     parent_end.close()
     try:
         started = time.perf_counter()
@@ -212,17 +242,31 @@ def _serve(connection, parent_end, memory: int, start) -> None:
             connection.send(("error", _as_reported(exc), {}))
             return
         timings = {"helper_cuda_start_s": time.perf_counter() - started, **(stages or {})}
+        regions = _Regions(memory)
         while True:
+            if warm_up is not None and not connection.poll():
+                started = time.perf_counter()
+                try:
+                    warm_up()
+                except BaseException as exc:  # the call meets it again, where it is reported
+                    timings["helper_warm_up_error"] = repr(exc)
+                warm_up = None
+                timings["helper_warm_up_s"] = time.perf_counter() - started
             try:
                 message = connection.recv_bytes()
             except EOFError:
                 return
             started = time.perf_counter()
+            kind, *content = _SharedUnpickler(io.BytesIO(message), regions).load()
+            if kind == "lock":
+                try:
+                    if regions.lock(content[0]):
+                        timings["helper_lock_s"] = timings.get("helper_lock_s", 0.0) + time.perf_counter() - started
+                except BaseException as exc:  # the uploads stay staged
+                    timings["helper_lock_error"] = repr(exc)
+                continue
+            function, args, kwargs = content
             try:
-                unpickler = _SharedUnpickler(io.BytesIO(message), memory)
-                function, args, kwargs = unpickler.load()
-                if unpickler.lock_shared():
-                    timings["helper_lock_s"] = time.perf_counter() - started
                 result = ("result", function(*args, **kwargs))
             except BaseException as exc:
                 result = ("error", _as_reported(exc))

@@ -96,7 +96,7 @@ def load_kernels() -> None:
     (bench/RESULTS.md, session 30), which the command line now spends while it reads the input
     (:func:`~seqcompare.cuda.runtime.start_in_background`)."""
     hamming = module(_SOURCE)
-    for name in ("translate_bytes", "pack_codes_ballot", "expand_planes"):
+    for name in ("translate_bytes", "pack_codes_ballot", "expand_planes", "pair_keys", "gather_pairs"):
         hamming.get_function(name)
     bitgemm.load(bitgemm.PAIRS_CONFIG)
 
@@ -590,7 +590,11 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
         if timings is not None:
             timings["devices"][devices[k]]["upload_and_kernels_s"] = time.perf_counter() - start
         with problem.device, problem.stream:
-            keys = (pairs["i"][:found].astype(cupy.uint64) << 32) | pairs["j"][:found].astype(cupy.uint64)
+            keys = cupy.empty(found, dtype=cupy.uint64)
+            if found:
+                problem.module.get_function("pair_keys")(
+                    (min(_blocks(found, 256), 4096),), (256,), (pairs["i"], pairs["j"], np.int64(found), keys)
+                )
             problem.stream.synchronize()  # the first device's stream reads these next
         return keys, pairs["d"][:found], problem
 
@@ -620,9 +624,13 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
         keys_host = locked_empty((total,), np.uint64)
         dist_host = locked_empty((total,), np.uint32)
         if total:
-            order = cupy.argsort(keys)
-            keys[order].get(stream=first.stream, out=keys_host)
-            dist[order].get(stream=first.stream, out=dist_host)
+            order = cupy.argsort(keys)  # Thrust, compiled into CuPy
+            sorted_keys, sorted_dist = cupy.empty_like(keys), cupy.empty_like(dist)
+            first.module.get_function("gather_pairs")(
+                (min(_blocks(total, 256), 4096),), (256,), (order, keys, dist, np.int64(total), sorted_keys, sorted_dist)
+            )
+            sorted_keys.get(stream=first.stream, out=keys_host)
+            sorted_dist.get(stream=first.stream, out=dist_host)
         first.stream.synchronize()
     i = (keys_host >> np.uint64(32)).astype(np.int64)
     j = (keys_host & np.uint64(0xFFFFFFFF)).astype(np.int64)

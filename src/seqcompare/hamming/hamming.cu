@@ -63,6 +63,27 @@ extern "C" __global__ void translate_bytes(unsigned char* __restrict__ data, lon
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) data[i] = codes[data[i]];
 }
 
+// The pairs found, as sortable keys (row << 32 | column), and their gather in sorted order: CuPy's elementwise
+// kernels for the same steps are compiled or loaded at a process's first use (0.11 s of a fresh command on an
+// H200 host, session 31), these come with this module.
+extern "C" __global__ void pair_keys(const unsigned* __restrict__ rows, const unsigned* __restrict__ cols,
+                                     long long n, unsigned long long* __restrict__ keys) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += stride)
+        keys[k] = ((unsigned long long)rows[k] << 32) | cols[k];
+}
+
+extern "C" __global__ void gather_pairs(const long long* __restrict__ order, const unsigned long long* __restrict__ keys,
+                                        const unsigned* __restrict__ dist, long long n,
+                                        unsigned long long* __restrict__ sorted_keys, unsigned* __restrict__ sorted_dist) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += stride) {
+        long long at = order[k];
+        sorted_keys[k] = keys[at];
+        sorted_dist[k] = dist[at];
+    }
+}
+
 // From site codes (uint8, 0 = missing, x+1 = present code x): the seed's bit-mask construction, three ways.
 // All write the same operands; outputs must be zeroed first for the two atomic versions.
 
