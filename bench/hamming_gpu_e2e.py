@@ -105,7 +105,7 @@ timed(gpu.DeviceProblem, "__init__", "device_setup")
 import seqcompare.cuda.helper as helper  # the forked GPU helper (session 31): its own stages are in the log
 timed(helper.GpuHelper, "__init__", "helper_fork")
 timed(helper.GpuHelper, "call", "helper_call")
-timed(helper._SharedUnpickler, "lock_shared", "helper_lock_shared")
+timed(helper._Regions, "lock", "helper_lock")
 original_start = runtime._start_devices
 def start_devices(*args, **kwargs):
     clock["cuda_thread_start"] = time.perf_counter()

@@ -35,8 +35,13 @@ LOCK_SHARED_FROM = 64 << 20
 
 
 def supported() -> bool:
-    """True where a helper can be forked and share memory with its parent (Linux)."""
-    return hasattr(os, "memfd_create") and "fork" in multiprocessing.get_all_start_methods()
+    """True where a helper can be forked and share memory with its parent (Linux), and this process has not
+    imported CuPy: a fork of a process that has started CUDA cannot use it (``cudaErrorInitializationError``), as
+    when the command line runs inside a program that used the GPU already."""
+    import sys
+
+    return (hasattr(os, "memfd_create") and "fork" in multiprocessing.get_all_start_methods()
+            and "cupy" not in sys.modules)  # fmt: skip
 
 
 class SharedArrays:
