@@ -58,6 +58,7 @@ def test_regions_locked_before_they_are_written_hold_what_the_parent_writes(monk
     # A large array is page-locked by the helper as soon as it is made, while the parent fills it: the helper
     # must then read what the parent wrote after the lock (the same pages), through the region it locked.
     monkeypatch.setattr(gpu_helper, "LOCK_SHARED_FROM", 1)
+    monkeypatch.setattr(gpu_helper, "EARLY_LOCK", True)
     with gpu_helper.GpuHelper(start=no_start, warm_up=no_start) as helper:
         array = helper.empty((1000, 17), np.int32)
         helper.call(describe)  # the lock message has been handled before this returns
@@ -69,6 +70,16 @@ def test_regions_locked_before_they_are_written_hold_what_the_parent_writes(monk
         np.testing.assert_array_equal(contents, array[3:])
         assert not writeable
         assert "helper_warm_up_s" in helper.timings
+
+
+def test_regions_are_locked_before_the_call_that_reads_them(monkeypatch):
+    monkeypatch.setattr(gpu_helper, "LOCK_SHARED_FROM", 1)
+    with gpu_helper.GpuHelper(start=no_start) as helper:
+        array = helper.empty((300, 5), np.float32)
+        array[...] = np.arange(array.size).reshape(array.shape)
+        (contents, _, _), = helper.call(describe, array)[0]
+        np.testing.assert_array_equal(contents, array)
+        assert "helper_lock_s" in helper.timings or "helper_lock_error" in helper.timings
 
 
 def test_failures_reach_the_parent_as_errors_naming_them():

@@ -32,6 +32,11 @@ _PAGE = mmap.ALLOCATIONGRANULARITY
 # them are direct copies rather than ones staged by the driver: a 1 GB alignment's command took 0.92-1.14 s with
 # them locked against 1.20-1.50 s with staged copies, on one H200 host (bench/RESULTS.md, session 31).
 LOCK_SHARED_FROM = 64 << 20
+# Whether the helper locks such an array as soon as it is made, while the parent writes it, rather than just
+# before the call that reads it. On one H200 host, locking a 1 GB alignment's array beside the reading took 0.195
+# s, slowed the reading and left the helper no idle time to warm up in; locking it before the call took 0.043 s
+# on another (bench/RESULTS.md, session 31).
+EARLY_LOCK = False
 
 
 def supported() -> bool:
@@ -177,14 +182,18 @@ class GpuHelper:
         self._process.start()
         child_end.close()
         self.timings: dict = {}  # seconds of the helper's stages, by name, as its calls report them
+        self._to_lock: list = []  # regions of large arrays, page-locked by the helper before the next call
 
     def empty(self, shape, dtype) -> np.ndarray:
         """An uninitialised array the helper reads without a copy (the signature of ``np.empty``). One of
-        :data:`LOCK_SHARED_FROM` bytes or more is page-locked by the helper as soon as it has started, while
-        this process fills it: the GPU then reads it by direct copies."""
+        :data:`LOCK_SHARED_FROM` bytes or more is page-locked by the helper before the next :meth:`call` (with
+        :data:`EARLY_LOCK`, as soon as the helper has started, while this process fills it): the GPU then reads
+        it by direct copies."""
         array = self.shared.empty(shape, dtype)
         if array.nbytes >= LOCK_SHARED_FROM:
-            self._send(("lock", self.shared.region_of(array)))
+            self._to_lock.append(self.shared.region_of(array))
+            if EARLY_LOCK:
+                self._send(("lock", self._to_lock.pop()))
         return array
 
     def _send(self, message) -> None:
@@ -198,6 +207,8 @@ class GpuHelper:
     def call(self, function, /, *args, **kwargs):
         """``function(*args, **kwargs)`` run in the helper; its result. ``function`` is found by name there (a
         module-level function: the helper is a fork of this process)."""
+        while self._to_lock:
+            self._send(("lock", self._to_lock.pop()))
         self._send(("call", function, args, kwargs))
         try:
             kind, value, timings = self._connection.recv()
