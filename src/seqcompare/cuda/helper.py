@@ -29,13 +29,14 @@ from ..errors import DeviceError, InputError
 
 _PAGE = mmap.ALLOCATIONGRANULARITY
 # Arrays of at least this many bytes made by GpuHelper.empty are page-locked by the helper, so that uploads from
-# them are direct copies rather than ones staged by the driver: a 1 GB alignment's command took 0.92-1.14 s with
-# them locked against 1.20-1.50 s with staged copies, on one H200 host (bench/RESULTS.md, session 31).
+# them are direct copies rather than ones staged by the driver: a 1 GB alignment's command took 1.10-1.52 s with
+# them locked against 1.20-1.50 s with staged copies (medians 1.135 and 1.381 s), alternating on one H200 host
+# (bench/RESULTS.md, session 31).
 LOCK_SHARED_FROM = 64 << 20
 # Whether the helper locks such an array as soon as it is made, while the parent writes it, rather than just
-# before the call that reads it. On one H200 host, locking a 1 GB alignment's array beside the reading took 0.195
-# s, slowed the reading and left the helper no idle time to warm up in; locking it before the call took 0.043 s
-# on another (bench/RESULTS.md, session 31).
+# before the call that reads it. Beside the reading, locking a 1 GB alignment's array took 0.195 s on an H200
+# host, slowed the reading and left the helper no idle time to warm up in; on another, alternating fresh
+# commands took 1.11-1.26 s that way against 0.87-0.98 s locking before the call (bench/RESULTS.md, session 31).
 EARLY_LOCK = False
 
 
