@@ -239,7 +239,8 @@ def main(argv=None) -> int:
             if line.startswith("@helper "):  # the helper's stages, on the same clock
                 _, key, at = line.split()
                 timeline["helper:" + key] = round(float(at) - origin, 4)
-        report[prefix + "timeline_s"] = dict(sorted(timeline.items(), key=lambda kv: kv[1] if isinstance(kv[1], float) else -1))
+        in_order = sorted(timeline.items(), key=lambda kv: kv[1] if isinstance(kv[1], float) else -1)
+        report[prefix + "timeline_s"] = dict(in_order)
         report[prefix + "timeline_cli_log"] = [line for line in err.strip().splitlines() if not line.startswith("@")]
     try:
         with open("/sys/kernel/mm/transparent_hugepage/enabled") as handle:

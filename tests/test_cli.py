@@ -233,7 +233,8 @@ def test_pairs_written_by_numpy_equal_plain_text_and_the_compiled_formatter(rng,
         scale = 10 ** int(rng.integers(1, 19))
         values = rng.integers(-scale if case % 3 == 0 else 0, scale, size, dtype=np.int64)
         values[: size // 5] = rng.choice([0, 1, 9, 10, 99, 100, -1, -10, 10**18 - 1, -(10**18) + 1], size // 5)
-        values = values.astype(rng.choice([np.int64, np.int32, np.uint32])) if scale < 2**31 and values.min() >= 0 else values
+        if scale < 2**31 and values.min() >= 0:
+            values = values.astype(rng.choice([np.int64, np.int32, np.uint32]))
         plain = "".join(f"{shown[i]}{separator}{shown[j]}{separator}{v}\n" for i, j, v in
                         zip(left.tolist(), right.tolist(), values.tolist())).encode()  # fmt: skip
         assert tables._long_lines(left, right, values, table, table, ord(separator)).tobytes() == plain

@@ -18,7 +18,7 @@ import seqcompare.hamming.api
 from seqcompare.cuda import helper as gpu_helper
 from seqcompare.errors import DeviceError, InputError
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="the helper needs fork and memfd_create (Linux)")
+pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="the helper needs memfd_create (Linux)")
 
 
 def describe(*arrays, **named):
@@ -164,6 +164,12 @@ def test_cli_failures_in_the_helper_are_one_line_errors_and_leave_no_output(hamm
     err = capsys.readouterr().err
     assert "CuPy is installed but no CUDA device can be used" in err and err.count("error") == 1
     hamming_helper_on_cpu.setattr(seqcompare.cli.hamming, "_helper_start", lambda args: no_start)
+    bad = tmp_path / "bad.fa"
+    bad.write_text(">a\nACGT\n>b\nAC#T\n")
+    assert main(["hamming", str(bad), "--max-dist", "3", "--device", "cuda", "-o", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert "record #2 'b' has an illegal character '#' at position 3" in err and err.count("error") == 1
+    bad.unlink()
     hamming_helper_on_cpu.setattr(seqcompare.hamming.api, "run_hamming", lambda *a, **k: os._exit(3))
     assert main(["hamming", gz, "--max-dist", "3", "--device", "cuda", "-o", str(target)]) == 1
     assert "GPU helper process ended unexpectedly (exit code 3)" in capsys.readouterr().err

@@ -169,6 +169,11 @@ class GpuHelper:
         (default :func:`~seqcompare.cuda.runtime.start_devices`: a context on every visible device). It may
         return a dict of its stages' seconds, which join :attr:`timings`. A failure is reported by the first
         :meth:`call`.
+    warm_up : callable, optional
+        Run with no arguments once, when the started helper first finds no message waiting (loading what the
+        command will launch, by a run on a tiny input, say): where the parent reads for longer than CUDA takes
+        to start, that work is done before the call comes; where the call is already waiting, the call goes
+        first and loads what it needs itself. A failure is left for the call to meet.
     name : str
         Names the shared file (seen in ``/proc/PID/fd``).
     """
@@ -178,8 +183,8 @@ class GpuHelper:
         self._memory = os.memfd_create(name)
         self.shared = SharedArrays(self._memory)
         self._connection, child_end = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child_end, self._connection, self._memory, start, warm_up),
-                                        daemon=True)  # fmt: skip
+        arguments = (child_end, self._connection, self._memory, start, warm_up)
+        self._process = context.Process(target=_serve, args=arguments, daemon=True)
         self._process.start()
         child_end.close()
         self.timings: dict = {}  # seconds of the helper's stages, by name, as its calls report them
@@ -215,7 +220,8 @@ class GpuHelper:
             kind, value, timings = self._connection.recv()
         except (EOFError, OSError):
             self._process.join(1)
-            raise DeviceError(f"the GPU helper process ended unexpectedly (exit code {self._process.exitcode})") from None
+            code = self._process.exitcode
+            raise DeviceError(f"the GPU helper process ended unexpectedly (exit code {code})") from None
         self.timings.update(timings)
         if kind == "error":
             raise value
@@ -274,7 +280,11 @@ def _serve(connection, parent_end, memory: int, start, warm_up) -> None:
             except EOFError:
                 return
             started = time.perf_counter()
-            kind, *content = _SharedUnpickler(io.BytesIO(message), regions).load()
+            try:
+                kind, *content = _SharedUnpickler(io.BytesIO(message), regions).load()
+            except BaseException as exc:  # a message that cannot be read here: the call it was fails
+                connection.send(("error", _as_reported(exc), timings))
+                continue
             if kind == "lock":
                 try:
                     if regions.lock(content[0]):

@@ -15,7 +15,8 @@ Operands are built on the device from the CPU encoder's planes (3 bits per DNA s
 ``packer="naive" | "shared" | "ballot"``, from 8-bit site codes by the bit-mask construction kernels of
 Alomairy et al. Sequences go up as the bytes that were read, and the alphabet's byte-to-code table is applied on
 the device, so no compiled pass runs on the host: ``packer="auto"`` (the default) takes that route, with the
-ballot kernel, for every problem whose rows are not packed already (:func:`resolve_packer`). Pairs within ``max_dist`` are selected on the device, in the kernels' epilogue
+ballot kernel, for every problem whose rows are not packed already (:func:`resolve_packer`). Pairs within
+``max_dist`` are selected on the device, in the kernels' epilogue
 (:func:`device_pairs`, the work's native ``pairs``), so the n x n matrix never crosses PCIe; other reductions
 run on the device blocks of :class:`HammingSession` (CuPy arrays), and only what they keep comes back.
 """
@@ -626,9 +627,8 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
         if total:
             order = cupy.argsort(keys)  # Thrust, compiled into CuPy
             sorted_keys, sorted_dist = cupy.empty_like(keys), cupy.empty_like(dist)
-            first.module.get_function("gather_pairs")(
-                (min(_blocks(total, 256), 4096),), (256,), (order, keys, dist, np.int64(total), sorted_keys, sorted_dist)
-            )
+            arguments = (order, keys, dist, np.int64(total), sorted_keys, sorted_dist)
+            first.module.get_function("gather_pairs")((min(_blocks(total, 256), 4096),), (256,), arguments)
             sorted_keys.get(stream=first.stream, out=keys_host)
             sorted_dist.get(stream=first.stream, out=dist_host)
         first.stream.synchronize()
