@@ -114,10 +114,10 @@ def _spread(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 def _long_lines(left, right, values, left_names: NameTable, right_names: NameTable, separator: int) -> np.ndarray:
     """The bytes of ``left_name<sep>right_name<sep>value`` lines for integer ``values`` (of magnitude under
-    10**18), by NumPy alone: a few
-    vector passes over the output, with neither Numba (whose start-up a fresh process pays before its first
-    compiled call) nor a Python object per line (132,509 lines: 0.08-0.12 s as f-strings on an H200's host, session
-    31). The same bytes as :func:`_format_long`, which writes larger outputs."""
+    10**18), by NumPy alone: a few vector passes over the output, with neither Numba (whose start-up a fresh
+    process pays before its first compiled call) nor a Python object per line (132,509 lines: 0.08-0.12 s as
+    f-strings on an H200's host, session 31). The same bytes as :func:`_format_long`, which writes larger
+    outputs."""
     values = values.astype(np.int64)
     left_lengths = np.diff(left_names.offsets)[left]
     right_lengths = np.diff(right_names.offsets)[right]

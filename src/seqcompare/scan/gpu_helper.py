@@ -65,8 +65,7 @@ class ScanHelper:
 def _start_cuda() -> None:
     """Import CuPy, create GPU 0's context and load what the scan will use (kernels, CuPy's sort): the helper's
     start."""
-    from ..cuda.runtime import require_cupy
-    from ..cuda.runtime import module
+    from ..cuda.runtime import module, require_cupy
     from .common import lookup_tables
     from .gpu import _SOURCE
 
