@@ -14,6 +14,7 @@
 # probe: bench/dp_transfer_probe.py (the DP host path: host and bus rates, the two upload routes, one call traced).
 # long: bench/dp_long.py (goal 3: 20 pairs of 10,000 and of 100,000 over many warps; LONG_ARGS for options).
 # search: bench/dtw_search.py (one query against 2^20 series, float32; CUDTW_SOURCE=.peers/cuDTW builds cuDTW++).
+# shmprobe: bench/shm_probe.py (filling and page-locking 1 GB shared buffers by each route; SHM_ARGS for options).
 # e2e4: bench/hamming_gpu_e2e.py (32,768 x 30,000 FASTA to pairs on disk, against hammingdist's GPU path).
 # tn93: bench/tn93_bench.py (TN93 links of a 5,000 x 9,000 pol-like alignment against veg/tn93 built from .peers/tn93).
 # tn93scale: bench/tn93_gpu_scale.py (GPU TN93 links, 100,000 x 30,000 disk to disk; TN93_SCALE_ARGS for options).
@@ -112,6 +113,10 @@ if wants tn93; then
 fi
 if wants dask; then
     python3 bench/dask_bench.py weak --out "$OUT" --gpus "${DASK_GPUS:-1,2}" ${DASK_ARGS:-} 2>&1 | tee "$OUT/dask_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants shmprobe; then
+    python3 bench/shm_probe.py --out "$OUT" ${SHM_ARGS:-} 2>&1 | tee "$OUT/shm_probe.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants e2e4; then

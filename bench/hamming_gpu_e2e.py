@@ -116,7 +116,9 @@ status = cli.main(sys.argv[1:])
 clock["main_returned"] = time.perf_counter()
 origin = clock.pop("python_started")
 print(json.dumps({"status": status, "numba_imported": "numba" in sys.modules, "python_started_at": origin,
-                  **{k: round(v - origin, 4) for k, v in sorted(clock.items(), key=lambda kv: kv[1])}}))
+                  **{k: round(v - origin, 4) for k, v in sorted(clock.items(), key=lambda kv: kv[1])}}), flush=True)
+sys.stderr.flush()
+os._exit(status)  # as the console script ends (seqcompare.cli.entry)
 """
 
 
@@ -232,9 +234,14 @@ def main(argv=None) -> int:
         if command[0] == sys.executable:
             continue  # a patched constant: no timeline
         prefix = "" if name == "seqcompare" else name + "_"
-        _, out, err = _run([sys.executable, "-c", _TIMELINE, *command[1:]], env)
+        launched = time.perf_counter()  # CLOCK_MONOTONIC, as in the child
+        wall, out, err = _run([sys.executable, "-c", _TIMELINE, *command[1:]], env)
         timeline = json.loads(out.strip().splitlines()[-1])
         origin = timeline.pop("python_started_at")
+        # The interpreter's start before the script's first line, and the end of the process (and of every
+        # process that held its pipes) after it.
+        timeline["launched"] = round(launched - origin, 4)
+        timeline["pipes_closed"] = round(launched + wall - origin, 4)
         for line in err.strip().splitlines():
             if line.startswith("@helper "):  # the helper's stages, on the same clock
                 _, key, at = line.split()

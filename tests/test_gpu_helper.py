@@ -97,6 +97,27 @@ def test_failures_reach_the_parent_as_errors_naming_them():
             helper.call(describe)
 
 
+def say(text):
+    """Written by the helper: to its stdout (nowhere), its stderr descriptor (nowhere) and ``sys.stderr``."""
+    print("to stdout", flush=True)
+    os.write(2, b"to descriptor 2\n")
+    print(text, file=sys.stderr, end="")
+    return os.readlink("/proc/self/fd/1"), os.readlink("/proc/self/fd/2")
+
+
+def test_the_helper_lets_go_of_the_standard_streams_and_relays_its_stderr(capfd):
+    with gpu_helper.GpuHelper(start=no_start) as helper:
+        targets = helper.call(say, "warning from the helper\n")
+        held = {os.readlink(f"/proc/{helper.pid}/fd/{k}") for k in (0, 1, 2)}
+        print("the parent's own line", file=sys.stderr)
+        helper.call(say, "")  # nothing new to relay
+    assert targets == (os.devnull, os.devnull)
+    assert held == {os.devnull}  # a reader of the command's pipes never waits for a killed helper to end
+    captured = capfd.readouterr()
+    assert captured.out == ""
+    assert captured.err == "warning from the helper\nthe parent's own line\n"
+
+
 # -- the Hamming command through the helper --------------------------------------------------------------------
 
 

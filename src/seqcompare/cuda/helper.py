@@ -21,6 +21,7 @@ import mmap
 import multiprocessing
 import os
 import pickle
+import sys
 import time
 
 import numpy as np
@@ -38,14 +39,18 @@ LOCK_SHARED_FROM = 64 << 20
 # host, slowed the reading and left the helper no idle time to warm up in; on another, alternating fresh
 # commands took 1.11-1.26 s that way against 0.87-0.98 s locking before the call (bench/RESULTS.md, session 31).
 EARLY_LOCK = False
+# Whether the helper lets go of the standard streams it inherited (its stdout and stderr then go to /dev/null, and
+# what Python writes to ``sys.stderr`` there travels back with each reply, for the parent to write). A killed
+# helper holds its descriptors until the kernel has torn down its CUDA context; the command's stdout and stderr,
+# when they are pipes (``| gzip``, a workflow manager capturing logs, ``subprocess.run``), would stay open, and
+# the reader would wait, for that long after the command itself has exited.
+DETACH_STDIO = True
 
 
 def supported() -> bool:
     """True where a helper can be forked and share memory with its parent (Linux), and this process has not
     imported CuPy: a fork of a process that has started CUDA cannot use it (``cudaErrorInitializationError``), as
     when the command line runs inside a program that used the GPU already."""
-    import sys
-
     return (hasattr(os, "memfd_create") and "fork" in multiprocessing.get_all_start_methods()
             and "cupy" not in sys.modules)  # fmt: skip
 
@@ -217,15 +222,23 @@ class GpuHelper:
             self._send(("lock", self._to_lock.pop()))
         self._send(("call", function, args, kwargs))
         try:
-            kind, value, timings = self._connection.recv()
+            kind, value, timings, said = self._connection.recv()
         except (EOFError, OSError):
             self._process.join(1)
             code = self._process.exitcode
             raise DeviceError(f"the GPU helper process ended unexpectedly (exit code {code})") from None
+        if said:  # what the helper wrote to sys.stderr (warnings, say), in order, after this process's own lines
+            sys.stderr.write(said)
+            sys.stderr.flush()
         self.timings.update(timings)
         if kind == "error":
             raise value
         return value
+
+    @property
+    def pid(self) -> int:
+        """The helper's process id."""
+        return self._process.pid
 
     def close(self) -> None:
         """Stop the helper (killed at once: its CUDA teardown is not waited for)."""
@@ -251,10 +264,32 @@ def _as_reported(exc: BaseException) -> BaseException:
     return DeviceError(f"GPU helper process: {type(exc).__name__}: {exc}")
 
 
+def _detach_stdio() -> io.StringIO:
+    """Point this process's standard descriptors at /dev/null (see :data:`DETACH_STDIO`); ``sys.stdout`` then
+    writes nowhere and ``sys.stderr`` into the buffer returned, which :func:`_serve` empties into each reply."""
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for descriptor in (0, 1, 2):
+        os.dup2(quiet, descriptor)
+    os.close(quiet)
+    sys.stdin = sys.stdout = open(os.devnull, "r+")  # noqa: SIM115 (the helper ends by os._exit)
+    sys.stderr = io.StringIO()
+    return sys.stderr
+
+
 def _serve(connection, parent_end, memory: int, start, warm_up) -> None:
     """The helper: start CUDA, then lock regions and run calls as the parent sends them until it closes the pipe;
     warm up when first idle."""
     parent_end.close()
+    said = _detach_stdio() if DETACH_STDIO else None
+
+    def reply(kind, value, timings) -> None:  # with what was written to sys.stderr since the last reply
+        text = ""
+        if said is not None:
+            text = said.getvalue()
+            said.seek(0)
+            said.truncate()
+        connection.send((kind, value, timings, text))
+
     try:
         started = time.perf_counter()
         try:
@@ -262,7 +297,7 @@ def _serve(connection, parent_end, memory: int, start, warm_up) -> None:
                 from .runtime import start_devices as start
             stages = start()
         except BaseException as exc:  # reported where the parent first calls
-            connection.send(("error", _as_reported(exc), {}))
+            reply("error", _as_reported(exc), {})
             return
         timings = {"helper_cuda_start_s": time.perf_counter() - started, **(stages or {})}
         regions = _Regions(memory)
@@ -283,7 +318,7 @@ def _serve(connection, parent_end, memory: int, start, warm_up) -> None:
             try:
                 kind, *content = _SharedUnpickler(io.BytesIO(message), regions).load()
             except BaseException as exc:  # a message that cannot be read here: the call it was fails
-                connection.send(("error", _as_reported(exc), timings))
+                reply("error", _as_reported(exc), timings)
                 continue
             if kind == "lock":
                 try:
@@ -299,9 +334,9 @@ def _serve(connection, parent_end, memory: int, start, warm_up) -> None:
                 result = ("error", _as_reported(exc))
             timings["helper_call_s"] = time.perf_counter() - started
             try:
-                connection.send((*result, timings))
+                reply(*result, timings)
             except Exception as exc:  # an unpicklable result or error
-                connection.send(("error", _as_reported(exc), timings))
+                reply("error", _as_reported(exc), timings)
             timings = {}
     finally:
         os._exit(0)  # skip CuPy's teardown; the parent has what it needs
