@@ -1,10 +1,11 @@
 import gzip
+import os
 
 import numpy as np
 import pytest
 
 from seqcompare.errors import InputError
-from seqcompare.io.fasta import duplicated_names, read_alignment, read_sequences
+from seqcompare.io.fasta import FileRows, duplicated_names, read_alignment, read_sequences
 
 
 def write(tmp_path, name, content: bytes):
@@ -247,12 +248,13 @@ def regular_fasta(rng) -> bytes:
 def test_large_inputs_of_one_layout_parse_exactly_as_the_compiled_scan_does(tmp_path, rng, monkeypatch):
     import seqcompare.io.fasta as fasta
 
-    taken = {"regular": 0}
+    taken = {"regular": 0, "in_place": 0}
     regular = fasta._regular_layout
 
-    def counted(image, threads, allocate):
-        found = regular(image, threads, allocate)
+    def counted(image, threads, allocate, in_place=None):
+        found = regular(image, threads, allocate, in_place)
         taken["regular"] += found is not None
+        taken["in_place"] += found is not None and isinstance(found[1], FileRows)
         return found
 
     monkeypatch.setattr(fasta, "_regular_layout", counted)
@@ -261,17 +263,58 @@ def test_large_inputs_of_one_layout_parse_exactly_as_the_compiled_scan_does(tmp_
     for case in range(400):
         path = write(tmp_path, f"{case}.fa", regular_fasta(rng))
         outcomes = []
-        for regular_bytes, threads in ((-1, 1), (-1, 3), (1 << 60, 1)):  # regular layout first, compiled scan alone
+        # The regular layout first (copied, then left in place in the file), then the compiled scan alone.
+        for regular_bytes, threads, in_place in ((-1, 1, False), (-1, 3, False), (-1, 3, True), (1 << 60, 1, False)):
             monkeypatch.setattr(fasta, "REGULAR_BYTES", regular_bytes)
             try:
-                alignment = read_alignment(path, threads=threads)
-                outcomes.append(("ok", alignment.names, alignment.sequences.tobytes(), alignment.sequences.shape))
+                alignment = read_alignment(path, threads=threads, in_place=in_place)
+                sequences = np.asarray(alignment.sequences)
+                outcomes.append(("ok", alignment.names, sequences.tobytes(), sequences.shape))
             except InputError as exc:
                 outcomes.append(("error", str(exc)))
-        assert outcomes[0] == outcomes[1] == outcomes[2], path
+        assert outcomes[0] == outcomes[1] == outcomes[2] == outcomes[3], path
         agreed["parsed" if outcomes[0][0] == "ok" else "failed"] += 1
     assert agreed["parsed"] > 200 and agreed["failed"] > 20
-    assert taken["regular"] > 300  # two calls per parsed file of one layout
+    assert taken["regular"] > 450  # three calls per parsed file of one layout
+    assert taken["in_place"] > 50  # those of one line per sequence, left in place
+
+
+def test_rows_in_place_pickle_as_their_file_and_refuse_a_changed_one(tmp_path, monkeypatch):
+    import pickle
+
+    import seqcompare.io.fasta as fasta
+
+    monkeypatch.setattr(fasta, "SMALL_BYTES", -1)
+    monkeypatch.setattr(fasta, "REGULAR_BYTES", 0)
+    names = ["a", "bb", "ccc", "dddd", "e", "ff"]  # rows at uneven strides
+    rows = ["ACGTN-", "acgtn?", "TTTTTT", "A.*CGT", "GGGGGG", "CCCCCA"]
+    path = write(tmp_path, "in_place.fa", "".join(f">{n} x\n{r}\n" for n, r in zip(names, rows)).encode())
+    alignment = read_alignment(path, in_place=True)
+    assert isinstance(alignment.sequences, FileRows) and alignment.names == names
+    assert alignment.n_sequences == 6 and alignment.length == 6
+    expected = np.frombuffer("".join(rows).encode(), np.uint8).reshape(6, 6)
+    np.testing.assert_array_equal(np.asarray(alignment.sequences), expected)
+    np.testing.assert_array_equal(alignment.sequences[[4, 1]], expected[[4, 1]])
+    assert alignment.sequences.span(1, 3) == (len(">a x\nACGTN-\n>bb x\n"), len(">a x\nACGTN-\n>bb x\nacgtn?\n>ccc x\nTTTTTT"))
+    copy = pickle.loads(pickle.dumps(alignment.sequences))
+    assert isinstance(copy, FileRows)
+    np.testing.assert_array_equal(np.asarray(copy), expected)
+    data = pickle.dumps(alignment.sequences)
+    assert len(data) < 1000  # the path and the offsets, not the bytes
+    os.utime(path, ns=(1, 1))
+    with pytest.raises(InputError, match="changed while it was being read"):
+        pickle.loads(data)
+    os.remove(path)
+    with pytest.raises(InputError, match="removed while it was being read"):
+        pickle.loads(data)
+    # Wrapped lines, gzip, and files under the regular-layout size are read as arrays.
+    wrapped = write(tmp_path, "wrapped.fa", b">a\nACG\nT\n>b\nCCG\nA\n")
+    assert isinstance(read_alignment(wrapped, in_place=True).sequences, np.ndarray)
+    packed = tmp_path / "g.fa.gz"
+    packed.write_bytes(gzip.compress(b">a\nACGT\n>b\nCCGA\n"))
+    assert isinstance(read_alignment(str(packed), in_place=True).sequences, np.ndarray)
+    monkeypatch.setattr(fasta, "REGULAR_BYTES", 1 << 20)
+    assert isinstance(read_alignment(wrapped, in_place=True).sequences, np.ndarray)
 
 
 def test_regular_layout_refuses_what_it_cannot_copy_whole():

@@ -17,6 +17,7 @@ from conftest import DATA
 import seqcompare.hamming.api
 from seqcompare.cuda import helper as gpu_helper
 from seqcompare.errors import DeviceError, InputError
+from seqcompare.io.fasta import FileRows
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="the helper needs memfd_create (Linux)")
 
@@ -123,9 +124,13 @@ def test_the_helper_lets_go_of_the_standard_streams_and_relays_its_stderr(capfd)
 
 def run_hamming_on_cpu(encoded, reduction, **options):
     """For a machine without a GPU: the engine on the CPU; in the helper, after checking that the rows came as a
-    view of the shared file (read-only there), not as a pickled copy."""
+    view of the shared file (read-only there) or as rows in place in the input file, not as a pickled copy. The
+    kinds of rows seen are appended to the file named by $SEQCOMPARE_TEST_ROWS_SEEN."""
     if os.getpid() != TEST_PROCESS:
-        assert not encoded.left.flags.writeable
+        sides = [rows for rows in (encoded.left, encoded.right) if rows is not None]
+        assert all(isinstance(rows, FileRows) or not rows.flags.writeable for rows in sides)
+        with open(os.environ["SEQCOMPARE_TEST_ROWS_SEEN"], "a") as seen:
+            seen.write(" ".join(type(rows).__name__ for rows in sides) + "\n")
     return RUN_HAMMING(encoded, reduction, **{**options, "device": "cpu", "method": "auto"})
 
 
@@ -163,12 +168,20 @@ def test_cli_runs_through_the_helper_equal_the_in_process_runs(hamming_helper_on
     from seqcompare.cli import main
 
     gz = os.path.join(DATA, "sarscov2_338.fasta.gz")  # a small file (the compiled scan, into the shared file)
-    for k, inputs in enumerate([[regular_fasta], [gz], [gz, "--ref", gz]]):
+    seen = tmp_path / "seen.txt"
+    hamming_helper_on_cpu.setenv("SEQCOMPARE_TEST_ROWS_SEEN", str(seen))
+    runs = [[regular_fasta], [gz], [gz, "--ref", gz], [regular_fasta, "--ref", regular_fasta]]
+    for k, inputs in enumerate(runs):
         helped, plain = tmp_path / f"helped{k}.tsv", tmp_path / f"plain{k}.tsv"
         assert main(["hamming", *inputs, *flags, "--device", "cuda", "-o", str(helped)]) == 0
         assert "computed on the GPU by a helper process" in capsys.readouterr().err
         assert main(["hamming", "-q", *inputs, *flags, "-o", str(plain)]) == 0
         assert helped.read_bytes() == plain.read_bytes() and helped.read_bytes().count(b"\n") > 50
+    # The large regular file's rows go to the helper where they lie in the file, unless duplicates are wanted
+    # (this process then reads them); the small gzip file's through the shared file.
+    in_place = "--collapse" not in flags
+    kinds = "FileRows" if in_place else "ndarray"
+    assert seen.read_text().splitlines() == [kinds, "ndarray", "ndarray ndarray", f"{kinds} {kinds}"]
 
 
 def test_cli_failures_in_the_helper_are_one_line_errors_and_leave_no_output(hamming_helper_on_cpu, tmp_path,

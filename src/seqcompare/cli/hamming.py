@@ -321,15 +321,24 @@ def _load_hamming_kernels() -> None:
     load_kernels()
 
 
+# Whether a run through the GPU helper leaves a large FASTA file's sequences where they lie (io.fasta.FileRows):
+# bench/hamming_gpu_e2e.py compares both ways by setting it.
+READ_IN_PLACE = True
+
+
 def _compute_and_write(args, log, client, helper=None) -> int:
     from ..io.fasta import read_alignment
 
     allocate = None if helper is None else helper.empty  # the helper reads the sequences where they lie
-    query = read_alignment(args.alignment, threads=args.threads, allocate=allocate)
+    # The GPU helper can even take them where they lie in the file (gathered on the device from the page cache),
+    # unless this process must read them itself: to find duplicates, or to number the characters present.
+    in_place = (READ_IN_PLACE and helper is not None and not args.collapse and args.collapsed_out is None
+                and not args.all_chars)  # fmt: skip
+    query = read_alignment(args.alignment, threads=args.threads, allocate=allocate, in_place=in_place)
     log(f"read {query.n_sequences} sequences of length {query.length} from {args.alignment}")
     reference = None
     if args.ref:
-        reference = read_alignment(args.ref, threads=args.threads, allocate=allocate)
+        reference = read_alignment(args.ref, threads=args.threads, allocate=allocate, in_place=in_place)
         log(f"read {reference.n_sequences} reference sequences of length {reference.length} from {args.ref}")
         if reference.length != query.length:
             raise InputError(

@@ -292,6 +292,41 @@ def read_only_flags(cupy) -> int:
     return _HOST_REGISTER_READ_ONLY if _READ_ONLY_SUPPORTED[device] else 0
 
 
+_MAPPINGS_LOCKED: dict = {}  # id of an array whose memory lock_mapping page-locked: its finalizer
+
+
+def lock_mapping(array) -> bool:
+    """Page-lock the memory of ``array`` (a read-only mapping of a file, say) for every GPU, once, so that uploads
+    from it are direct copies; it is unlocked when ``array`` is freed. False where CUDA refuses (uploads from it
+    are then staged by the driver)."""
+    import weakref
+
+    key = id(array)
+    if key in _MAPPINGS_LOCKED:
+        return _MAPPINGS_LOCKED[key] is not None
+    cupy = require_cupy()
+    address, size = array.ctypes.data, array.nbytes
+    flags = 1 | (0 if array.flags.writeable else _HOST_REGISTER_READ_ONLY)  # portable (and read-only)
+    try:
+        cupy.cuda.runtime.hostRegister(address, size, flags)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        _MAPPINGS_LOCKED[key] = None
+        weakref.finalize(array, _MAPPINGS_LOCKED.pop, key, None)
+        return False
+    with _LOCKED_LOCK:
+        _LOCKED["buffers"] += 1
+        _LOCKED["bytes"] += size
+    unlock = weakref.finalize(array, _unlock_mapping, key, address, size)
+    unlock.atexit = False  # at exit the process's pages go anyway, and CUDA may be gone first
+    _MAPPINGS_LOCKED[key] = unlock
+    return True
+
+
+def _unlock_mapping(key: int, address: int, size: int) -> None:
+    _MAPPINGS_LOCKED.pop(key, None)
+    _unlock(address, size, None)
+
+
 def _unlock(address: int, size: int, memory) -> None:
     """Unlock the pages of a :func:`locked_empty` buffer (``memory``, their mapping, is held until then)."""
     try:

@@ -30,7 +30,7 @@ from ..io.sequences import letters_matrix
 from . import models
 from .encoding import ALPHABETS, encode_categorical, sequence_encoding
 from .methods import resolve_method
-from .work import Encoded, HammingWork, distance_dtype
+from .work import Encoded, HammingWork, distance_dtype, rows_in_memory
 
 __all__ = ["Encoded", "clusters", "distance_dtype", "duplicates", "encode_inputs", "encode_site_codes",
            "differing_sites", "find_duplicates", "hamming", "hamming_knn", "hamming_pairs", "model_distances", "model_pairs",
@@ -151,6 +151,8 @@ def run_hamming(encoded: Encoded, reduction, *, method="auto", cap=None, threads
     """
     cap = validation.optional_integer(cap, "max_count", minimum=0)
     executor, device, tile_size = _executor(threads, tile_size, device, client)
+    if device != "cuda" or client is not None or collapse:
+        encoded = rows_in_memory(encoded)  # only a GPU here reads rows where they lie in a file
 
     def work_of(rows):
         return HammingWork(rows, method=method, device=device, cap=cap, tile_size=tile_size, packer=gpu_packer)

@@ -23,6 +23,7 @@ run on the device blocks of :class:`HammingSession` (CuPy arrays), and only what
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -34,7 +35,8 @@ import numpy as np
 
 from ..allpairs import Tile, plan_tiles
 from ..cuda import bitgemm
-from ..cuda.runtime import locked_empty, module, require_cupy
+from ..cuda.runtime import lock_mapping, locked_empty, module, require_cupy
+from ..io.fasta import FileRows, in_memory
 from .methods import gpu_tile_size
 
 PACKERS = ("auto", "planes", "ballot", "shared", "naive")
@@ -116,10 +118,13 @@ class HostProblem:
     def __init__(self, encoded, method: str, packer: str = "auto", threads: int = 1, block_keys: dict | None = None):
         from .methods import resolve_method
 
-        self.encoded = encoded
         self.block_keys = block_keys or {}
         self.method = resolve_method(method, "cuda", encoded.space.n_codes)
         self.packer = resolve_packer(packer, self.method, encoded.form)
+        if self.packer == "planes" or encoded.table is None:
+            # The host packers read arrays, not rows in place.
+            encoded = dataclasses.replace(encoded, left=in_memory(encoded.left), right=in_memory(encoded.right))
+        self.encoded = encoded
         # The byte-to-code table the device applies to rows that go up as raw sequence bytes (or None).
         self.table = None
         self.symmetric = encoded.symmetric
@@ -144,7 +149,9 @@ class HostProblem:
                 # Raw sequence bytes, uploaded from where the reader put them and translated on the device: on
                 # the host, a table pass over every site is a compiled kernel (Numba's start-up), and a
                 # page-locked copy of the bytes would cost more than the DMA it speeds up.
-                self.host[side] = np.ascontiguousarray(encoded.side(side))
+                rows = encoded.side(side)
+                # Rows read in place (FileRows) go up as the file's bytes and are gathered on the device.
+                self.host[side] = rows if isinstance(rows, FileRows) else np.ascontiguousarray(rows)
                 self.table = np.ascontiguousarray(encoded.table, dtype=np.uint8)
             else:
                 codes = encoded.codes(side)
@@ -287,7 +294,10 @@ class DeviceProblem:
         with self.device:
             source = self.host.host[side]
             with self.copy_stream:
-                entry["source"][start:row_stop].set(source[start:row_stop], stream=self.copy_stream)
+                if isinstance(source, FileRows):
+                    self._gather_file_rows(entry, source, start, row_stop)
+                else:
+                    entry["source"][start:row_stop].set(source[start:row_stop], stream=self.copy_stream)
                 copied = self.copy_stream.record()
             stream.wait_event(copied)
             if self.host.method != "bitpack":
@@ -296,6 +306,23 @@ class DeviceProblem:
             ready = stream.record()
         self.ready_rows[side] = row_stop
         return ready
+
+    def _gather_file_rows(self, entry, rows: FileRows, start: int, stop: int) -> None:
+        """Rows ``start .. stop`` of an alignment read in place, on the copy stream: the file's bytes that hold
+        them go up from the page cache (page-locked once, where CUDA allows: a 1 GB file took 0.025 s to lock on
+        an H200 host, against 0.05-0.15 s for a copy's shared memory; bench/RESULTS.md, session 32), then are
+        gathered into rows and translated to codes on the device."""
+        cupy = self.cupy
+        low, high = rows.span(start, stop)
+        lock_mapping(rows.image)
+        span = cupy.empty(high - low, dtype=cupy.uint8)  # on the copy stream: freed in its order
+        span.set(rows.image[low:high], stream=self.copy_stream)
+        offsets = cupy.asarray(rows.starts[start:stop] - low)
+        table = self.table if self.table is not None else cupy.arange(256, dtype=cupy.uint8)
+        self.module.get_function("gather_rows")(
+            (stop - start,), (256,), (span, offsets, np.int64(rows.length), table, entry["source"][start:stop])
+        )
+        entry["translated"] = True
 
     def _build(self, entry, start: int, stop: int) -> None:
         host = self.host
@@ -317,7 +344,7 @@ class DeviceProblem:
         n_sites = source.shape[1]
         if rows == 0 or n_sites == 0:
             return
-        if self.table is not None:  # raw bytes to codes, in place (each row is uploaded and built once)
+        if self.table is not None and not entry.get("translated"):  # raw bytes to codes, in place (once a row)
             self.module.get_function("translate_bytes")(
                 (min(_blocks(source.size, 256), 4096),), (256,), (source, np.int64(source.size), self.table)
             )

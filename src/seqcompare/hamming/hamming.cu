@@ -63,6 +63,19 @@ extern "C" __global__ void translate_bytes(unsigned char* __restrict__ data, lon
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) data[i] = codes[data[i]];
 }
 
+// Rows that lie at given offsets of uploaded file bytes (an alignment read in place, one line per sequence),
+// gathered into a row-major matrix and translated to site codes on the way: the host never copies them.
+extern "C" __global__ void gather_rows(const unsigned char* __restrict__ span, const long long* __restrict__ offsets,
+                                       long long length, const unsigned char* __restrict__ table,
+                                       unsigned char* __restrict__ out) {
+    __shared__ unsigned char codes[256];
+    for (int b = threadIdx.x; b < 256; b += blockDim.x) codes[b] = table[b];
+    __syncthreads();
+    const unsigned char* from = span + offsets[blockIdx.x];
+    unsigned char* to = out + (long long)blockIdx.x * length;
+    for (long long j = threadIdx.x; j < length; j += blockDim.x) to[j] = codes[from[j]];
+}
+
 // The pairs found, as sortable keys (row << 32 | column), and their gather in sorted order: CuPy's elementwise
 // kernels for the same steps are compiled or loaded at a process's first use (0.11 s of a fresh command on an
 // H200 host, session 31), these come with this module.

@@ -11,12 +11,14 @@ Dask workers, with the rows placed once as bit planes.
 from __future__ import annotations
 
 import threading
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..allpairs import DataBlock, Region, Split, Tile, Work, default_tile_size, plan_tiles, region_tile_size
 from .encoding import CodeSpace, apply_code_table, pack_planes, translate_codes
+from ..io.fasta import in_memory
 from .methods import gpu_tile_size, resolve_method
 
 
@@ -88,6 +90,12 @@ _SMALL_CELLS = 1 << 24
 # On the CPU, ``auto`` runs a problem whose GEMMs over its informative sites come to at most this many
 # floating-point operations through NumPy's BLAS (the matrix method): that costs less than Numba's start-up.
 SMALL_GEMM_FLOPS = 2e9
+
+
+def rows_in_memory(encoded: Encoded) -> Encoded:
+    """``encoded`` with any side read in place (:class:`~seqcompare.io.fasta.FileRows`, which only a GPU run of
+    raw bytes reads where it lies) copied into an array."""
+    return dataclasses.replace(encoded, left=in_memory(encoded.left), right=in_memory(encoded.right))
 
 
 def _varying(codes: list) -> np.ndarray:

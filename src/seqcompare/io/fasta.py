@@ -62,6 +62,91 @@ class Alignment:
         return self.sequences.shape[1]
 
 
+class FileRows:
+    """An alignment's sequences where the reader found them: ``n`` rows of ``length`` bytes, row ``i`` at byte
+    ``starts[i]`` of a file mapped read-only (:func:`read_alignment` with ``in_place=True``).
+
+    A GPU run uploads the bytes that hold the rows straight from the page cache and gathers the rows on the
+    device, so a large alignment is never copied on the host (1 GB cost a command 0.25-0.28 s to copy into
+    shared memory on an H200 host; bench/RESULTS.md, session 32). Anything else reads it as an array:
+    ``np.asarray(rows)`` (and indexing) makes the ``(n, length)`` copy.
+
+    It pickles as the file's path, identity and row offsets: a process on the same host (a forked GPU helper,
+    say) maps the same file again, and refuses one that has changed since it was read.
+    """
+
+    dtype = np.dtype(np.uint8)
+    ndim = 2
+
+    def __init__(self, image: np.ndarray, starts: np.ndarray, length: int, path: str, identity: tuple):
+        self.image = image
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.length = int(length)
+        self.path = path
+        self.identity = identity
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.starts.size, self.length)
+
+    @property
+    def size(self) -> int:
+        return self.starts.size * self.length
+
+    @property
+    def nbytes(self) -> int:
+        return self.size
+
+    def __len__(self) -> int:
+        return self.starts.size
+
+    def span(self, start: int, stop: int) -> tuple[int, int]:
+        """``(low, high)``: the bytes of the file from row ``start``'s first to row ``stop - 1``'s last."""
+        if stop <= start:
+            return 0, 0
+        return int(self.starts[start]), int(self.starts[stop - 1]) + self.length
+
+    def __array__(self, dtype=None, copy=None):
+        out = np.empty(self.shape, np.uint8)
+        for a, b in _equal_stride_runs_flat(self.starts):
+            out[a:b] = _rows_view(self.image, self.starts, a, b, self.length)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __getitem__(self, key):
+        return np.asarray(self)[key]
+
+    def __reduce__(self):
+        return _map_rows, (self.path, self.identity, self.starts, self.length)
+
+
+def in_memory(sequences):
+    """``sequences`` as an array: rows read in place (:class:`FileRows`) copied, anything else as it is."""
+    return np.asarray(sequences) if isinstance(sequences, FileRows) else sequences
+
+
+def _map_rows(path: str, identity: tuple, starts: np.ndarray, length: int) -> FileRows:
+    """A :class:`FileRows` unpickled: the file mapped again, provided it is still the one that was read."""
+    try:
+        with open(path, "rb") as handle:
+            if _identity_of(handle.fileno()) != identity:
+                raise InputError(f"{path}: the file changed while it was being read")
+            image = np.frombuffer(_map_file(handle.fileno()), np.uint8)
+    except FileNotFoundError:
+        raise InputError(f"{path}: the file was removed while it was being read") from None
+    return FileRows(image, starts, length, path, identity)
+
+
+def _rows_view(image: np.ndarray, starts: np.ndarray, a: int, b: int, length: int) -> np.ndarray:
+    """Rows ``a .. b`` of ``image`` (which lie an equal number of bytes apart), as one read-only strided view."""
+    stride = int(starts[a + 1] - starts[a]) if b - a > 1 else length
+    return np.lib.stride_tricks.as_strided(image[int(starts[a]) :], (b - a, length), (stride, 1), writeable=False)
+
+
+def _equal_stride_runs_flat(starts: np.ndarray) -> list[tuple[int, int]]:
+    """Runs ``[a, b)`` of rows that lie an equal number of bytes apart."""
+    return [run for group in _equal_stride_runs(starts, 1) for run in group]
+
+
 def read_bytes(path: str | os.PathLike):
     """Return the contents of ``path`` (``"-"`` for stdin) as a byte buffer, gunzipped if it is gzip data.
 
@@ -183,6 +268,21 @@ def _inflate_blocks(raw, blocks: list) -> bytearray:
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(inflate, cuts[:-1], cuts[1:]))
     return out
+
+
+def _map_in_place(path: str):
+    """``(mapping, (path, identity))`` of a plain file large enough for the regular-layout parse; None for
+    anything else (stdin, gzip, a small or unreadable file: :func:`read_bytes` then reads, or reports, it)."""
+    if path == "-":
+        return None
+    try:
+        with open(path, "rb") as handle:
+            identity = _identity_of(handle.fileno())
+            if identity[2] <= REGULAR_BYTES or handle.read(2) == _GZIP_MAGIC:
+                return None
+            return _map_file(handle.fileno()), (os.path.abspath(path), identity)
+    except OSError:
+        return None
 
 
 def _map_file(descriptor: int):
@@ -572,6 +672,22 @@ def _all_allowed(rows: np.ndarray) -> bool:
     return True
 
 
+def _rows_allowed(rows: np.ndarray) -> bool:
+    """:func:`_all_allowed` of a 2-D view whose rows need not be contiguous with each other (rows where they lie
+    in the file), checked a block of rows at a time without a copy."""
+    per_block = max(1, _CHECK_BYTES // max(1, rows.shape[1]))
+    return all(_all_allowed_2d(rows[lo : lo + per_block]) for lo in range(0, rows.shape[0], per_block))
+
+
+def _all_allowed_2d(block: np.ndarray) -> bool:
+    folded = np.bitwise_or(block, 32)
+    np.subtract(folded, 97, out=folded)
+    letter = np.less(folded, 26)
+    if letter.all():
+        return True
+    return bool(_ALLOWED[block[~letter]].all())
+
+
 def _equal_stride_runs(first_line: np.ndarray, pieces: int) -> list[list[tuple[int, int]]]:
     """Runs of records ``[a, b)`` whose sequences lie an equal number of bytes apart (records whose names have
     the same length), each copied as one strided view, in about ``pieces`` groups of consecutive records for
@@ -596,11 +712,14 @@ def _equal_stride_runs(first_line: np.ndarray, pieces: int) -> list[list[tuple[i
     return groups
 
 
-def _regular_layout(image: np.ndarray, threads: int, allocate=np.empty):
+def _regular_layout(image: np.ndarray, threads: int, allocate=np.empty, in_place=None):
     """``(names, sequences)`` of a FASTA image whose records all have the same layout (a header line, then the
     same number of sequence lines of the same widths: wrapped at one width ``w``, the last line 1 to ``w`` long),
     by strided copies of whole lines; None for the compiled scan (any other layout, CRs, a byte that is not
-    allowed). Few, large NumPy calls: the threads seldom need the GIL, which a background start of CUDA holds."""
+    allowed). Few, large NumPy calls: the threads seldom need the GIL, which a background start of CUDA holds.
+
+    With ``in_place`` (``(path, identity)`` of the mapped file ``image`` is) and one line per sequence, the
+    sequences are checked where they lie and returned as :class:`FileRows`, not copied."""
     if image.size == 0 or image[0] != 62:
         return None
     with ThreadPoolExecutor(max(1, threads)) as pool:
@@ -626,8 +745,18 @@ def _regular_layout(image: np.ndarray, threads: int, allocate=np.empty):
             return None
         wrapped = lines_per_record - 2  # full-width lines before the last one
         length = wrapped * full + last
-        sequences = allocate((n_records, length), np.uint8)
         first_line = starts[:, 1]
+        if in_place is not None and not wrapped:
+            # Every group is checked even after a bad one: a short-circuit would only save time on bad input.
+            groups = _equal_stride_runs(first_line, 4 * max(1, threads))
+            checks = pool.map(lambda group: all(_rows_allowed(_rows_view(image, first_line, a, b, length))
+                                                for a, b in group), groups)  # fmt: skip
+            if not all(list(checks)):
+                return None
+            headers = np.arange(0, line_ends.size, lines_per_record)
+            rows = FileRows(image, first_line, length, *in_place)
+            return _header_names(image, line_starts, line_ends, headers), rows
+        sequences = allocate((n_records, length), np.uint8)
         strided = np.lib.stride_tricks.as_strided
 
         def copy(group: list[tuple[int, int]]) -> bool:
@@ -648,7 +777,8 @@ def _regular_layout(image: np.ndarray, threads: int, allocate=np.empty):
     return _header_names(image, line_starts, line_ends, headers), sequences
 
 
-def read_alignment(path: str | os.PathLike, threads: int | None = None, allocate=None) -> Alignment:
+def read_alignment(path: str | os.PathLike, threads: int | None = None, allocate=None,
+                   in_place: bool = False) -> Alignment:  # fmt: skip
     """Read a FASTA alignment (plain or gzip; ``"-"`` for stdin) into an :class:`Alignment`.
 
     Parameters
@@ -661,6 +791,10 @@ def read_alignment(path: str | os.PathLike, threads: int | None = None, allocate
     allocate : callable, optional
         Makes the sequence matrix, as ``allocate(shape, dtype)`` (default ``np.empty``): a command's GPU helper
         process reads it where it lies (:meth:`seqcompare.cuda.helper.GpuHelper.empty`).
+    in_place : bool
+        Where the file is a large plain FASTA file with one line per sequence, leave the sequences where they
+        lie: ``sequences`` is then a :class:`FileRows` over the mapped file, which a GPU run uploads from the
+        page cache (anything else reads it with ``np.asarray``, a copy). Other inputs are read as usual.
 
     Returns
     -------
@@ -676,7 +810,8 @@ def read_alignment(path: str | os.PathLike, threads: int | None = None, allocate
     from ..validation import default_threads
 
     source = os.fspath(path)
-    raw = read_bytes(source)
+    mapped = _map_in_place(source) if in_place else None
+    raw = read_bytes(source) if mapped is None else mapped[0]
     image = np.frombuffer(raw, dtype=np.uint8)
     threads = threads or default_threads()
     if image.size <= SMALL_BYTES:
@@ -688,7 +823,7 @@ def read_alignment(path: str | os.PathLike, threads: int | None = None, allocate
                 sequences[...] = parsed[1]
             return Alignment(names=parsed[0], sequences=sequences, source=source)
     if image.size > REGULAR_BYTES:
-        parsed = _regular_layout(image, threads, allocate or np.empty)
+        parsed = _regular_layout(image, threads, allocate or np.empty, None if mapped is None else mapped[1])
         if parsed is not None:
             return Alignment(names=parsed[0], sequences=parsed[1], source=source)
     pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
