@@ -98,6 +98,9 @@ timed(gpu, "device_pairs", "device_pairs")
 import seqcompare.cuda.bitgemm as bitgemm
 timed(gpu, "load_kernels", "load_kernels")  # in the background thread, after the contexts (session 30)
 timed(gpu.DeviceProblem, "upload", "first_upload")
+if hasattr(gpu, "lock_mapping"):  # rows left in place in the file (session 32): its page-locking and first gather
+    timed(gpu, "lock_mapping", "lock_file_mapping")
+    timed(gpu.DeviceProblem, "_gather_file_rows", "first_file_rows_gather")
 timed(bitgemm, "launch", "first_gemm_launch")
 timed(gpu, "_pairs_on_device", "pairs_on_device")
 timed(gpu.HostProblem, "__init__", "host_pack_planes")
