@@ -49,7 +49,7 @@ print(f"in-process seconds {time.perf_counter() - started:.3f}")
 
 # The CLI's own code path, with its stages timed from interpreter start (the console script, main() inside).
 _TIMELINE = r"""
-import json, sys, time
+import json, os, sys, time
 clock = {"python_started": time.perf_counter()}
 import numpy
 clock["numpy_imported"] = time.perf_counter()
@@ -83,6 +83,18 @@ def timed(module, name, label):
 timed(fasta, "read_alignment", "read_fasta")
 timed(api, "encode_inputs", "encode")
 timed(api, "run_hamming", "run_hamming")
+if os.environ.get("SEQCOMPARE_BENCH_PROFILE"):  # the first run_hamming profiled (in the helper: its stderr is relayed)
+    import cProfile, io, pstats
+    profiled = api.run_hamming
+    def run_hamming_profiled(*args, **kwargs):
+        profile = cProfile.Profile()
+        try:
+            return profile.runcall(profiled, *args, **kwargs)
+        finally:
+            text = io.StringIO()
+            pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(40)
+            print("profile of run_hamming:" + text.getvalue(), file=sys.stderr, flush=True)
+    api.run_hamming = run_hamming_profiled
 timed(tables, "write_long", "write_text")
 timed(fasta, "read_bytes", "read_fasta.map_file")
 timed(fasta, "_line_ends", "read_fasta.line_ends")

@@ -376,11 +376,14 @@ def test_gpu_pair_buffer_overflow_is_recounted(rng):
 
 
 @pytest.mark.gpu
-def test_gpu_tiles_dealt_to_several_devices_give_the_same_pairs(rng):
+@pytest.mark.parametrize("sorted_on_host_up_to", [0, 1 << 20])  # sorted by Thrust on the device, or by NumPy
+def test_gpu_tiles_dealt_to_several_devices_give_the_same_pairs(rng, monkeypatch, sorted_on_host_up_to):
     import cupy
 
+    import seqcompare.hamming.gpu
     from seqcompare.hamming.gpu import device_pairs
 
+    monkeypatch.setattr(seqcompare.hamming.gpu, "HOST_SORT_PAIRS_UP_TO", sorted_on_host_up_to)
     X = random_alignment(rng, 900, 300, alphabet=b"ACGTN-")
     encoded = encode_inputs(as_sequences(X))
     expected = pairs_oracle(X, None, 150)

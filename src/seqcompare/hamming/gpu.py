@@ -515,6 +515,12 @@ def _new_pairs(cupy, capacity: int):
     }
 
 
+# Pairs up to this many are sorted by NumPy once copied back, rather than by CuPy's Thrust sort on the device: a
+# process's first Thrust sort loads its kernels, which a fresh command pays for, while sorting a million keys on
+# the host takes tens of milliseconds (bench/RESULTS.md, session 32).
+HOST_SORT_PAIRS_UP_TO = 1 << 20
+
+
 def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, chunks: int, capacity: int,
                      config: str = bitgemm.PAIRS_CONFIG):  # fmt: skip
     """Pairs within ``max_dist`` over micro ``tiles`` on one device: rows stream in while tiles run.
@@ -651,7 +657,11 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
             at += count
         keys_host = locked_empty((total,), np.uint64)
         dist_host = locked_empty((total,), np.uint32)
-        if total:
+        sort_on_host = 0 < total <= HOST_SORT_PAIRS_UP_TO
+        if sort_on_host:
+            keys.get(stream=first.stream, out=keys_host)
+            dist.get(stream=first.stream, out=dist_host)
+        elif total:
             order = cupy.argsort(keys)  # Thrust, compiled into CuPy
             sorted_keys, sorted_dist = cupy.empty_like(keys), cupy.empty_like(dist)
             arguments = (order, keys, dist, np.int64(total), sorted_keys, sorted_dist)
@@ -659,6 +669,9 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
             sorted_keys.get(stream=first.stream, out=keys_host)
             sorted_dist.get(stream=first.stream, out=dist_host)
         first.stream.synchronize()
+    if sort_on_host:
+        order = np.argsort(keys_host)  # the keys are distinct: any order of sorting gives the same result
+        keys_host, dist_host = keys_host[order], dist_host[order]
     i = (keys_host >> np.uint64(32)).astype(np.int64)
     j = (keys_host & np.uint64(0xFFFFFFFF)).astype(np.int64)
     d = dist_host.astype(np.int64)
