@@ -465,3 +465,21 @@ def test_gpu_hamming_and_scan_from_buffers_locked_in_place_equal_the_cpu(monkeyp
     del pairs
     gc.collect()
     assert runtime._LOCKED == before  # every buffer unlocked once dropped
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_pairs_finish_in_row_then_column_order_whether_or_not_the_parts_came_sorted(rng, shuffled):
+    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(0, 40, (300, 2)) if a != b})
+    rows, cols = (np.array(x, dtype=np.int64) for x in zip(*pairs))
+    values = rng.integers(0, 9, rows.size)
+    order = rng.permutation(rows.size) if shuffled else np.arange(rows.size)
+    reduction = PairsReduction(9, False, value_cap=5)
+    for part in np.array_split(order, 3):
+        reduction.merge((rows[part], cols[part], values[part]))
+    got_rows, got_cols, got_values = reduction.finish()
+    assert list(zip(got_rows.tolist(), got_cols.tolist())) == pairs
+    np.testing.assert_array_equal(got_values, np.minimum(values, 5))
+    # equal rows with columns out of order are sorted too
+    reduction = PairsReduction(9, False)
+    reduction.merge((np.array([1, 1, 2]), np.array([5, 3, 0]), np.array([7, 8, 9])))
+    assert [x.tolist() for x in reduction.finish()] == [[1, 1, 2], [3, 5, 0], [8, 7, 9]]

@@ -245,6 +245,12 @@ class LowerTriangleReduction(Reduction):
             self.write_block(start, result[left.group[start:stop]][:, left.group[:stop]])
 
 
+def _in_order(rows: np.ndarray, cols: np.ndarray) -> bool:
+    """Whether the pairs ``(rows[k], cols[k])`` are in strictly increasing ``(row, col)`` order."""
+    later_row = rows[1:] > rows[:-1]
+    return bool(np.all(later_row | ((rows[1:] == rows[:-1]) & (cols[1:] > cols[:-1]))))
+
+
 class PairsReduction(Reduction):
     """Pairs at distance ``<= max_dist``, as ``(i, j, d)`` arrays sorted by ``(i, j)`` (``i``, ``j`` int64; ``d``
     int64 for integer blocks, float64 for float ones, where NaN, a missing distance, is never within reach).
@@ -292,11 +298,12 @@ class PairsReduction(Reduction):
             dtype = np.float64 if isinstance(self.max_dist, float) else np.int64
             return (empty, empty.copy(), np.empty(0, dtype=dtype), *(empty.copy() for _ in range(self.extras)))
         rows, cols, *values = (np.concatenate(part) for part in zip(*self.parts))
-        order = np.lexsort((cols, rows))
-        values = [v[order] for v in values]
+        if not _in_order(rows, cols):  # a GPU's pairs come sorted already (lexsort: 26 ms for 132,509 pairs)
+            order = np.lexsort((cols, rows))
+            rows, cols, values = rows[order], cols[order], [v[order] for v in values]
         if self.value_cap is not None:
             values[0] = np.minimum(values[0], self.value_cap)
-        return (rows[order], cols[order], *values)
+        return (rows, cols, *values)
 
     def collapsed(self, left, right) -> PairsReduction:
         return PairsReduction(self.max_dist, self.symmetric, self.value_cap, self.extras)
