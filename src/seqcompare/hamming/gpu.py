@@ -309,9 +309,9 @@ class DeviceProblem:
 
     def _gather_file_rows(self, entry, rows: FileRows, start: int, stop: int) -> None:
         """Rows ``start .. stop`` of an alignment read in place, on the copy stream: the file's bytes that hold
-        them go up from the page cache (page-locked once, where CUDA allows: a 1 GB file took 0.025 s to lock on
-        an H200 host, against 0.05-0.15 s for a copy's shared memory; bench/RESULTS.md, session 32), then are
-        gathered into rows and translated to codes on the device."""
+        them go up from the page cache (page-locked once, where CUDA allows: 0.038-0.054 s for a 1 GB file in a
+        command on an H200 host, against 0.13-0.15 s for the shared memory a copy went to; bench/RESULTS.md,
+        session 32), then are gathered into rows and translated to codes on the device."""
         cupy = self.cupy
         low, high = rows.span(start, stop)
         lock_mapping(rows.image)
@@ -516,8 +516,9 @@ def _new_pairs(cupy, capacity: int):
 
 
 # Pairs up to this many are sorted by NumPy once copied back, rather than by CuPy's Thrust sort on the device: a
-# process's first Thrust sort loads its kernels, which a fresh command pays for, while sorting a million keys on
-# the host takes tens of milliseconds (bench/RESULTS.md, session 32).
+# process's first Thrust sort loads its kernels, which a fresh command pays for. For 32,768 x 30,000 to 132,509
+# pairs on an H200 host, NumPy's sort took 3 ms and the command 0.680 s, against 0.845 s with Thrust
+# (bench/RESULTS.md, session 32).
 HOST_SORT_PAIRS_UP_TO = 1 << 20
 
 

@@ -67,9 +67,10 @@ class FileRows:
     ``starts[i]`` of a file mapped read-only (:func:`read_alignment` with ``in_place=True``).
 
     A GPU run uploads the bytes that hold the rows straight from the page cache and gathers the rows on the
-    device, so a large alignment is never copied on the host (1 GB cost a command 0.25-0.28 s to copy into
-    shared memory on an H200 host; bench/RESULTS.md, session 32). Anything else reads it as an array:
-    ``np.asarray(rows)`` (and indexing) makes the ``(n, length)`` copy.
+    device, so a large alignment is never copied on the host: on an H200 host, copying 1 GB of rows into shared
+    memory took a command 0.24-0.28 s, and 32,768 x 30,000 from FASTA to pairs went from 0.99-1.02 s to
+    0.80 s (bench/RESULTS.md, session 32). Anything else reads it as an array: ``np.asarray(rows)`` (and
+    indexing) makes the ``(n, length)`` copy.
 
     It pickles as the file's path, identity and row offsets: a process on the same host (a forked GPU helper,
     say) maps the same file again, and refuses one that has changed since it was read.
@@ -287,8 +288,8 @@ def _map_in_place(path: str):
 
 def _map_shared(descriptor: int):
     """The whole file mapped read-only and shared (the page cache's own pages), populated at once where Linux
-    allows. A private mapping would do for reading, but CUDA page-locks it by copying every page (0.43 s for 1 GB
-    on an H200 host against 0.025 s shared; bench/RESULTS.md, session 32)."""
+    allows. A private mapping would do for reading, but CUDA took 0.43 s to page-lock a private mapping of a 1 GB
+    FASTA in a command on an H200 host, against 0.038-0.054 s for a shared one (bench/RESULTS.md, session 32)."""
     flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
     return mmap.mmap(descriptor, 0, flags=flags, prot=mmap.PROT_READ)
 
