@@ -295,6 +295,8 @@ def test_rows_in_place_pickle_as_their_file_and_refuse_a_changed_one(tmp_path, m
     expected = np.frombuffer("".join(rows).encode(), np.uint8).reshape(6, 6)
     np.testing.assert_array_equal(np.asarray(alignment.sequences), expected)
     np.testing.assert_array_equal(alignment.sequences[[4, 1]], expected[[4, 1]])
+    with pytest.raises(ValueError, match="a copy"):
+        np.asarray(alignment.sequences, copy=False)
     assert alignment.sequences.span(1, 3) == (len(">a x\nACGTN-\n>bb x\n"), len(">a x\nACGTN-\n>bb x\nacgtn?\n>ccc x\nTTTTTT"))
     copy = pickle.loads(pickle.dumps(alignment.sequences))
     assert isinstance(copy, FileRows)

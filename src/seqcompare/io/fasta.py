@@ -108,6 +108,8 @@ class FileRows:
         return int(self.starts[start]), int(self.starts[stop - 1]) + self.length
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("rows read in place are not an array: reading them as one is a copy")
         out = np.empty(self.shape, np.uint8)
         for a, b in _equal_stride_runs_flat(self.starts):
             out[a:b] = _rows_view(self.image, self.starts, a, b, self.length)
