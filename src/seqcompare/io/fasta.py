@@ -43,8 +43,9 @@ class Alignment:
     ----------
     names : list of str
         Record names: the header up to its first whitespace.
-    sequences : ndarray of uint8, shape (n, m)
-        The sequence bytes exactly as in the file (case kept, no recoding).
+    sequences : ndarray of uint8, shape (n, m), or FileRows
+        The sequence bytes exactly as in the file (case kept, no recoding); rows left where they lie in the file
+        (:class:`FileRows`) where :func:`read_alignment` was asked to (``in_place=True``).
     source : str
         Where the records came from (a path, or ``"-"`` for standard input).
     """
@@ -283,7 +284,7 @@ def _map_in_place(path: str):
             identity = _identity_of(handle.fileno())
             if identity[2] <= REGULAR_BYTES or handle.read(2) == _GZIP_MAGIC:
                 return None
-            return _map_file(handle.fileno()), (os.path.abspath(path), identity)
+            return _map_shared(handle.fileno()), (os.path.abspath(path), identity)
     except OSError:
         return None
 
@@ -758,7 +759,7 @@ def _regular_layout(image: np.ndarray, threads: int, allocate=np.empty, in_place
         length = wrapped * full + last
         first_line = starts[:, 1]
         if in_place is not None and not wrapped:
-            # Every group is checked even after a bad one: a short-circuit would only save time on bad input.
+            # A bad byte sends the whole file to the compiled scan, whose message names the record.
             groups = _equal_stride_runs(first_line, 4 * max(1, threads))
             checks = pool.map(lambda group: all(_rows_allowed(_rows_view(image, first_line, a, b, length))
                                                 for a, b in group), groups)  # fmt: skip
