@@ -7,7 +7,8 @@ the background thread that did it while a 1 GB FASTA was read finished 0.67 s af
 helper starts CUDA and runs a warm-up (loading the command's kernels, say) on another core, while the parent
 reads into arrays of one anonymous shared file (``memfd``, :meth:`GpuHelper.empty`). The parent then sends it a
 function and its arguments (:meth:`GpuHelper.call`): arrays that lie in the shared file travel as references to
-it, so gigabytes of sequences are never copied between the processes; everything else is pickled. The helper
+it, so gigabytes of sequences are never copied between the processes; everything else is pickled (sequences
+left in place in their file, :class:`~seqcompare.io.fasta.FileRows`, pickle as the file's path). The helper
 runs the function and sends back its result. Once the command has what it needs it kills the helper, so the
 helper's CUDA teardown (a tenth of a second or more with gigabytes on the device) costs the command nothing.
 
