@@ -318,9 +318,9 @@ class DeviceProblem:
         span = cupy.empty(high - low, dtype=cupy.uint8)  # on the copy stream: freed in its order
         span.set(rows.image[low:high], stream=self.copy_stream)
         offsets = cupy.asarray(rows.starts[start:stop] - low)
-        table = self.table if self.table is not None else cupy.arange(256, dtype=cupy.uint8)
+        # HostProblem keeps rows in place only on the byte route, which always has a table.
         self.module.get_function("gather_rows")(
-            (stop - start,), (256,), (span, offsets, np.int64(rows.length), table, entry["source"][start:stop])
+            (stop - start,), (256,), (span, offsets, np.int64(rows.length), self.table, entry["source"][start:stop])
         )
         entry["translated"] = True
 

@@ -10,15 +10,15 @@ Dask workers, with the rows placed once as bit planes.
 
 from __future__ import annotations
 
-import threading
 import dataclasses
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..allpairs import DataBlock, Region, Split, Tile, Work, default_tile_size, plan_tiles, region_tile_size
+from ..io.fasta import FileRows, in_memory
 from .encoding import CodeSpace, apply_code_table, pack_planes, translate_codes
-from ..io.fasta import in_memory
 from .methods import gpu_tile_size, resolve_method
 
 
@@ -94,7 +94,9 @@ SMALL_GEMM_FLOPS = 2e9
 
 def rows_in_memory(encoded: Encoded) -> Encoded:
     """``encoded`` with any side read in place (:class:`~seqcompare.io.fasta.FileRows`, which only a GPU run of
-    raw bytes reads where it lies) copied into an array."""
+    raw bytes reads where it lies) copied into an array; ``encoded`` itself when it has none."""
+    if not any(isinstance(rows, FileRows) for rows in (encoded.left, encoded.right)):
+        return encoded
     return dataclasses.replace(encoded, left=in_memory(encoded.left), right=in_memory(encoded.right))
 
 
