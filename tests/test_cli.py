@@ -82,7 +82,7 @@ def test_byte_identical_to_snp_dists_layout(capsysbinary, path, flags):
 
 def test_corner_label_and_methods_agree(capsysbinary):
     outputs = set()
-    for method in ("vector", "matrix", "tiled", "bitpack"):
+    for method in ("vector", "matrix", "tiled", "bitpack", "sparse"):
         _, out, _ = run(capsysbinary, "hamming", "-q", "--method", method, "--corner-label", "x", AMBIG)
         outputs.add(out)
     assert len(outputs) == 1 and outputs.pop().startswith("x\tseq1")

@@ -20,7 +20,7 @@ from seqcompare.allpairs import KnnReduction, MatrixReduction, PairsReduction
 from seqcompare.hamming.api import encode_inputs, run_hamming
 from seqcompare.hamming.reference import snp_dists_distance
 
-CPU_METHODS = ["vector", "bitpack", "tiled", "matrix", "auto"]
+CPU_METHODS = ["vector", "bitpack", "sparse", "tiled", "matrix", "auto"]
 GPU_METHODS = [("bitmma", "planes"), ("bitmma", "ballot"), ("bitmma", "shared"), ("bitmma", "naive"),
                ("matrix", "planes"), ("matrix", "auto"), ("bitpack", "planes"), ("auto", "auto")]  # fmt: skip
 VARIANTS = [pytest.param(("cpu", method, "planes"), id=f"cpu-{method}") for method in CPU_METHODS] + [
@@ -430,5 +430,89 @@ def test_informative_sites_and_the_method_auto_takes(rng, sarscov2):
         assert informative_sites(encoded).tolist() == expected
     # auto: the matrix method on informative sites for a small problem, bitpack when the GEMMs would be long
     assert choose_method(encode_inputs(sarscov2), "auto", "cpu") == "matrix"
-    assert choose_method(encode_inputs(random_alignment(rng, 2000, 3000)), "auto", "cpu") == "bitpack"
+    larger = encode_inputs(random_alignment(rng, 2000, 3000))
+    assert choose_method(larger, "auto", "cpu") == "sparse"
+    assert choose_method(larger, "auto", "cpu", capped=True) == "bitpack"  # the planes stop counting at a cap
     assert choose_method(encode_inputs(sarscov2), "bitpack", "cpu") == "bitpack"
+
+
+@pytest.fixture(params=[0.0, None, np.inf], ids=["every-deviating-site-in-planes", "measured-share", "all-lists"])
+def heavy_share(request, monkeypatch):
+    """The sparse method's split between planes and lists: forced to each extreme, and as shipped."""
+    from seqcompare.hamming import sparse
+
+    if request.param is not None:
+        monkeypatch.setattr(sparse, "HEAVY_PAIR_SHARE", request.param)
+    return request.param
+
+
+def close_genomes(seed, n, m):
+    """Related sequences as :func:`seqcompare.simulate.simulate_alignment` makes them, with lower-case letters,
+    ambiguity codes and a column whose majority is an ambiguity code (a consensus that two different bases are
+    both compatible with under ``iupac``)."""
+    from seqcompare.simulate import simulate_alignment
+
+    rng = np.random.default_rng(seed)
+    _, rows = simulate_alignment(n, m, seed=seed, substitution_rate=0.08, n_rate=0.03, gap_length=7)
+    rows = rows.copy()
+    odd = rng.random(rows.shape) < 0.01
+    rows[odd] = np.frombuffer(b"acgtRYKMnN*", np.uint8)[rng.integers(0, 11, int(odd.sum()))]
+    rows[:, 3] = ord("R")
+    rows[: n // 3, 3] = np.frombuffer(b"AGCT", np.uint8)[rng.integers(0, 4, n // 3)]
+    return rows
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sparse_split_equals_definition(heavy_share, threads):
+    """Both parts of the sparse method (sites of few deviating rows as lists, the others as planes), alone and
+    together, equal the character-level oracles: every alphabet, case kept or folded, a rectangle, a cap, tile
+    edges that cut the lists into bands (and a site count that is not a multiple of the 8 sites read at once)."""
+    from seqcompare.hamming.sparse import SparseOperands
+
+    rows = close_genomes(threads, 45, 203)
+    text = [bytes(r).decode() for r in rows]
+    encoded = encode_inputs(rows.view("S1"))
+    operands = SparseOperands([encoded.left], encoded.space, encoded.table)
+    if heavy_share is None:  # as shipped, these rows put sites both ways
+        assert 0 < operands.heavy_sites.size < 203 and operands.lists[0].entries.size > 0
+    options = {"method": "sparse", "threads": threads, "tile_size": 16}
+    for alphabet, keep_case in [("acgt", False), ("all", False), ("all", True), ("acgt", True)]:
+        got = distances(("cpu", "sparse", "planes"), rows, alphabet=alphabet, keep_case=keep_case, tile_size=16,
+                        threads=threads)  # fmt: skip
+        np.testing.assert_array_equal(got, char_level(rows, all_chars=alphabet == "all", keep_case=keep_case))
+    expected = np.array([[iupac_oracle(a, b) for b in text] for a in text])
+    np.testing.assert_array_equal(distances(("cpu", "sparse", "planes"), rows, alphabet="iupac", tile_size=16,
+                                            threads=threads), expected)  # fmt: skip
+    np.testing.assert_array_equal(seqcompare.hamming(text[:30], text[30:], **options), char_level(rows[:30], rows[30:]))
+    capped = distances(("cpu", "sparse", "planes"), rows, max_count=9, tile_size=16, threads=threads)
+    np.testing.assert_array_equal(capped, np.minimum(char_level(rows), 9))
+
+
+def test_sparse_categorical_and_wide_values(heavy_share, rng):
+    """Value arrays: codes with no byte table go into lists as they are; more than 256 categories keep every site
+    in planes."""
+    values = np.repeat(rng.integers(-3, 4, size=(1, 90)), 40, axis=0)
+    flip = rng.random(values.shape) < 0.05
+    values[flip] = rng.integers(-3, 4, size=int(flip.sum()))
+    expected = (values[:, None, :] != values[None, :, :]).sum(axis=2)
+    np.testing.assert_array_equal(seqcompare.hamming(values, method="sparse", tile_size=7), expected)
+    wide = np.repeat(rng.integers(0, 600, size=(1, 50)), 30, axis=0)
+    wide[rng.random(wide.shape) < 0.1] = 7
+    expected = (wide[:, None, :] != wide[None, :, :]).sum(axis=2)
+    np.testing.assert_array_equal(seqcompare.hamming(wide, method="sparse"), expected)
+
+
+def test_sparse_on_the_simulated_outbreak_equals_bitpack(rng):
+    """A larger simulated outbreak (a clade's sites in planes, the rest in lists) through the lower-triangle and
+    pairs reductions: equal to the bitpack kernel, which shares no code with the lists."""
+    from seqcompare.simulate import simulate_alignment
+
+    _, rows = simulate_alignment(700, 2011, seed=5)
+    text = [bytes(r).decode() for r in rows]
+    matrix = seqcompare.hamming(text, method="sparse", threads=2)
+    np.testing.assert_array_equal(matrix, seqcompare.hamming(text, method="bitpack", threads=2))
+    i, j = np.nonzero(np.triu(matrix <= 30, 1))
+    got = seqcompare.hamming_pairs(text, max_dist=30, method="sparse")
+    assert i.size > 100
+    for values, wanted in zip(got, (i, j, matrix[i, j]), strict=True):
+        np.testing.assert_array_equal(values, wanted)

@@ -20,6 +20,17 @@ def popcount64(typingctx, word):
     return signature, codegen
 
 
+@intrinsic
+def trailing_zeros64(typingctx, word):
+    """Trailing zero bits of a 64-bit word as int64 (64 for zero); lowers to LLVM ``cttz`` (TZCNT)."""
+    signature = types.int64(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        return builder.cttz(args[0], context.get_constant(types.boolean, False))
+
+    return signature, codegen
+
+
 # Integer arithmetic in Numba is typed as int64, so kernels that keep many narrow values per SIMD register
 # (16-bit DP lanes) would be widened to 8 lanes per 512-bit register. These keep the operands' own type: two
 # values of one numeric type in, that type out (integers wrap like the hardware; callers ensure no overflow).

@@ -1,13 +1,15 @@
 """The Hamming methods: their names (apart from the kernels, so that the command line lists them without loading
 anything) and which one ``auto`` stands for on each device."""
 
-METHODS = ("auto", "vector", "matrix", "tiled", "bitpack", "bitmma")
+METHODS = ("auto", "vector", "matrix", "tiled", "bitpack", "sparse", "bitmma")
 GPU_ONLY_METHODS = ("bitmma",)
 METHOD_DESCRIPTIONS = {
     "vector": "every pair compared site by site (Alomairy et al.'s Algorithm 1; the test oracle)",
     "matrix": "one-hot masks and one BLAS GEMM per code over the whole matrix (their Algorithm 2)",
     "tiled": "the matrix method on lower-triangle tiles, masks built per tile, tiles in parallel",
     "bitpack": "bit planes + popcount (Numba, AVX-512 VPOPCNTQ where available; CUDA cores on a GPU)",
+    "sparse": "CPU: sites few rows differ from the consensus at as lists of those rows, the rest as bit planes "
+    "(close genomes: only pairs that differ from the consensus at the same site cost work)",
     "bitmma": "GPU only: 1-bit tensor-core MMA (AND + POPC) on one-hot code bits",
 }
 
@@ -19,7 +21,8 @@ def resolve_method(method: str, device: str, n_codes: int = 5) -> str:
     """The method ``method`` stands for on ``device`` (``"cpu"`` or ``"cuda"``; see
     :func:`seqcompare.cuda.resolve_device` for ``"auto"``), for a code space of ``n_codes`` codes.
 
-    On the CPU ``auto`` is ``bitpack``, 27-35x faster than the next method in the method table of
+    On the CPU ``auto`` is ``bitpack`` here (:func:`seqcompare.hamming.work.choose_method` takes ``sparse`` for
+    uncapped problems of rows it can list), 27-35x faster than the next method in the method table of
     bench/RESULTS.md (3 bits move per DNA site instead of one float per code and site). On a GPU it is
     ``bitmma`` (8 bit-operations per DNA pair-site on tensor cores that do ~10^16 of them per second), unless the
     code space has more than 32 present codes, where ``bitpack`` (planes and popcount on CUDA cores) takes over.

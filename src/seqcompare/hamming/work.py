@@ -136,19 +136,26 @@ def informative_codes(encoded: Encoded, side: str) -> np.ndarray:
     return columns if encoded.table is None else translate_codes(encoded.table, columns)
 
 
-def choose_method(encoded: Encoded, method: str, device: str) -> str:
-    """The method ``method`` stands for here: :func:`~seqcompare.hamming.methods.resolve_method`, except that a
-    small CPU problem under ``auto`` takes the matrix method on its informative sites (no compiled kernel, so no
-    Numba start-up: the bundled 338 genomes in ~0.2 s end to end instead of ~0.6 s)."""
+def choose_method(encoded: Encoded, method: str, device: str, capped: bool = False) -> str:
+    """The method ``method`` stands for here: :func:`~seqcompare.hamming.methods.resolve_method`, except on the
+    CPU under ``auto``:
+
+    - a small problem takes the matrix method on its informative sites (no compiled kernel, so no Numba start-up:
+      the bundled 338 genomes in ~0.2 s end to end instead of ~0.6 s);
+    - a larger one takes ``sparse`` unless its distances are ``capped`` (the bitpack kernel stops counting a pair
+      at the cap, and the lists cannot); ``sparse`` sends the sites many rows differ at to the bitpack kernel
+      itself, so unrelated rows cost it one extra pass over the bytes.
+    """
     resolved = resolve_method(method, device, encoded.space.n_codes)
     if method != "auto" or device != "cpu" or encoded.form != "values":
         return resolved
     n_right = encoded.n_left if encoded.symmetric else encoded.n_right
-    if (encoded.n_left + (0 if encoded.symmetric else n_right)) * encoded.n_sites > _SMALL_CELLS:
-        return resolved
-    sites = informative_sites(encoded).size
-    flops = 2.0 * encoded.n_left * n_right * sites * max(1, encoded.space.n_codes - 1)
-    return "matrix" if flops <= SMALL_GEMM_FLOPS else resolved
+    if (encoded.n_left + (0 if encoded.symmetric else n_right)) * encoded.n_sites <= _SMALL_CELLS:
+        sites = informative_sites(encoded).size
+        flops = 2.0 * encoded.n_left * n_right * sites * max(1, encoded.space.n_codes - 1)
+        if flops <= SMALL_GEMM_FLOPS:
+            return "matrix"
+    return resolved if capped else "sparse"
 
 
 def distance_dtype(n_sites: int):
@@ -187,9 +194,9 @@ class HammingWork(Work):
         self.encoded = encoded
         self.device = device
         self.requested_method = method  # what Dask workers resolve for their own device
-        self.method = choose_method(encoded, method, device)
         full = encoded.n_sites + 1
         self.cap = full if cap is None else int(min(cap, full))
+        self.method = choose_method(encoded, method, device, capped=self.cap < full)
         self.tile_size = tile_size
         self.packer = packer
         self.row_offset = row_offset
@@ -214,6 +221,8 @@ class HammingWork(Work):
                         n_right is None)  # fmt: skip
             return [tile] if tile.n_rows and tile.n_cols else []
         largest = max(n_left, n_right or 0)
+        if self.method == "sparse":
+            return plan_tiles(n_left, n_right, self._sparse_tile_size(), **offsets)
         if self.method == "tiled":
             # BLAS needs tiles of a few hundred rows to reach its rate (measured: 2.3 s vs 5.1 s for 128-row
             # tiles on 2 threads, 1000 x 30,000).
@@ -226,6 +235,16 @@ class HammingWork(Work):
 
     def size(self, part) -> int:
         return part.n_pairs
+
+    def _sparse_tile_size(self) -> int:
+        """Tiles of the sparse method: 512 (measured best of 256-1,024: a tile visits every list once, so fewer
+        visits than smaller tiles, and its block stays in the L2 cache), smaller when threads need more tiles."""
+        from ..allpairs import default_threads
+
+        if self.tile_size:
+            return self.tile_size
+        largest = max(self.encoded.n_left, self.encoded.n_right or 0)
+        return int(max(64, min(512, -(-largest // (4 * default_threads())))))
 
     def local(self, tile: Tile) -> Tile:
         """``tile`` in this region's own coordinates."""
@@ -248,6 +267,8 @@ class HammingWork(Work):
             left = informative_codes(enc, "left")
             right = left if enc.symmetric else informative_codes(enc, "right")
             return lambda tile: tiled_tile(left, right, enc.space, self.local(tile), cap)
+        if method == "sparse":
+            return self._sparse_kernel(threads)
         if method != "bitpack":
             raise ValueError(f"method {method!r} does not run on the CPU")
         from .bitpack import bitpack_tile
@@ -262,6 +283,46 @@ class HammingWork(Work):
             block = np.empty((tile.n_rows, tile.n_cols), dtype=dtype)
             bitpack_tile(left_planes, right_planes, local.row_start, local.row_stop, local.col_start,
                          local.col_stop, tile.diagonal, disjoint, cap, block)  # fmt: skip
+            return block
+
+        return kernel
+
+    def _sparse_kernel(self, threads: int):
+        """The sparse method's tile kernel: the heavy sites' planes through the bitpack kernel, then the light
+        sites' lists (:mod:`seqcompare.hamming.sparse`)."""
+        from .bitpack import bitpack_tile
+        from .sparse import SparseOperands, mirror_lower, subtract_shared
+
+        enc, cap = self.encoded, self.cap
+        if enc.form == "planes":
+            raise ValueError("rows sent as bit planes serve the bitpack and bitmma methods only")
+        sides = [enc.side("left")] + ([] if enc.symmetric else [enc.side("right")])
+        operands = SparseOperands(sides, enc.space, enc.table, threads)
+        left_planes, left_lists = operands.side(0)
+        right_planes, right_lists = operands.side(1)
+        disjoint = enc.space.relation == "disjoint"
+        dtype = distance_dtype(enc.n_sites)
+        band = self._sparse_tile_size()
+        no_cap = enc.n_sites + 1
+        if left_lists is not None:
+            left_starts, right_starts = left_lists.band_starts(band), right_lists.band_starts(band)
+
+        def kernel(tile):
+            local = self.local(tile)
+            block = np.empty((tile.n_rows, tile.n_cols), dtype=dtype) if left_planes is not None else \
+                np.zeros((tile.n_rows, tile.n_cols), dtype=dtype)  # fmt: skip
+            if left_planes is not None:
+                bitpack_tile(left_planes, right_planes, local.row_start, local.row_stop, local.col_start,
+                             local.col_stop, tile.diagonal, disjoint, no_cap, block)  # fmt: skip
+            if left_lists is not None:
+                subtract_shared(left_starts, left_lists.entries, left_lists.totals, right_starts,
+                                right_lists.entries, right_lists.totals, operands.list_consensus, operands.differ,
+                                local.row_start // band, local.col_start // band, local.row_start,
+                                local.row_stop, local.col_start, local.col_stop, tile.diagonal, block)  # fmt: skip
+                if tile.diagonal:
+                    mirror_lower(block)
+            if cap < no_cap:
+                np.minimum(block, cap, out=block)
             return block
 
         return kernel
