@@ -47,6 +47,7 @@ _DIGIT_PAIRS = np.frombuffer("".join(f"{k:02d}" for k in range(100)).encode(), d
 
 @jit
 def _put_int(buffer, at, value):
+    value = np.int64(value)  # unsigned values mixed with int64 constants would be typed float64 by Numba
     if value < 0:
         buffer[at] = 45
         at += 1
