@@ -23,6 +23,7 @@
 # built from .peers/CUDASW4; MODES_PARTS="traceback search" and MODES_ARGS for options).
 # scanapprox: bench/scan_approximate.py --device cuda (issue 20: 1 Gbp of reads within 5% mismatches or edits,
 # against Sassy and seqkit locate; SCANAPPROX_ARGS for options such as --threads and --peer-threads).
+# goal5: bench/hamming_goal5.py (CPU Hamming -L on this host against hammingdist, GOAL5_ARGS such as --threads).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
 # Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
 # docs/DEVELOPING.md); they are installed to /tmp/site first.
@@ -121,6 +122,10 @@ if wants shmprobe; then
 fi
 if wants e2e4; then
     python3 bench/hamming_gpu_e2e.py --out "$OUT" --work "${SEQCOMPARE_WORK:-/tmp/seqcompare-work}" ${E2E4_ARGS:-} 2>&1 | tee "$OUT/hamming_gpu_e2e.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants goal5; then
+    python3 bench/hamming_goal5.py --out "$OUT/hamming_goal5.json" ${GOAL5_ARGS:-} 2>&1 | tee "$OUT/hamming_goal5.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants scan; then
