@@ -143,8 +143,9 @@ def choose_method(encoded: Encoded, method: str, device: str, capped: bool = Fal
     - a small problem takes the matrix method on its informative sites (no compiled kernel, so no Numba start-up:
       the bundled 338 genomes in ~0.2 s end to end instead of ~0.6 s);
     - a larger one takes ``sparse`` unless its distances are ``capped`` (the bitpack kernel stops counting a pair
-      at the cap, and the lists cannot); ``sparse`` sends the sites many rows differ at to the bitpack kernel
-      itself, so unrelated rows cost it one extra pass over the bytes.
+      at the cap, and the lists cannot) or the CPU has AVX-512 VPOPCNTDQ, where the planes alone were faster
+      (:func:`seqcompare.hamming.sparse.lists_pay`). ``sparse`` sends the sites many rows differ at to the
+      bitpack kernel itself, so unrelated rows cost it one extra pass over the bytes.
     """
     resolved = resolve_method(method, device, encoded.space.n_codes)
     if method != "auto" or device != "cpu" or encoded.form != "values":
@@ -155,7 +156,11 @@ def choose_method(encoded: Encoded, method: str, device: str, capped: bool = Fal
         flops = 2.0 * encoded.n_left * n_right * sites * max(1, encoded.space.n_codes - 1)
         if flops <= SMALL_GEMM_FLOPS:
             return "matrix"
-    return resolved if capped else "sparse"
+    if capped:
+        return resolved
+    from .sparse import lists_pay
+
+    return "sparse" if lists_pay() else resolved
 
 
 def distance_dtype(n_sites: int):
@@ -237,14 +242,12 @@ class HammingWork(Work):
         return part.n_pairs
 
     def _sparse_tile_size(self) -> int:
-        """Tiles of the sparse method: 512 (measured best of 256-1,024: a tile visits every list once, so fewer
-        visits than smaller tiles, and its block stays in the L2 cache), smaller when threads need more tiles."""
-        from ..allpairs import default_threads
-
+        """Tiles of the sparse method: at most 512 (measured best of 256-1,024 on 4,000 rows: every tile visits
+        every list, so smaller tiles cost more visits), at least 8 block rows."""
         if self.tile_size:
             return self.tile_size
         largest = max(self.encoded.n_left, self.encoded.n_right or 0)
-        return int(max(64, min(512, -(-largest // (4 * default_threads())))))
+        return int(max(64, min(512, -(-largest // 8))))
 
     def local(self, tile: Tile) -> Tile:
         """``tile`` in this region's own coordinates."""
