@@ -31,40 +31,15 @@ import numpy as np
 from .._intrinsics import trailing_zeros64
 from .._jit import jit
 
-# A site is heavy when (k_left / n_left) * (k_right / n_right) exceeds HEAVY_PAIR_SHARE: the cost of one update
-# of the lists over that of one pair-site of the DNA planes, measured on 4,000 x 30,000 simulated genomes with 2
-# threads (bench/hamming_sparse_probe.py, bench/RESULTS.md session 33):
-# - a 2-core AMD EPYC with AVX2 only: 7.5 ns per update against 16 ps per pair-site, 1/470 (a site is heavy once
-#   4.6% of rows deviate);
-# - a Xeon with AVX-512 VPOPCNTDQ: about 28 ns per update (its list walks wait on memory longer) against 7.4 ps,
-#   1/3,800. There the planes alone were as fast as any split (0.89 s against 0.87-1.08 s), and
-#   :func:`lists_pay` is False, so ``auto`` takes bitpack.
-SHARE_WITHOUT_VECTOR_POPCOUNT = 1 / 470
-SHARE_WITH_VECTOR_POPCOUNT = 1 / 3800
-HEAVY_PAIR_SHARE = None  # None: chosen for this CPU (tests set it to force either extreme)
+# A site is heavy when (k_left / n_left) * (k_right / n_right) exceeds this: the cost of one update of the lists
+# over that of one pair-site of the DNA planes. On 4,000 x 30,000 simulated genomes with 2 threads (a 2-core AMD
+# EPYC with AVX2 only) an update took 7.5 ns and a pair-site 16 ps, so 1/470: for a symmetric problem a site is
+# heavy once 4.6% of rows deviate. The same share was the best of 1/120-1/10,000 on a 16-core Xeon with AVX-512
+# VPOPCNTDQ at 2 and 16 threads (bench/hamming_sparse_probe.py; bench/RESULTS.md, session 33).
+HEAVY_PAIR_SHARE = 1 / 470
 SAMPLE_ROWS = 512  # rows the consensus is voted from
 MAX_LIST_CODES = 256  # larger code spaces keep every site in planes (an entry stores its code in a byte)
 MAX_LIST_ROWS = 1 << 24  # and so do sides of more rows (an entry is row << 8 | code in 32 bits)
-
-
-def vector_popcount() -> bool:
-    """Whether this CPU counts the bits of 64-bit vector lanes in one instruction (AVX-512 VPOPCNTDQ)."""
-    import llvmlite.binding
-
-    return bool(llvmlite.binding.get_host_cpu_features().get("avx512vpopcntdq", False))
-
-
-def lists_pay() -> bool:
-    """Whether lists beat the planes on this CPU for genomes like the simulated outbreaks: measured so without
-    AVX-512 VPOPCNTDQ (2.0x faster kernel on an AVX2 EPYC) and not with it (see ``HEAVY_PAIR_SHARE``)."""
-    return not vector_popcount()
-
-
-def heavy_pair_share() -> float:
-    """``HEAVY_PAIR_SHARE`` when set, else the measured share for this CPU."""
-    if HEAVY_PAIR_SHARE is not None:
-        return HEAVY_PAIR_SHARE
-    return SHARE_WITH_VECTOR_POPCOUNT if vector_popcount() else SHARE_WITHOUT_VECTOR_POPCOUNT
 
 
 @jit
@@ -289,7 +264,7 @@ class SparseOperands:
                     share *= side_counts.sum(axis=0) / side_keys.shape[0]
                 if len(keys) == 1:
                     share = share * share
-                heavy = share > heavy_pair_share()
+                heavy = share > HEAVY_PAIR_SHARE
             else:
                 heavy = np.ones(n_sites, dtype=bool)
             self.heavy_sites = np.flatnonzero(heavy)

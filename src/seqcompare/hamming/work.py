@@ -143,9 +143,8 @@ def choose_method(encoded: Encoded, method: str, device: str, capped: bool = Fal
     - a small problem takes the matrix method on its informative sites (no compiled kernel, so no Numba start-up:
       the bundled 338 genomes in ~0.2 s end to end instead of ~0.6 s);
     - a larger one takes ``sparse`` unless its distances are ``capped`` (the bitpack kernel stops counting a pair
-      at the cap, and the lists cannot) or the CPU has AVX-512 VPOPCNTDQ, where the planes alone were faster
-      (:func:`seqcompare.hamming.sparse.lists_pay`). ``sparse`` sends the sites many rows differ at to the
-      bitpack kernel itself, so unrelated rows cost it one extra pass over the bytes.
+      at the cap, and the lists cannot); ``sparse`` sends the sites many rows differ at to the bitpack kernel
+      itself, so unrelated rows cost it one extra pass over the bytes.
     """
     resolved = resolve_method(method, device, encoded.space.n_codes)
     if method != "auto" or device != "cpu" or encoded.form != "values":
@@ -156,11 +155,7 @@ def choose_method(encoded: Encoded, method: str, device: str, capped: bool = Fal
         flops = 2.0 * encoded.n_left * n_right * sites * max(1, encoded.space.n_codes - 1)
         if flops <= SMALL_GEMM_FLOPS:
             return "matrix"
-    if capped:
-        return resolved
-    from .sparse import lists_pay
-
-    return "sparse" if lists_pay() else resolved
+    return resolved if capped else "sparse"
 
 
 def distance_dtype(n_sites: int):
