@@ -488,6 +488,17 @@ def test_sparse_split_equals_definition(heavy_share, threads):
     np.testing.assert_array_equal(capped, np.minimum(char_level(rows), 9))
 
 
+def test_sparse_passes_in_one_block_of_rows(heavy_share, monkeypatch):
+    """Long alignments run the passes over fewer blocks of rows (each block counts every site): one block alone
+    gives the same lists."""
+    from seqcompare.hamming import sparse
+
+    monkeypatch.setattr(sparse, "_BLOCK_COUNT_BYTES", 1)
+    rows = close_genomes(3, 40, 150)
+    got = distances(("cpu", "sparse", "planes"), rows, tile_size=16, threads=2)
+    np.testing.assert_array_equal(got, char_level(rows))
+
+
 def test_sparse_categorical_and_wide_values(heavy_share, rng):
     """Value arrays: codes with no byte table go into lists as they are; more than 256 categories keep every site
     in planes."""

@@ -254,8 +254,8 @@ class SparseOperands:
                 for side_keys in keys:
                     step = max(1, total_rows // SAMPLE_ROWS)
                     vote_majority(side_keys, step, consensus, votes)
-                blocks = [_row_blocks(k.shape[0], threads) for k in keys]
-                counts = [np.zeros((len(b) - 1, n_sites), dtype=np.int64) for b in blocks]
+                blocks = [_row_blocks(k.shape[0], threads, n_sites) for k in keys]
+                counts = [np.zeros((len(b) - 1, n_sites), dtype=np.int32) for b in blocks]
                 for side_keys, edges, side_counts in zip(keys, blocks, counts):
                     _run(pool, count_deviations, [(side_keys, consensus, lo, hi, side_counts[t])
                                                   for t, (lo, hi) in enumerate(zip(edges[:-1], edges[1:]))])  # fmt: skip
@@ -306,9 +306,15 @@ class SparseOperands:
         return self.planes[index], (self.lists[index] if self.lists else None)
 
 
-def _row_blocks(n: int, threads: int) -> np.ndarray:
-    """Row edges of the blocks the passes run over (a few per thread, so that uneven rows even out)."""
-    return np.unique(np.linspace(0, n, max(1, min(n, 4 * threads)) + 1).astype(np.int64))
+_BLOCK_COUNT_BYTES = 64 << 20  # the per-block site counts (and list cursors) of one side stay within this
+
+
+def _row_blocks(n: int, threads: int, n_sites: int = 0) -> np.ndarray:
+    """Row edges of the blocks the passes run over: a few per thread, so that uneven rows even out, but fewer
+    when each block's count of every site would take too much memory (bacterial alignments of millions of
+    sites)."""
+    pieces = min(n, 4 * threads, max(1, _BLOCK_COUNT_BYTES // max(1, 12 * n_sites)))
+    return np.unique(np.linspace(0, n, max(1, pieces) + 1).astype(np.int64))
 
 
 def _run(pool, kernel, calls) -> None:
