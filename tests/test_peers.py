@@ -52,6 +52,15 @@ def test_byte_identical_to_snp_dists(capsysbinary, alignment, golden):
     assert capsysbinary.readouterr().out == golden_bytes(os.path.join(GOLDEN, "snp-dists", golden))
 
 
+@pytest.mark.parametrize("golden", ["sarscov2_338.tsv.gz", "sarscov2_338.a.tsv.gz", "sarscov2_338.L-m.tsv.gz"])
+def test_sparse_method_byte_identical_to_snp_dists(capsysbinary, golden):
+    """The real genomes run through the consensus lists too (``auto`` takes the matrix method on so few)."""
+    suffix = golden.split(".", 1)[1].removesuffix(".gz")
+    alignment = os.path.join(DATA, "sarscov2_338.fasta.gz")
+    assert main(["hamming", "-q", "--method", "sparse", *SNP_DISTS[suffix], alignment]) == 0
+    assert capsysbinary.readouterr().out == golden_bytes(os.path.join(GOLDEN, "snp-dists", golden))
+
+
 # -------------------------------------------------------------------------------------------------- CoMet
 
 
