@@ -305,10 +305,11 @@ class HammingWork(Work):
         if left_lists is not None:
             left_starts, right_starts = left_lists.band_starts(band), right_lists.band_starts(band)
 
+        allocate = np.zeros if left_planes is None else np.empty  # the planes' kernel writes every value
+
         def kernel(tile):
             local = self.local(tile)
-            block = np.empty((tile.n_rows, tile.n_cols), dtype=dtype) if left_planes is not None else \
-                np.zeros((tile.n_rows, tile.n_cols), dtype=dtype)  # fmt: skip
+            block = allocate((tile.n_rows, tile.n_cols), dtype=dtype)
             if left_planes is not None:
                 bitpack_tile(left_planes, right_planes, local.row_start, local.row_stop, local.col_start,
                              local.col_stop, tile.diagonal, disjoint, no_cap, block)  # fmt: skip
