@@ -38,8 +38,9 @@ from .._jit import jit
 # VPOPCNTDQ at 2 and 16 threads (bench/hamming_sparse_probe.py; bench/RESULTS.md, session 33).
 HEAVY_PAIR_SHARE = 1 / 470
 SAMPLE_ROWS = 512  # rows the consensus is voted from
-MAX_LIST_CODES = 256  # larger code spaces keep every site in planes (an entry stores its code in a byte)
-MAX_LIST_ROWS = 1 << 24  # and so do sides of more rows (an entry is row << 8 | code in 32 bits)
+# An entry is row << 8 | code in 32 bits: sides of more rows keep every site in planes, and so do codes wider
+# than a byte (value arrays of more than 255 categories).
+MAX_LIST_ROWS = 1 << 24
 
 
 @jit
@@ -242,17 +243,14 @@ class SparseOperands:
         self.differ = space.difference_table().astype(np.uint8)
         keys = [np.ascontiguousarray(side) for side in sides]
         n_sites = keys[0].shape[1]
-        self.n_sites = n_sites
-        lists_possible = (space.n_codes <= MAX_LIST_CODES and all(k.dtype == np.uint8 for k in keys)
-                          and max(k.shape[0] for k in keys) <= MAX_LIST_ROWS)
+        lists_possible = all(k.dtype == np.uint8 for k in keys) and max(k.shape[0] for k in keys) <= MAX_LIST_ROWS
         key_codes = np.arange(256, dtype=np.uint8) if table is None else table  # codes are their own keys
         consensus = np.zeros(n_sites, dtype=keys[0].dtype)
         with ThreadPoolExecutor(max(1, threads)) as pool:
             if lists_possible and n_sites and all(k.shape[0] for k in keys):
                 votes = np.zeros(n_sites, dtype=np.int16)
-                total_rows = sum(k.shape[0] for k in keys)
+                step = max(1, sum(k.shape[0] for k in keys) // SAMPLE_ROWS)
                 for side_keys in keys:
-                    step = max(1, total_rows // SAMPLE_ROWS)
                     vote_majority(side_keys, step, consensus, votes)
                 blocks = [_row_blocks(k.shape[0], threads, n_sites) for k in keys]
                 counts = [np.zeros((len(b) - 1, n_sites), dtype=np.int32) for b in blocks]
@@ -269,7 +267,6 @@ class SparseOperands:
                 heavy = np.ones(n_sites, dtype=bool)
             self.heavy_sites = np.flatnonzero(heavy)
             light_sites = np.flatnonzero(~heavy)
-            self.n_light_sites = light_sites.size
             self.planes = []
             for side_keys in keys:
                 columns = side_keys
