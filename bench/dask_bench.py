@@ -4,6 +4,7 @@ Usage::
 
     python bench/dask_bench.py overhead --out DIR [--threads T] [--repeats R]
     python bench/dask_bench.py weak --out DIR --gpus 1,2,4 [--repeats R] [--hamming N,M] [--ccc N,M]
+    python bench/dask_bench.py strong --out DIR --gpus 1,2,4 [--repeats R] [--hamming N,M]
 
 ``overhead``: one machine, one Dask worker (a local cluster of one process with every core) against the
 single-process engine on the same problems, each taking >= 30 s on a 2-core machine: Hamming pairs within
@@ -14,6 +15,10 @@ SNPs x 2,504 individuals with 5% missing. Results must match (pairs exactly, CCC
 one-GPU problem (rows x sqrt(G)): Hamming pairs (bitmma) and 2-way CCC with a threshold (bitmma). Efficiency
 is T(1) / T(G). With ``--check`` each result is compared with a single-process GPU run of the same input
 (pairs exactly, CCC checksums).
+
+``strong``: one Hamming problem (``--hamming`` rows x sites, the same array for every count) on a local cluster
+of G workers, one per GPU, for each G. Speed-up is T(1 worker) / T(G) and efficiency speed-up / G; the
+single-process GPU run's time stands beside them, and with ``--check`` every result is compared with it.
 
 Writes ``results_dask_<mode>.json`` to DIR; medians of ``--repeats`` runs.
 """
@@ -243,9 +248,51 @@ def weak(args) -> dict:
     return out
 
 
+def strong(args) -> dict:
+    from seqcompare.distributed import close, connect
+    from seqcompare.hamming.api import hamming_pairs
+
+    gpus = [int(g) for g in args.gpus.split(",")]
+    device = args.device
+    n_rows, n_sites = (int(x) for x in args.hamming.split(","))
+    logging.info("generating %d x %d DNA", n_rows, n_sites)
+    rows = dna(np.random.default_rng(0), n_rows, n_sites)
+    out = {"gpus": gpus, "hamming_rows": n_rows, "hamming_sites": n_sites,
+           "pair_sites": n_rows * (n_rows - 1) // 2 * n_sites, "runs": []}  # fmt: skip
+    expected = None
+    if args.check:
+        hamming_pairs(rows[:4096], max_dist=args.max_dist, device=device)  # compile or load the kernels
+        seconds, runs, local_pairs = timed(lambda: hamming_pairs(rows, max_dist=args.max_dist, device=device), 1)
+        expected = digest(*local_pairs)
+        out["single_process"] = {"seconds": seconds, "pairs": int(len(local_pairs[0]))}
+        logging.info("one process, no Dask: %.3f s, %d pairs", seconds, len(local_pairs[0]))
+        del local_pairs
+    for count in gpus:
+        start = time.perf_counter()
+        client = connect(workers=count, device=device, threads=args.threads if device == "cpu" else None)
+        run = {"gpus": count, "cluster_start_s": time.perf_counter() - start}
+        try:
+            hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device=device)  # compile or load
+            seconds, runs, pairs, tasks = timed_with_tasks(
+                f"hamming on {count}", lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client,
+                                                             device=device),
+                client, args.repeats)  # fmt: skip
+            run.update(seconds=seconds, runs=runs, pairs=int(len(pairs[0])), tasks=tasks,
+                       identical_to_single_process=None if expected is None else digest(*pairs) == expected)
+        finally:
+            close(client)
+        out["runs"].append(run)
+        print(json.dumps(run), flush=True)
+    base = out["runs"][0]
+    for run in out["runs"]:
+        run["speedup"] = base["seconds"] / run["seconds"]  # over the first count (1 GPU in the issue's runs)
+        run["efficiency"] = run["speedup"] * base["gpus"] / run["gpus"]
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=("overhead", "weak"))
+    parser.add_argument("mode", choices=("overhead", "weak", "strong"))
     parser.add_argument("--out", required=True)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--repeats", type=int, default=3)
@@ -257,13 +304,13 @@ def main(argv=None) -> int:
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--check", action="store_true", help="compare with a single-process GPU run")
     parser.add_argument("--profile", action="store_true", help="weak: log a cProfile of a single-process CCC run")
-    parser.add_argument("--device", default="cuda", help="weak: cuda, or cpu for a dry run")
+    parser.add_argument("--device", default="cuda", help="weak, strong: cuda, or cpu for a dry run")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("distributed", "tornado", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    result = overhead(args) if args.mode == "overhead" else weak(args)
+    result = {"overhead": overhead, "weak": weak, "strong": strong}[args.mode](args)
     # A device's copy of the tree may carry stale git metadata: the caller can name the commit.
     git = os.environ.get("SEQCOMPARE_COMMIT") or os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip()
     result.update(command=" ".join(["bench/dask_bench.py", *(argv or sys.argv[1:])]), commit=git,

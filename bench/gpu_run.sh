@@ -25,6 +25,7 @@
 # against Sassy and seqkit locate; SCANAPPROX_ARGS for options such as --threads and --peer-threads).
 # goal5: bench/hamming_goal5.py (CPU Hamming -L on this host against hammingdist, GOAL5_ARGS such as --threads).
 # dask: bench/dask_bench.py weak (one Dask worker per GPU; DASK_GPUS=1,2,4 and DASK_ARGS for options).
+# daskstrong: bench/dask_bench.py strong (one Hamming problem on 1, 2, 4 GPUs; DASK_GPUS and DASK_STRONG_ARGS).
 # Python packages the GPU image lacks (dask, distributed and their needs) travel as wheels in .whl/ (see
 # docs/DEVELOPING.md); they are installed to /tmp/site first.
 set -uo pipefail
@@ -114,6 +115,10 @@ if wants tn93; then
 fi
 if wants dask; then
     python3 bench/dask_bench.py weak --out "$OUT" --gpus "${DASK_GPUS:-1,2}" ${DASK_ARGS:-} 2>&1 | tee "$OUT/dask_bench.log"
+    [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
+fi
+if wants daskstrong; then
+    python3 bench/dask_bench.py strong --out "$OUT" --gpus "${DASK_GPUS:-1,2}" ${DASK_STRONG_ARGS:-} 2>&1 | tee "$OUT/dask_strong.log"
     [[ ${PIPESTATUS[0]} -ne 0 ]] && status=1
 fi
 if wants shmprobe; then
