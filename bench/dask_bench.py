@@ -90,17 +90,21 @@ def digest(*arrays) -> str:
 
 
 def task_stream_summary(records) -> dict:
-    """Per worker, from Dask's task stream of one run: tasks, seconds computing, and the span from the first
-    task's start to the last one's end (compute / span is how busy the worker was)."""
+    """Per worker, from Dask's task stream of one run: tasks, seconds computing, the span from the first
+    task's start to the last one's end (compute / span is how busy the worker was), and when its first task
+    started and its last ended, counted from the run's first task start."""
     by_worker: dict = {}
     for record in records:
         spans = [(s["start"], s["stop"]) for s in record.get("startstops", ()) if s.get("action") == "compute"]
         if spans:
             by_worker.setdefault(record["worker"], []).extend(spans)
     summary = {}
+    origin = min((a for spans in by_worker.values() for a, _ in spans), default=0.0)
     for worker, spans in sorted(by_worker.items()):
         summary[worker] = {"tasks": len(spans), "compute_s": round(sum(b - a for a, b in spans), 3),
-                           "span_s": round(max(b for _, b in spans) - min(a for a, _ in spans), 3)}  # fmt: skip
+                           "span_s": round(max(b for _, b in spans) - min(a for a, _ in spans), 3),
+                           "first_start_s": round(min(a for a, _ in spans) - origin, 3),
+                           "last_stop_s": round(max(b for _, b in spans) - origin, 3)}  # fmt: skip
     return summary
 
 

@@ -20,6 +20,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from .plan import default_threads
 
 
@@ -54,6 +56,14 @@ def over_row_blocks(kernel: Callable, n: int, before: tuple = (), after: tuple =
         return [kernel(*before, lo, hi, *after) for lo, hi in blocks]
     return [result for _, result in windowed_map(lambda block: kernel(*before, *block, *after), blocks, threads,
                                                  len(blocks))]  # fmt: skip
+
+
+def copy_rows(out: np.ndarray, source: np.ndarray) -> None:
+    """``out[...] = source`` in row blocks on every thread: filling a fresh page of shared memory costs a fault,
+    and one thread filling gigabytes held a Dask run's first tasks back (NumPy's copy releases the GIL)."""
+    if len(out) != len(source):
+        raise ValueError(f"copy_rows: {len(source)} rows into {len(out)}")
+    over_row_blocks(lambda lo, hi: np.copyto(out[lo:hi], source[lo:hi]), len(out))
 
 
 def _cpu_kernel(work, threads: int, report):

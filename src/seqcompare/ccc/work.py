@@ -185,7 +185,9 @@ class _CopyRows:
         self.codes, self.start, self.stop = codes, start, stop
 
     def __call__(self, out) -> None:
-        out[...] = self.codes[self.start : self.stop]
+        from ..allpairs import copy_rows
+
+        copy_rows(out, self.codes[self.start : self.stop])
 
 
 @dataclass(frozen=True)

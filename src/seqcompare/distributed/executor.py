@@ -207,11 +207,16 @@ class DaskExecutor:
         arrays = {name: placement.empty(shape, dtype) if shared else np.empty(shape, dtype)
                   for name, (shape, dtype) in split.arrays.items()}  # fmt: skip
 
+        filling = [0.0]  # the caller's seconds making blocks (packing or copying rows into shared memory)
+
         def make_block(number):
+            began = time.perf_counter()
             block = split.blocks[number]
             target = arrays[block.array]
             block.fill(target[block.start : block.stop])
-            return placement.block(target, block.start, block.stop)
+            placed = placement.block(target, block.start, block.stop)
+            filling[0] += time.perf_counter() - began
+            return placed
 
         for_workers = reduction.for_workers()
         join = bool(split.notes.get("join_blocks"))
@@ -230,7 +235,8 @@ class DaskExecutor:
             placement.close()
             if split.release is not None and self.device != "cpu":
                 self._release(split.release, run)
-        _log.info("%s: %d regions, %.2f s in all", type(work).__name__, len(split.regions), time.perf_counter() - start)
+        _log.info("%s: %d regions, %.2f s in all, %.2f s of it making %d blocks", type(work).__name__,
+                  len(split.regions), time.perf_counter() - start, filling[0], len(split.blocks))  # fmt: skip
 
     def _release(self, release, run: str) -> None:
         """Have every worker free what it kept of the run (GPU memory of resident blocks)."""

@@ -7,12 +7,10 @@ import itertools
 import os
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..allpairs import default_threads
 
 
 @dataclass(frozen=True)
@@ -73,20 +71,6 @@ class Placement:
         array = np.memmap(path, dtype=dtype, mode="w+", shape=tuple(shape))
         self.arrays.append(array)
         return array
-
-    def copy(self, array: np.ndarray) -> np.ndarray:
-        if self.directory is None:
-            return array
-        out = self.empty(array.shape, array.dtype)
-        bounds = np.linspace(0, len(array), 2 * default_threads() + 1).astype(int)
-        with ThreadPoolExecutor() as pool:
-            list(pool.map(lambda k: np.copyto(out[bounds[k] : bounds[k + 1]], array[bounds[k] : bounds[k + 1]]),
-                          range(len(bounds) - 1)))  # fmt: skip
-        return out
-
-    def blocks(self, array: np.ndarray, bounds) -> list:
-        """Row blocks ``array[a:b]`` for ``(a, b)`` in ``bounds``, as tasks will receive them."""
-        return [self.block(array, a, b) for a, b in bounds]
 
     def block(self, array: np.ndarray, start: int, stop: int):
         """Rows ``start:stop`` of ``array`` (written) as a task will receive them."""

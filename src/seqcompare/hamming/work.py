@@ -408,13 +408,13 @@ class _BlockFill:
         self.encoded, self.side, self.start, self.stop, self.planes = encoded, side, start, stop, planes
 
     def __call__(self, out) -> None:
+        from ..allpairs import copy_rows, default_threads
+
         rows = self.encoded.side(self.side)[self.start : self.stop]
         if self.planes:
-            from ..allpairs import default_threads
-
             pack_planes(rows, self.encoded.space, self.encoded.table, threads=default_threads(), out=out)
         else:
-            out[...] = rows
+            copy_rows(out, rows)
 
 
 @dataclass(frozen=True)
