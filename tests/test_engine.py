@@ -437,6 +437,52 @@ def test_large_one_off_buffers_are_locked_where_they_are_made_and_unlocked_when_
     assert runtime._LOCKED == before
 
 
+def test_large_file_mappings_are_locked_where_they_lie_once_and_unlocked_when_gone(recording_runtime, tmp_path):
+    import gc
+
+    from seqcompare.cuda import runtime
+
+    before = dict(runtime._LOCKED)
+    path = tmp_path / "block.bin"
+    path.write_bytes(bytes(3 << 20))
+    # a Dask task's block: rows of a shared file, mapped read-only from an offset that is not a page's start
+    block = np.memmap(path, dtype=np.uint64, mode="r", offset=8 * 1001, shape=(2 << 17,))
+    assert runtime.lock_if_mapped(block) and runtime.lock_if_mapped(block)  # the second time: already locked
+    ((what, address, size, flags),) = recording_runtime.calls
+    assert what == "register" and (address, size) == (block.ctypes.data, block.nbytes)
+    assert flags == 1 | runtime._HOST_REGISTER_READ_ONLY  # every GPU's context, and the device only reads it
+    assert runtime._LOCKED["buffers"] == before["buffers"] + 1
+    # neither an array in this process's own memory nor a small mapping is locked
+    small = np.memmap(path, dtype=np.uint8, mode="r", shape=(1000,))
+    assert not runtime.lock_if_mapped(np.zeros(4 << 20, np.uint8)) and not runtime.lock_if_mapped(small)
+    assert len(recording_runtime.calls) == 1
+    del block
+    gc.collect()
+    assert recording_runtime.calls[1:] == [("unregister", address, True)] and not recording_runtime.registered
+    assert runtime._LOCKED == before
+    # one CUDA refuses stays pageable (uploads from it are staged by the driver)
+    recording_runtime.refuse = True
+    assert not runtime.lock_if_mapped(np.memmap(path, dtype=np.uint8, mode="r"))
+    assert runtime._LOCKED == before
+
+
+@pytest.mark.gpu
+def test_arrays_go_to_the_device_equal_by_every_route(monkeypatch, tmp_path):
+    from seqcompare.cuda import runtime
+
+    cupy = pytest.importorskip("cupy")
+    monkeypatch.setattr(runtime, "_UPLOAD_PIECE_BYTES", 1 << 20)  # staged in many pieces
+    monkeypatch.setattr(runtime, "_LOCK_IN_PLACE_FROM", 1 << 20)  # the mappings below are locked where they lie
+    rng = np.random.default_rng(4)
+    values = rng.integers(0, 256, (3001, 1237), dtype=np.uint8)
+    path = tmp_path / "codes.bin"
+    path.write_bytes(bytes(5) + values.tobytes())
+    mapped = np.memmap(path, dtype=np.uint8, mode="r", offset=5, shape=values.shape)
+    for host in (values, mapped, values[::2], values[:3], mapped[1000:2500]):
+        on_device = runtime.to_device(host)
+        assert on_device.shape == host.shape and np.array_equal(cupy.asnumpy(on_device), np.asarray(host))
+
+
 @pytest.mark.gpu
 def test_gpu_hamming_and_scan_from_buffers_locked_in_place_equal_the_cpu(monkeypatch, sarscov2, sarscov2_oracle):
     import gc

@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from ..cuda import bitgemm
-from ..cuda.runtime import free_bytes, module, require_cupy
+from ..cuda.runtime import free_bytes, module, require_cupy, to_device
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ccc.cu")
 _ROW_WORDS_MULTIPLE = bitgemm.ROW_WORDS_MULTIPLE
@@ -39,7 +39,7 @@ def device_planes(cupy, codes: np.ndarray, metric):
     n, m = codes.shape
     n_rows = max(ROW_PAD, -(-n // ROW_PAD) * ROW_PAD)
     words = max(1, -(-m // 64))
-    codes_dev = cupy.asarray(np.ascontiguousarray(codes, dtype=np.uint8))
+    codes_dev = to_device(codes if codes.dtype == np.uint8 else codes.astype(np.uint8))
     if metric.sparse and not bool((codes_dev == 2).any()):
         metric = replace_sparse(metric, False)
     planes = cupy.zeros((3, n_rows, words), dtype=cupy.uint64)

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..allpairs import Tile, plan_tiles
 from ..cuda import bitgemm
-from ..cuda.runtime import lock_mapping, locked_empty, module, require_cupy
+from ..cuda.runtime import lock_if_mapped, lock_mapping, locked_empty, module, require_cupy
 from ..io.fasta import FileRows, in_memory
 from .methods import gpu_tile_size
 
@@ -297,6 +297,8 @@ class DeviceProblem:
                 if isinstance(source, FileRows):
                     self._gather_file_rows(entry, source, start, row_stop)
                 else:
+                    # A Dask task's planes lie in shared memory: locked there once, its chunks go up directly.
+                    lock_if_mapped(source)
                     entry["source"][start:row_stop].set(source[start:row_stop], stream=self.copy_stream)
                 copied = self.copy_stream.record()
             stream.wait_event(copied)
