@@ -132,7 +132,16 @@ def timed_with_tasks(name: str, function, client, repeats: int):
         function()
     tasks = task_stream_summary(stream.data)
     logging.info("%s tasks, one more run: %s", name, tasks)
+    logging.info("%s: blocks page-locked on the workers so far: %s", name, client.run(_mappings_locked))
     return seconds, runs, result, tasks
+
+
+def _mappings_locked() -> dict:
+    """On a worker: how often shared-memory blocks were page-locked for upload, and how often CUDA refused."""
+    import sys
+
+    runtime = sys.modules.get("seqcompare.cuda.runtime")
+    return dict(runtime.MAPPINGS) if runtime is not None else {}
 
 
 def timed(function, repeats: int):

@@ -442,7 +442,7 @@ def test_large_file_mappings_are_locked_where_they_lie_once_and_unlocked_when_go
 
     from seqcompare.cuda import runtime
 
-    before = dict(runtime._LOCKED)
+    before, counted = dict(runtime._LOCKED), dict(runtime.MAPPINGS)
     path = tmp_path / "block.bin"
     path.write_bytes(bytes(3 << 20))
     # a Dask task's block: rows of a shared file, mapped read-only from an offset that is not a page's start
@@ -464,6 +464,7 @@ def test_large_file_mappings_are_locked_where_they_lie_once_and_unlocked_when_go
     recording_runtime.refuse = True
     assert not runtime.lock_if_mapped(np.memmap(path, dtype=np.uint8, mode="r"))
     assert runtime._LOCKED == before
+    assert runtime.MAPPINGS == {"locked": counted["locked"] + 1, "refused": counted["refused"] + 1}
 
 
 @pytest.mark.gpu

@@ -293,6 +293,9 @@ def read_only_flags(cupy) -> int:
 
 
 _MAPPINGS_LOCKED: dict = {}  # id of an array whose memory lock_mapping page-locked: its finalizer
+# How often lock_mapping locked a mapping, and how often CUDA refused (uploads from it then go through the
+# driver's staging): a Dask worker's count is read with ``client.run`` (bench/dask_bench.py logs it).
+MAPPINGS = {"locked": 0, "refused": 0}
 
 
 def lock_mapping(array) -> bool:
@@ -311,11 +314,13 @@ def lock_mapping(array) -> bool:
         cupy.cuda.runtime.hostRegister(address, size, flags)
     except cupy.cuda.runtime.CUDARuntimeError:
         _MAPPINGS_LOCKED[key] = None
+        MAPPINGS["refused"] += 1
         weakref.finalize(array, _MAPPINGS_LOCKED.pop, key, None)
         return False
     with _LOCKED_LOCK:
         _LOCKED["buffers"] += 1
         _LOCKED["bytes"] += size
+    MAPPINGS["locked"] += 1
     unlock = weakref.finalize(array, _unlock_mapping, key, address, size)
     unlock.atexit = False  # at exit the process's pages go anyway, and CUDA may be gone first
     _MAPPINGS_LOCKED[key] = unlock
