@@ -228,7 +228,8 @@ def weak(args) -> dict:
             if rows is not None:
                 hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device=device)
                 seconds, runs, pairs, tasks = timed_with_tasks(
-                    "hamming", lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client, device=device),
+                    "hamming", lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client, device=device,
+                                                     tile_size=args.tile_size),
                     client, args.repeats)  # fmt: skip
                 local_pairs = hamming_pairs(rows, max_dist=args.max_dist, device=device) if args.check else None
                 run["hamming"] = {"rows": len(rows), "pair_sites": len(rows) * (len(rows) - 1) // 2 * h_sites,
@@ -288,7 +289,7 @@ def strong(args) -> dict:
             hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device=device)  # compile or load
             seconds, runs, pairs, tasks = timed_with_tasks(
                 f"hamming on {count}", lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client,
-                                                             device=device),
+                                                             device=device, tile_size=args.tile_size),
                 client, args.repeats)  # fmt: skip
             run.update(seconds=seconds, runs=runs, pairs=int(len(pairs[0])), tasks=tasks,
                        identical_to_single_process=None if expected is None else digest(*pairs) == expected)
@@ -313,6 +314,8 @@ def main(argv=None) -> int:
     parser.add_argument("--hamming", default="200000,30000", help="rows for one GPU, sites")
     parser.add_argument("--ccc", default="65536,16384", help="SNPs for one GPU, individuals")
     parser.add_argument("--max-dist", type=int, default=100)
+    parser.add_argument("--tile-size", type=int, default=None,
+                        help="weak, strong: the Hamming task tile's edge (default: the engine's, 6 tiles a worker)")
     parser.add_argument("--jobs", default="hamming,ccc", help="which problems")
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--check", action="store_true", help="compare with a single-process GPU run")
