@@ -42,6 +42,7 @@ from .work import DataBlock, Region, Split, Work
 __all__ = [
     "ClusterReduction", "Combined", "Concatenation", "DataBlock", "Duplicates", "Field", "GpuExecutor", "KnnReduction",
     "LowerTriangleReduction", "MatrixReduction", "PairsReduction", "Reduction", "Region", "SerialExecutor", "Split",
-    "ThreadExecutor", "Tile", "Work", "array_module", "copy_rows", "default_threads", "default_tile_size", "executor_for_client",
-    "over_row_blocks", "plan_tiles", "region_tile_size", "register_client_backend", "run", "run_collapsed", "to_host",
+    "ThreadExecutor", "Tile", "Work", "array_module", "copy_rows", "default_threads", "default_tile_size",
+    "executor_for_client", "over_row_blocks", "plan_tiles", "region_tile_size", "register_client_backend", "run",
+    "run_collapsed", "to_host",
 ]  # fmt: skip

@@ -470,11 +470,8 @@ def narrow_in_parallel(destination, source):
 
 def lock_if_mapped(array) -> bool:
     """Page-lock ``array`` where it lies (:func:`lock_mapping`) if it is a large mapping of a file (a Dask task's
-    block in shared memory): uploads from it are then direct copies. True if it is locked now.
-
-    A pageable upload of a shared-memory block is staged by the driver: on a 4 x H200 host, 2-way CCC slabs
-    whose workers uploaded 4.3 and 8.6 GB of codes that way computed 13.1 and 14.4 s (bench/RESULTS.md,
-    session 34)."""
+    block in shared memory): uploads from it are then direct copies, not staged by the driver. True if it is
+    locked now."""
     import numpy as np
 
     if not isinstance(array, np.memmap) or array.nbytes < _LOCK_IN_PLACE_FROM:
@@ -483,14 +480,16 @@ def lock_if_mapped(array) -> bool:
 
 
 def to_device(host):
-    """A device copy of the NumPy array ``host``, by its fastest route: a large file mapping is page-locked where
-    it lies and copied directly (:func:`lock_if_mapped`); another large array is staged through page-locked
-    buffers by the copy threads (:func:`upload`). ``cupy.asarray`` would first copy every byte into one new
-    page-locked buffer, in one thread. Returns once the copy is complete."""
-    import numpy as np
+    """A device copy of the NumPy array ``host``, by its fastest route: a large contiguous file mapping is
+    page-locked where it lies and copied directly (:func:`lock_if_mapped`); another large array is staged through
+    page-locked buffers by the copy threads (:func:`upload`). Returns once the copy is complete.
 
+    ``cupy.asarray`` would first copy every byte into one new page-locked buffer, in one thread: on a 4 x H200
+    host, the 2-way CCC slab that uploaded 8.6 GB of codes that way computed 14.4 s and the one that uploaded a
+    quarter of them 13.5 s; through this function, 13.2-13.4 s for all four slabs (bench/RESULTS.md, session
+    34)."""
     cupy = require_cupy()
-    if lock_if_mapped(host) and host.flags.c_contiguous:
+    if host.flags.c_contiguous and lock_if_mapped(host):
         out = cupy.empty(host.shape, dtype=host.dtype)
         out.set(host)
         return out

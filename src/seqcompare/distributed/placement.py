@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 
-
 @dataclass(frozen=True)
 class SharedBlock:
     """Rows of an array in a file that every worker maps (a local cluster's shared memory)."""
