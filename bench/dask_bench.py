@@ -144,6 +144,17 @@ def _mappings_locked() -> dict:
     return dict(runtime.MAPPINGS) if runtime is not None else {}
 
 
+def hamming_on_cluster(name: str, rows, client, args):
+    """Hamming pairs of ``rows`` on the cluster: once small and untimed (kernels compile or load on every
+    worker), then ``timed_with_tasks``: ``(median seconds, all seconds, pairs, per-worker task summary)``."""
+    from seqcompare.hamming.api import hamming_pairs
+
+    hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device=args.device)
+    return timed_with_tasks(name, lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client,
+                                                        device=args.device, tile_size=args.tile_size),
+                            client, args.repeats)  # fmt: skip
+
+
 def timed(function, repeats: int):
     seconds, result = [], None
     for _ in range(repeats):
@@ -226,11 +237,7 @@ def weak(args) -> dict:
             logging.info("cluster up")
             # Each problem first runs once small, untimed: kernels compile (or load) on every worker.
             if rows is not None:
-                hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device=device)
-                seconds, runs, pairs, tasks = timed_with_tasks(
-                    "hamming", lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client, device=device,
-                                                     tile_size=args.tile_size),
-                    client, args.repeats)  # fmt: skip
+                seconds, runs, pairs, tasks = hamming_on_cluster("hamming", rows, client, args)
                 local_pairs = hamming_pairs(rows, max_dist=args.max_dist, device=device) if args.check else None
                 run["hamming"] = {"rows": len(rows), "pair_sites": len(rows) * (len(rows) - 1) // 2 * h_sites,
                                   "seconds": seconds, "runs": runs, "pairs": int(len(pairs[0])),
@@ -286,11 +293,7 @@ def strong(args) -> dict:
         client = connect(workers=count, device=device, threads=args.threads if device == "cpu" else None)
         run = {"gpus": count, "cluster_start_s": time.perf_counter() - start}
         try:
-            hamming_pairs(rows[:4096], max_dist=args.max_dist, client=client, device=device)  # compile or load
-            seconds, runs, pairs, tasks = timed_with_tasks(
-                f"hamming on {count}", lambda: hamming_pairs(rows, max_dist=args.max_dist, client=client,
-                                                             device=device, tile_size=args.tile_size),
-                client, args.repeats)  # fmt: skip
+            seconds, runs, pairs, tasks = hamming_on_cluster(f"hamming on {count}", rows, client, args)
             run.update(seconds=seconds, runs=runs, pairs=int(len(pairs[0])), tasks=tasks,
                        identical_to_single_process=None if expected is None else digest(*pairs) == expected)
         finally:
