@@ -20,7 +20,7 @@ is T(1) / T(G). With ``--check`` each result is compared with a single-process G
 of G workers, one per GPU, for each G. Speed-up is T(1 worker) / T(G) and efficiency speed-up / G; the
 single-process GPU run's time stands beside them, and with ``--check`` every result is compared with it.
 
-Writes ``results_dask_<mode>.json`` to DIR; medians of ``--repeats`` runs.
+Writes ``results_dask_<mode>[_<label>].json`` to DIR; medians of ``--repeats`` runs.
 """
 
 from __future__ import annotations
@@ -91,20 +91,26 @@ def digest(*arrays) -> str:
 
 def task_stream_summary(records) -> dict:
     """Per worker, from Dask's task stream of one run: tasks, seconds computing, the span from the first
-    task's start to the last one's end (compute / span is how busy the worker was), and when its first task
-    started and its last ended, counted from the run's first task start."""
+    task's start to the last one's end (compute / span is how busy the worker was), when its first task
+    started and its last ended, counted from the run's first task start, and each task as ``[task id, start,
+    seconds]`` (the id is the region's number in the work's split: a Hamming tile)."""
     by_worker: dict = {}
+    tasks_of: dict = {}
     for record in records:
         spans = [(s["start"], s["stop"]) for s in record.get("startstops", ()) if s.get("action") == "compute"]
         if spans:
             by_worker.setdefault(record["worker"], []).extend(spans)
+            task_id = record.get("key", "").rsplit("-", 2)[-2]
+            tasks_of.setdefault(record["worker"], []).extend((task_id, a, b) for a, b in spans)
     summary = {}
     origin = min((a for spans in by_worker.values() for a, _ in spans), default=0.0)
     for worker, spans in sorted(by_worker.items()):
         summary[worker] = {"tasks": len(spans), "compute_s": round(sum(b - a for a, b in spans), 3),
                            "span_s": round(max(b for _, b in spans) - min(a for a, _ in spans), 3),
                            "first_start_s": round(min(a for a, _ in spans) - origin, 3),
-                           "last_stop_s": round(max(b for _, b in spans) - origin, 3)}  # fmt: skip
+                           "last_stop_s": round(max(b for _, b in spans) - origin, 3),
+                           "each": sorted([int(t) if t.isdigit() else t, round(a - origin, 3), round(b - a, 3)]
+                                          for t, a, b in tasks_of[worker])}  # fmt: skip
     return summary
 
 
@@ -132,16 +138,23 @@ def timed_with_tasks(name: str, function, client, repeats: int):
         function()
     tasks = task_stream_summary(stream.data)
     logging.info("%s tasks, one more run: %s", name, tasks)
-    logging.info("%s: blocks page-locked on the workers so far: %s", name, client.run(_mappings_locked))
+    logging.info("%s: on the workers so far: %s", name, client.run(_upload_counts))
     return seconds, runs, result, tasks
 
 
-def _mappings_locked() -> dict:
-    """On a worker: how often shared-memory blocks were page-locked for upload, and how often CUDA refused."""
+def _upload_counts() -> dict:
+    """On a worker: how often shared-memory blocks were page-locked for upload and how often CUDA refused, and
+    how often a Hamming task found a block already on its GPU (hits) or uploaded it (misses)."""
     import sys
 
+    counts = {}
     runtime = sys.modules.get("seqcompare.cuda.runtime")
-    return dict(runtime.MAPPINGS) if runtime is not None else {}
+    if runtime is not None:
+        counts.update(runtime.MAPPINGS)
+    gpu = sys.modules.get("seqcompare.hamming.gpu")
+    if gpu is not None:
+        counts.update(resident_hits=gpu.RESIDENT.hits, resident_misses=gpu.RESIDENT.misses)
+    return counts
 
 
 def hamming_on_cluster(name: str, rows, client, args):
@@ -225,7 +238,8 @@ def weak(args) -> dict:
         counts = snps(rng, int(c_rows * scale), c_fields) if "ccc" in wanted else None
         logging.info("generated; starting the cluster")
         start = time.perf_counter()
-        client = connect(workers=count, device=device, threads=args.threads if device == "cpu" else None)
+        client = connect(workers=count, device=device, threads=args.threads if device == "cpu" else None,
+                         tasks_per_worker=args.tasks_per_worker)
         started = time.perf_counter() - start
         try:
             run = {"gpus": count, "cluster_start_s": started}
@@ -290,7 +304,8 @@ def strong(args) -> dict:
         del local_pairs
     for count in gpus:
         start = time.perf_counter()
-        client = connect(workers=count, device=device, threads=args.threads if device == "cpu" else None)
+        client = connect(workers=count, device=device, threads=args.threads if device == "cpu" else None,
+                         tasks_per_worker=args.tasks_per_worker)
         run = {"gpus": count, "cluster_start_s": time.perf_counter() - start}
         try:
             seconds, runs, pairs, tasks = hamming_on_cluster(f"hamming on {count}", rows, client, args)
@@ -319,8 +334,11 @@ def main(argv=None) -> int:
     parser.add_argument("--max-dist", type=int, default=100)
     parser.add_argument("--tile-size", type=int, default=None,
                         help="weak, strong: the Hamming task tile's edge (default: the engine's, 6 tiles a worker)")
+    parser.add_argument("--tasks-per-worker", type=int, default=1,
+                        help="weak, strong: tasks a worker runs at once (Dask's nthreads)")
     parser.add_argument("--jobs", default="hamming,ccc", help="which problems")
     parser.add_argument("--threshold", type=float, default=0.7)
+    parser.add_argument("--label", default="", help="appended to the results file's name")
     parser.add_argument("--check", action="store_true", help="compare with a single-process GPU run")
     parser.add_argument("--profile", action="store_true", help="weak: log a cProfile of a single-process CCC run")
     parser.add_argument("--device", default="cuda", help="weak, strong: cuda, or cpu for a dry run")
@@ -334,7 +352,7 @@ def main(argv=None) -> int:
     git = os.environ.get("SEQCOMPARE_COMMIT") or os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip()
     result.update(command=" ".join(["bench/dask_bench.py", *(argv or sys.argv[1:])]), commit=git,
                   date=time.strftime("%Y-%m-%d %H:%M:%S"))  # fmt: skip
-    with open(os.path.join(args.out, f"results_dask_{args.mode}.json"), "w") as handle:
+    with open(os.path.join(args.out, f"results_dask_{args.mode}{'_' + args.label if args.label else ''}.json"), "w") as handle:
         json.dump(result, handle, indent=1)
     return 0
 

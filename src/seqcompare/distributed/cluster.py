@@ -19,7 +19,7 @@ def require_distributed():
 
 
 def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: int | None = None,
-                  dashboard_address: str = ":0"):  # fmt: skip
+                  dashboard_address: str = ":0", tasks_per_worker: int = 1):  # fmt: skip
     """A cluster of worker processes on this machine, sized to it.
 
     Parameters
@@ -33,6 +33,9 @@ def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: i
         one task at a time, and the task's engine uses the worker's cores (BLAS and Numba threads included).
     dashboard_address : str
         Where the dashboard listens (``":0"``: any free port).
+    tasks_per_worker : int
+        Tasks a worker runs at once (Dask's ``nthreads``). With more than one, a GPU worker uploads one task's
+        blocks while another task's kernels run; the tasks share the worker's cores.
 
     Returns
     -------
@@ -62,7 +65,7 @@ def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: i
         env = {"SEQCOMPARE_WORKER_THREADS": str(per_worker)}
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpus[number]
-        options = {"nthreads": 1, "env": env, "memory_limit": 0, "silence_logs": 40}
+        options = {"nthreads": tasks_per_worker, "env": env, "memory_limit": 0, "silence_logs": 40}
         specs[f"worker-{number}" if gpus is None else f"gpu-{gpus[number]}"] = {"cls": distributed.Nanny,
                                                                                   "options": options}  # fmt: skip
     scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": dashboard_address}}
@@ -71,9 +74,10 @@ def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: i
 
 
 def connect(scheduler: str | None = None, *, workers: int | None = None, device: str = "cpu",
-            threads: int | None = None, log=None, timeout: str = "20s"):  # fmt: skip
+            threads: int | None = None, log=None, timeout: str = "20s", tasks_per_worker: int = 1):  # fmt: skip
     """A ``Client``: of the cluster at ``scheduler`` (e.g. ``tcp://host:8786``, started by dask-jobqueue or
-    dask-mpi), or of a new :func:`local_cluster` (``workers``, ``device``, ``threads`` as there). The
+    dask-mpi), or of a new :func:`local_cluster` (``workers``, ``device``, ``threads``, ``tasks_per_worker`` as
+    there). The
     dashboard's address goes to ``log`` (default: stderr); ``timeout`` bounds reaching a scheduler.
 
     Returns
@@ -88,7 +92,7 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, device:
         except (OSError, TimeoutError) as exc:
             raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     else:
-        cluster = local_cluster(workers, device=device, threads=threads)
+        cluster = local_cluster(workers, device=device, threads=threads, tasks_per_worker=tasks_per_worker)
         client = distributed.Client(cluster)
         client.wait_for_workers(len(cluster.workers))
         # Closing the client closes the cluster it started.
