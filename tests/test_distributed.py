@@ -409,6 +409,21 @@ def test_gpu_workers_on_larger_problems(gpu_client, rng):
          (expected.entry_index, expected.entry_bits, expected.entry_value))  # fmt: skip
 
 
+@pytest.mark.gpu
+def test_gpu_workers_running_two_tasks_at_once_take_turns_and_agree(rng):
+    """Two tasks at once on each GPU worker: one prepares its blocks while the other's kernels run (the device's
+    turn), over many tiles that share blocks; pairs and matrix as in one process."""
+    client = seqcompare_distributed.connect(device="cuda", tasks_per_worker=2, log=quiet)
+    try:
+        assert set(client.nthreads().values()) == {2}
+        rows = random_alignment(rng, 2300, 1900, alphabet=b"ACGTN-")
+        on = {"client": client, "device": "cuda", "tile_size": 300}
+        same(hamming_pairs(rows, max_dist=1300, **on), hamming_pairs(rows, max_dist=1300))
+        assert np.array_equal(hamming(rows, **on), hamming(rows))
+    finally:
+        seqcompare_distributed.close(client)
+
+
 def _kept_blocks():
     gpu = sys.modules.get("seqcompare.hamming.gpu")
     return (0, 0) if gpu is None else (gpu.RESIDENT.hits, len(gpu.RESIDENT))

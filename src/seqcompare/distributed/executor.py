@@ -221,7 +221,12 @@ class DaskExecutor:
         for_workers = reduction.for_workers()
         join = bool(split.notes.get("join_blocks"))
         tasks, priorities = {}, {}
-        for number, region in enumerate(split.regions):
+        # Blocks are made in order as tasks are submitted: a task goes in as soon as the last block it needs
+        # exists, so that after two of the Hamming tiles' blocks three tiles can start, not two.
+        order = sorted(range(len(split.regions)),
+                       key=lambda n: (max(split.regions[n].blocks, default=-1), -split.regions[n].priority, n))
+        for number in order:
+            region = split.regions[number]
             keys = tuple((run, b) for b in region.blocks)
             tasks[number] = (_run_region, region.blocks, split.template, region.spec, for_workers, self.device, keys,
                              join)  # fmt: skip

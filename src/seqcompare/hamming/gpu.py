@@ -279,8 +279,9 @@ class DeviceProblem:
                         self.operands[side][coding] = cupy.zeros((n_pad, host.row_words), dtype=cupy.uint64)
                 self.ready_rows[side] = 0
             # The allocations and copies above ran on the legacy default stream, which the non-blocking
-            # streams do not wait for.
-            self.device.synchronize()
+            # streams do not wait for. Only that stream is waited for: another task's kernels may be running on
+            # this device (a Dask worker running tasks side by side), and this one prepares meanwhile.
+            cupy.cuda.Stream.null.synchronize()
 
     # -- operands ----------------------------------------------------------------------------------------
     def upload(self, side: str, row_stop: int, stream=None):
@@ -378,6 +379,15 @@ class DeviceProblem:
     def upload_all(self) -> None:
         for side, entry in self.operands.items():
             self.upload(side, entry["n"])
+
+    def prefetch(self) -> None:
+        """Page-lock (on this thread) and queue the copy and build of every row not yet on the device, and have
+        both compute streams wait for them: a Dask task does this before its turn on the device
+        (:func:`device_turn`), while another task's kernels run."""
+        for side, entry in self.operands.items():
+            ready = self.upload(side, entry["n"])
+            if ready is not None:
+                self.side_stream.wait_event(ready)
 
     # -- kernels -----------------------------------------------------------------------------------------
     @staticmethod
@@ -508,6 +518,20 @@ class DeviceProblem:
         return out
 
 
+_TURNS: dict = {}
+_TURNS_LOCK = threading.Lock()
+
+
+def device_turn(device_id: int) -> threading.Lock:
+    """The lock that a problem holds on device ``device_id`` while its kernels are queued and run.
+
+    A Dask worker that runs two tasks at once (``tasks_per_worker=2``) then has one task's kernels on its GPU
+    while the other page-locks and copies its blocks; without turns both would run their kernels together,
+    finish together, and prepare their next blocks together, with the GPU idle."""
+    with _TURNS_LOCK:
+        return _TURNS.setdefault(device_id, threading.Lock())
+
+
 def _new_pairs(cupy, capacity: int):
     return {
         "i": cupy.empty(capacity, dtype=cupy.uint32),
@@ -619,8 +643,15 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
         start = time.perf_counter()
         problem = problems[k]
         cap = capacity
+        shared = bool(host.block_keys)  # a Dask task: prepare, then take the device's turn
+        if shared:
+            problem.prefetch()
         while True:
-            pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
+            if shared:
+                with device_turn(problem.device_id):
+                    pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
+            else:
+                pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
             if found <= cap:
                 break
             cap = found  # the count is exact even when the buffer overflowed: run again with room for all
