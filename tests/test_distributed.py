@@ -409,6 +409,43 @@ def test_gpu_workers_on_larger_problems(gpu_client, rng):
          (expected.entry_index, expected.entry_bits, expected.entry_value))  # fmt: skip
 
 
+def test_regions_are_dealt_in_equal_shares_that_share_blocks():
+    """A triangle of 8 row blocks (a diagonal tile is half a tile) over 4 workers: 16 half-tiles each, although
+    the last block is a row short; every region dealt once."""
+    from seqcompare.allpairs import Region
+
+    edge, last = 100, 99
+    regions = []
+    for row in range(8):
+        for col in range(row + 1):
+            rows, cols = (last if row == 7 else edge), (last if col == 7 else edge)
+            size = rows * (rows - 1) // 2 if row == col else rows * cols
+            regions.append(Region([row] if row == col else [row, col], (row, col), size))
+    owner = dask_executor.assign_regions(regions, 4)
+    half_tiles = [0] * 4
+    for region, worker in zip(regions, owner, strict=True):
+        half_tiles[worker] += 1 if len(region.blocks) == 1 else 2
+    assert half_tiles == [16, 16, 16, 16]
+    assert dask_executor.assign_regions(regions, 1) == [0] * len(regions)
+    assert dask_executor.assign_regions([], 3) == []
+
+
+@pytest.mark.parametrize("cluster", [CPU_TWO], indirect=True)
+def test_regions_dealt_up_front_give_the_same_results(cluster, rng, monkeypatch):
+    """Shares dealt to the workers before the run (what GPU workers get) give what one process gives, and every
+    worker runs its share."""
+    from distributed import get_task_stream
+
+    client, device = cluster
+    monkeypatch.setattr(dask_executor, "_balanced_by_default", lambda device: True)
+    rows = random_alignment(rng, 900, 300)
+    with get_task_stream(client) as stream:
+        pairs = hamming_pairs(rows, max_dist=250, client=client, device=device, tile_size=150)
+    same(pairs, hamming_pairs(rows, max_dist=250))
+    assert len({record["worker"] for record in stream.data}) == 2
+    assert np.array_equal(hamming(rows, client=client, device=device), hamming(rows))
+
+
 @pytest.mark.gpu
 def test_gpu_workers_running_two_tasks_at_once_take_turns_and_agree(rng):
     """Two tasks at once on each GPU worker: one prepares its blocks while the other's kernels run (the device's

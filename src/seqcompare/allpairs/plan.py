@@ -92,8 +92,12 @@ def plan_tiles(n_rows: int, n_cols: int | None = None, tile_size: int = 256, *, 
 def region_tile_size(largest: int, regions: int, tiles_per_region: int = 6) -> int:
     """The tile edge that cuts a symmetric problem of ``largest`` items into at least ``tiles_per_region`` tiles
     per region (a Dask worker), so that the last tasks to finish are small (10 per worker measured slower on 2
-    GPUs than 6, bench/RESULTS.md)."""
+    GPUs than 6, bench/RESULTS.md), and if a few more blocks allow it, into tiles that the regions can share
+    equally."""
     blocks = 1
     while blocks * (blocks + 1) // 2 < tiles_per_region * regions and blocks < largest:
         blocks += 1
-    return max(1, -(-largest // blocks))
+    # A triangle of b blocks holds b * b half-tiles (a diagonal tile is one, any other two): with b * b a multiple
+    # of the regions, the tiles can be dealt to the workers in equal shares.
+    even = next((b for b in range(blocks, blocks + regions) if b * b % regions == 0 and b <= largest), blocks)
+    return max(1, -(-largest // even))

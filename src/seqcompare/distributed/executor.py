@@ -73,13 +73,14 @@ def _quietly(function, *arguments):
         return TaskFailure(error, traceback.format_exc())
 
 
-def run_tasks(client, blocks, tasks: dict, priorities: dict | None = None):
+def run_tasks(client, blocks, tasks: dict, priorities: dict | None = None, workers: dict | None = None):
     """Run ``tasks`` (``id -> (function, block ids, *arguments)``: ``function(list of blocks, *arguments)``) on
     the cluster and yield ``(id, result)`` once per task, as tasks finish.
 
     ``blocks`` is a list, or a function making block ``b`` when a task first needs it: tasks are submitted in
     order, so the first ones run while later blocks are still being made. Among tasks ready to run, workers take
-    those of higher ``priorities[id]`` (default 0) first, then those submitted first."""
+    those of higher ``priorities[id]`` (default 0) first, then those submitted first. ``workers[id]``, if given,
+    is the address of the worker that should run the task (another may, once that one is gone)."""
     from concurrent.futures import CancelledError
 
     distributed = require_distributed()
@@ -120,8 +121,11 @@ def run_tasks(client, blocks, tasks: dict, priorities: dict | None = None):
         attempts[task_id] = attempts.get(task_id, 0) + 1
         key = f"seqcompare-{function.__name__.strip('_')}-{token}-{task_id}-{attempts[task_id]}"
         priority = priorities.get(task_id, 0) if priorities else 0
+        where = {}
+        if workers and task_id in workers and attempts[task_id] == 1:
+            where = {"workers": [workers[task_id]], "allow_other_workers": True}
         return client.submit(_quietly, function, futures_of(ids), *arguments, key=key, pure=False,
-                             priority=priority)  # fmt: skip
+                             priority=priority, **where)  # fmt: skip
 
     pending = {}
     for task_id in tasks:
@@ -177,6 +181,34 @@ def _run_region(blocks, template, spec, reduction, device: str, keys: tuple, joi
         return [partial for _, partial in executor.partials(work, reduction)]
 
 
+def assign_regions(regions, workers: int) -> list:
+    """The worker (``0 .. workers - 1``) of each region, for equal shares of work: the largest regions first, each
+    to the least loaded worker (loads counted in steps of 1/16 of the median region, so that regions that differ
+    by a row count the same), among those the one that already needs most of the region's blocks (fewer
+    uploads), then the lowest number. Dask's own dealing, task by task as workers free up, left 11 to 14
+    half-tiles on each of 4 GPUs, 12.25 the mean (bench/RESULTS.md, session 35)."""
+    if not regions:
+        return []
+    sizes = sorted(region.size for region in regions)
+    step = max(1, sizes[len(sizes) // 2] // 16)
+    load = [0] * workers
+    held = [set() for _ in range(workers)]
+    owner = [0] * len(regions)
+    for number in sorted(range(len(regions)), key=lambda n: (-regions[n].size, n)):
+        needs = set(regions[number].blocks)
+        chosen = min(range(workers), key=lambda w: (load[w] // step, -len(needs & held[w]), w))
+        owner[number] = chosen
+        load[chosen] += regions[number].size
+        held[chosen] |= needs
+    return owner
+
+
+def _balanced_by_default(device: str) -> bool:
+    """GPU workers are alike: deal them equal shares of regions (:func:`assign_regions`). CPU workers may not be
+    (other jobs share their cores): they take regions as they free up."""
+    return device == "cuda"
+
+
 class DaskExecutor:
     """Runs works on a Dask cluster through ``client`` (see the module).
 
@@ -188,14 +220,19 @@ class DaskExecutor:
     tile_size : int, optional
         Region size, where the work takes one (the task tile of Hamming); default: the work's choice (a few
         regions per worker).
+    balance : bool, optional
+        Deal every worker an equal share of the regions up front (:func:`assign_regions`), each run in the order
+        its blocks are made, rather than let workers take regions as they free up. Default: with
+        ``device="cuda"``.
     """
 
     backend = "cpu"
 
-    def __init__(self, client, *, device: str = "cpu", tile_size: int | None = None):
+    def __init__(self, client, *, device: str = "cpu", tile_size: int | None = None, balance: bool | None = None):
         self.client = client
         self.device = device
         self.tile_size = tile_size
+        self.balance = _balanced_by_default(device) if balance is None else balance
 
     def partials(self, work, reduction, report=None):
         """``(size, partial)`` as regions finish (``report`` is not used: each region counts its size)."""
@@ -220,19 +257,24 @@ class DaskExecutor:
 
         for_workers = reduction.for_workers()
         join = bool(split.notes.get("join_blocks"))
-        tasks, priorities = {}, {}
+        tasks, priorities, owners = {}, {}, None
         # Blocks are made in order as tasks are submitted: a task goes in as soon as the last block it needs
-        # exists, so that after two of the Hamming tiles' blocks three tiles can start, not two.
+        # exists.
         order = sorted(range(len(split.regions)),
                        key=lambda n: (max(split.regions[n].blocks, default=-1), -split.regions[n].priority, n))
-        for number in order:
+        addresses = sorted(self.client.scheduler_info()["workers"]) if self.balance else []
+        if addresses:
+            dealt = assign_regions(split.regions, len(addresses))
+            owners = {number: addresses[dealt[number]] for number in order}
+        for position, number in enumerate(order):
             region = split.regions[number]
             keys = tuple((run, b) for b in region.blocks)
             tasks[number] = (_run_region, region.blocks, split.template, region.spec, for_workers, self.device, keys,
                              join)  # fmt: skip
-            priorities[number] = region.priority
+            # A worker dealt its share runs it in the order the blocks are made.
+            priorities[number] = len(order) - position if owners else region.priority
         try:
-            for number, partials in run_tasks(self.client, make_block, tasks, priorities):
+            for number, partials in run_tasks(self.client, make_block, tasks, priorities, owners):
                 sizes = [split.regions[number].size] + [0] * (len(partials) - 1)
                 yield from zip(sizes, partials)
         finally:
