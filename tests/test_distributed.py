@@ -214,9 +214,9 @@ def killing_after(results: int, monkeypatch, client):
         assert time.monotonic() < deadline, f"the workers did not come back: {sorted(workers)}"
         time.sleep(0.05)
 
-    def run_tasks(client, blocks, tasks, priorities=None):
+    def run_tasks(client, blocks, tasks, priorities=None, workers=None):
         seen = []
-        for task_id, result in original(client, blocks, tasks, priorities):
+        for task_id, result in original(client, blocks, tasks, priorities, workers):
             seen.append(task_id)
             if len(seen) == results:
                 address, victim = min(client.run(os.getpid, on_error="ignore").items(), key=lambda item: item[1])
@@ -245,6 +245,11 @@ def test_a_killed_worker_loses_and_duplicates_nothing(fresh_pair, rng, tmp_path,
     got = hamming_pairs(rows, max_dist=120, client=fresh_pair, tile_size=25)
     same(got, expected)
     assert len(expected[0]) > 0
+    # Shares dealt up front (as to GPU workers): the dead worker's share goes to the others.
+    with monkeypatch.context() as dealt:
+        dealt.setattr(dask_executor, "_balanced_by_default", lambda device: True)
+        killing_after(5, dealt, fresh_pair)
+        same(hamming_pairs(rows, max_dist=120, client=fresh_pair, tile_size=25), expected)
     killing_after(20, monkeypatch, fresh_pair)
     hamming(rows, out=tmp_path / "dask.npy", client=fresh_pair, tile_size=25)
     hamming(rows, out=tmp_path / "local.npy")
@@ -355,6 +360,37 @@ def test_shared_memory_files_are_removed_after_each_run(cluster, rng):
     hamming(rows, client=client, device=device, tile_size=100)
     ccc(rng.integers(0, 3, (200, 40)), client=client, device=device)
     align(["ACGT" * 10] * 8, client=client, device=device)
+    seqcompare_distributed.finish_removals()
+    assert files() <= before
+
+
+@pytest.mark.parametrize("cluster", [CPU_TWO], indirect=True)
+def test_large_shared_files_wait_mapped_for_the_next_run_and_go_with_the_client(cluster, rng, monkeypatch):
+    """A completed run's large files stay mapped for the next run, which writes over all it uses (a smaller
+    problem in larger files gives exact results); clearing the pool (as closing the client does) removes them."""
+    import glob
+
+    import seqcompare.distributed.placement as placement
+
+    client, device = cluster
+    monkeypatch.setattr(placement, "_POOL_FROM", 1)  # every file counts as large
+
+    def files():
+        return set(glob.glob(os.path.join(client._seqcompare_shared, f"seqcompare-{os.getpid()}-*.bin")))
+
+    before = files()
+    try:
+        first = random_alignment(rng, 400, 200)
+        same(hamming_pairs(first, max_dist=150, client=client, device=device, tile_size=100),
+             hamming_pairs(first, max_dist=150))  # fmt: skip
+        kept = files() - before
+        assert kept and len(client._seqcompare_pool) == len(kept)
+        second = random_alignment(rng, 300, 150)
+        same(hamming_pairs(second, max_dist=100, client=client, device=device, tile_size=100),
+             hamming_pairs(second, max_dist=100))  # fmt: skip
+        assert files() - before == kept  # the same files, written again
+    finally:
+        client._seqcompare_pool.clear()
     seqcompare_distributed.finish_removals()
     assert files() <= before
 

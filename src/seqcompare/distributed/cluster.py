@@ -8,6 +8,7 @@ import tempfile
 
 from ..allpairs import default_threads
 from ..errors import InputError
+from .placement import SharedPool
 
 
 def require_distributed():
@@ -99,6 +100,8 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, device:
         client._seqcompare_cluster = cluster
         # Its workers share this machine's memory: blocks go through files there, not through sockets.
         client._seqcompare_shared = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+        # Large files of one run stay mapped for the next (writing fresh shared pages is slow).
+        client._seqcompare_pool = SharedPool()
     (log or (lambda text: print(text, file=sys.stderr, flush=True)))(
         f"dask: {len(client.scheduler_info()['workers'])} workers, dashboard {client.dashboard_link}"
     )
@@ -108,6 +111,9 @@ def connect(scheduler: str | None = None, *, workers: int | None = None, device:
 def close(client) -> None:
     """Close ``client`` and the local cluster :func:`connect` started for it, if any."""
     cluster = getattr(client, "_seqcompare_cluster", None)
+    pool = getattr(client, "_seqcompare_pool", None)
+    if pool is not None:
+        pool.clear()
     client.close()
     if cluster is not None:
         cluster.close()

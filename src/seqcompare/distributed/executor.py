@@ -273,13 +273,15 @@ class DaskExecutor:
                              join)  # fmt: skip
             # A worker dealt its share runs it in the order the blocks are made.
             priorities[number] = len(order) - position if owners else region.priority
+        completed = False
         try:
             for number, partials in run_tasks(self.client, make_block, tasks, priorities, owners):
                 sizes = [split.regions[number].size] + [0] * (len(partials) - 1)
                 yield from zip(sizes, partials)
+            completed = True
         finally:
             arrays.clear()
-            placement.close()
+            placement.close(completed)
             if split.release is not None and self.device != "cpu":
                 self._release(split.release, run)
         _log.info("%s: %d regions, %.2f s in all, %.2f s of it making %d blocks", type(work).__name__,
