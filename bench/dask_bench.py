@@ -334,8 +334,8 @@ def main(argv=None) -> int:
     parser.add_argument("--max-dist", type=int, default=100)
     parser.add_argument("--tile-size", type=int, default=None,
                         help="weak, strong: the Hamming task tile's edge (default: the engine's, 6 tiles a worker)")
-    parser.add_argument("--tasks-per-worker", type=int, default=1,
-                        help="weak, strong: tasks a worker runs at once (Dask's nthreads)")
+    parser.add_argument("--tasks-per-worker", type=int, default=None,
+                        help="weak, strong: tasks a worker runs at once (Dask's nthreads; default: the library's)")
     parser.add_argument("--jobs", default="hamming,ccc", help="which problems")
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--label", default="", help="appended to the results file's name")

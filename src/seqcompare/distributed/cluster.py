@@ -20,7 +20,7 @@ def require_distributed():
 
 
 def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: int | None = None,
-                  dashboard_address: str = ":0", tasks_per_worker: int = 1):  # fmt: skip
+                  dashboard_address: str = ":0", tasks_per_worker: int | None = None):  # fmt: skip
     """A cluster of worker processes on this machine, sized to it.
 
     Parameters
@@ -34,9 +34,11 @@ def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: i
         one task at a time, and the task's engine uses the worker's cores (BLAS and Numba threads included).
     dashboard_address : str
         Where the dashboard listens (``":0"``: any free port).
-    tasks_per_worker : int
-        Tasks a worker runs at once (Dask's ``nthreads``). With more than one, a GPU worker uploads one task's
-        blocks while another task's kernels run; the tasks share the worker's cores.
+    tasks_per_worker : int, optional
+        Tasks a worker runs at once (Dask's ``nthreads``). Default: 2 for GPU workers, which then page-lock and
+        upload one task's blocks while the other task's kernels run (on 4 H200s, 400,000 x 30,000 Hamming pairs
+        per GPU: 6.16 s against 6.48 s with one; bench/RESULTS.md, session 35), else 1. The tasks share the
+        worker's cores.
 
     Returns
     -------
@@ -54,6 +56,8 @@ def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: i
         workers = len(gpus)
     workers = workers or 1
     per_worker = max(1, cores // workers)
+    if tasks_per_worker is None:
+        tasks_per_worker = 2 if gpus is not None else 1
     # Thread pools size themselves when NumPy/BLAS load, before a Nanny's env reaches the worker; Dask's
     # default spawn environment would pin them to one thread.
     import dask
@@ -75,7 +79,7 @@ def local_cluster(workers: int | None = None, *, device: str = "cpu", threads: i
 
 
 def connect(scheduler: str | None = None, *, workers: int | None = None, device: str = "cpu",
-            threads: int | None = None, log=None, timeout: str = "20s", tasks_per_worker: int = 1):  # fmt: skip
+            threads: int | None = None, log=None, timeout: str = "20s", tasks_per_worker: int | None = None):  # fmt: skip
     """A ``Client``: of the cluster at ``scheduler`` (e.g. ``tcp://host:8786``, started by dask-jobqueue or
     dask-mpi), or of a new :func:`local_cluster` (``workers``, ``device``, ``threads``, ``tasks_per_worker`` as
     there). The
