@@ -11,9 +11,11 @@ exactly once; a task lost with a worker is resubmitted, and its blocks scattered
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
+import threading
 import time
 import traceback
 import uuid
@@ -162,6 +164,12 @@ def run_tasks(client, blocks, tasks: dict, priorities: dict | None = None, worke
               time.perf_counter() - start)  # fmt: skip
 
 
+# A GPU worker may run two tasks at once (local_cluster's tasks_per_worker). Works whose GPU code sizes its buffers
+# by the device's free memory (CCC, alignment) run one at a time; a work that sets ``takes_device_turns`` shares
+# the device itself (Hamming: kernels in turns, uploads between them).
+_ONE_GPU_TASK = threading.Lock()
+
+
 def _run_region(blocks, template, spec, reduction, device: str, keys: tuple, join: bool):
     """One task on a worker: the region's work from its blocks, through the worker's own executor."""
     from ..cuda.runtime import resolve_device
@@ -173,12 +181,14 @@ def _run_region(blocks, template, spec, reduction, device: str, keys: tuple, joi
         executor = GpuExecutor([0])  # the worker's GPU: CUDA_VISIBLE_DEVICES pins one per worker
     else:
         executor = ThreadExecutor(worker_threads())
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return [partial for _, partial in executor.partials(work, reduction)]
-    with threadpool_limits(worker_threads()):  # BLAS keeps to the worker's cores
-        return [partial for _, partial in executor.partials(work, reduction)]
+    alone = backend == "cuda" and not getattr(work, "takes_device_turns", False)
+    with _ONE_GPU_TASK if alone else contextlib.nullcontext():
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            return [partial for _, partial in executor.partials(work, reduction)]
+        with threadpool_limits(worker_threads()):  # BLAS keeps to the worker's cores
+            return [partial for _, partial in executor.partials(work, reduction)]
 
 
 def assign_regions(regions, workers: int) -> list:

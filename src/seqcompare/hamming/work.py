@@ -187,6 +187,9 @@ class HammingWork(Work):
 
     unit = "pair"
     native = {"cuda": ("pairs",)}
+    # Two Dask tasks may share a GPU: pairs take the device's turn around their kernels (hamming.gpu.device_turn),
+    # and no buffer is sized by the device's free memory.
+    takes_device_turns = True
 
     def __init__(self, encoded: Encoded, *, method: str = "auto", device: str = "cpu", cap: int | None = None,
                  tile_size: int | None = None, packer: str = "auto", row_offset: int = 0, col_offset: int = 0,
