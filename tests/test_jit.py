@@ -82,3 +82,67 @@ def test_two_processes_compiling_one_kernel_at_once_leave_a_consistent_cache(tmp
     loaded = subprocess.run([sys.executable, "-c", LOAD, str(tmp_path)], env=env, capture_output=True, text=True,
                             check=True, timeout=120)  # fmt: skip
     assert json.loads(loaded.stdout) == {"values": [7, 4.0], "cache_hits": 2}
+
+
+# Two processes reach one kernel's first call together; the first compile is slowed down so that they overlap.
+SAME_KERNEL_AT_ONCE = """
+import json, os, sys, time
+from numba.core import event
+
+role, directory = sys.argv[1], sys.argv[2]
+other = {"a": "b", "b": "a"}[role]
+compiled = []
+
+
+class SlowCompile(event.Listener):
+    def on_start(self, ev):  # fires on a cache miss only, not on a load
+        compiled.append(1)
+        time.sleep(1.0)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", SlowCompile())
+sys.path.insert(0, directory)
+import kernels
+
+open(os.path.join(directory, "ready-" + role), "w").close()
+deadline = time.time() + 30
+while not os.path.exists(os.path.join(directory, "ready-" + other)) and time.time() < deadline:
+    time.sleep(0.005)
+print(json.dumps({"value": kernels.twice_plus_one(3), "compiled": len(compiled)}))
+"""
+
+
+def test_processes_reaching_a_kernel_together_compile_it_once(tmp_path):
+    (tmp_path / "kernels.py").write_text(textwrap.dedent(KERNELS))
+    env = {key: value for key, value in os.environ.items() if key != "SEQCOMPARE_DISABLE_NUMBA_CACHE"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    running = [subprocess.Popen([sys.executable, "-c", SAME_KERNEL_AT_ONCE, role, str(tmp_path)], env=env,
+                                stdout=subprocess.PIPE, text=True) for role in ("a", "b")]  # fmt: skip
+    results = [json.loads(process.communicate(timeout=120)[0]) for process in running]
+    assert [result["value"] for result in results] == [7, 7]
+    assert sorted(result["compiled"] for result in results) == [0, 1]  # the other process loaded it
+
+
+def test_read_only_arguments_share_one_specialization_and_leave_the_callers_arrays_as_they_were():
+    import numpy as np
+
+    from seqcompare._jit import jit
+
+    @jit(reads=("values",), cache=False)
+    def total_into(values, out):
+        out[0] = values.sum()
+
+    out = np.zeros(1, np.int64)
+    writable = np.arange(10, dtype=np.int64)
+    read_only = np.arange(5, dtype=np.int64)
+    read_only.flags.writeable = False
+    total_into(writable, out)
+    assert out[0] == 45 and writable.flags.writeable
+    total_into(read_only, out)
+    total_into(values=writable, out=out)
+    assert out[0] == 45 and len(total_into.signatures) == 1
+    with pytest.raises(TypeError, match="no arguments"):
+        jit(reads=("value",))(lambda values, out: None)

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import threading
+
+import numpy as np
 
 from .progress import notice_compilation
 
@@ -109,6 +112,40 @@ def _take_turns_on_cache_files(dispatcher) -> None:
 
     cache_file.save = in_turn(cache_file.save)
     cache_file.load = in_turn(cache_file.load)
+    _compile_one_process_at_a_time(dispatcher, index_path + ".compiling")
+
+
+_HELD_COMPILE_LOCKS: set[str] = set()
+
+
+def _compile_one_process_at_a_time(dispatcher, lock_path: str) -> None:
+    """Let one process at a time compile ``dispatcher``; the others wait, then load its work from the cache.
+
+    Dask workers on one machine (and ``pytest -n``) often reach a kernel's first call together, and each would
+    compile it: several seconds of CPU each, for the same machine code. Numba's ``compile`` looks in the on-disk
+    cache before compiling, so holding a file lock over the whole call turns every compile but the first into a
+    load. The lock is taken under Numba's own compiler lock (one thread per process compiles at a time), and
+    only once per process for a kernel whose compile reaches itself again. Kernels lock their callees while
+    holding their own lock, in the order of the call graph, which has no cycles, so two processes cannot wait
+    on each other.
+    """
+    from numba.core.compiler_lock import global_compiler_lock
+
+    compile_here = dispatcher.compile
+
+    @functools.wraps(compile_here)
+    def compile_in_turn(sig):
+        with global_compiler_lock:
+            if lock_path in _HELD_COMPILE_LOCKS:
+                return compile_here(sig)
+            with _file_lock(lock_path):
+                _HELD_COMPILE_LOCKS.add(lock_path)
+                try:
+                    return compile_here(sig)
+                finally:
+                    _HELD_COMPILE_LOCKS.discard(lock_path)
+
+    dispatcher.compile = compile_in_turn
 
 
 def compiler_started() -> bool:
@@ -121,11 +158,17 @@ class Kernel:
     """A function compiled by Numba on its first call. Attributes other than the call (``signatures``,
     ``inspect_asm``...) are the Numba dispatcher's."""
 
-    def __init__(self, function, options: dict):
+    def __init__(self, function, options: dict, reads: tuple[str, ...] = ()):
         functools.update_wrapper(self, function)
         self.py_func = function
         self._options = options
         self._dispatcher = None
+        names = list(inspect.signature(function).parameters)
+        unknown = sorted(set(reads) - set(names))
+        if unknown:
+            raise TypeError(f"{function.__qualname__} has no arguments {unknown} to read")
+        self._reads = tuple(names.index(name) for name in reads)
+        self._read_names = frozenset(reads)
 
     @property
     def dispatcher(self):
@@ -140,19 +183,42 @@ class Kernel:
         return self._dispatcher
 
     def __call__(self, *args, **kwargs):
+        if self._reads:
+            args = tuple(_read_only(value) if position in self._reads else value for position, value in enumerate(args))
+            kwargs = {name: _read_only(value) if name in self._read_names else value for name, value in kwargs.items()}
         return self.dispatcher(*args, **kwargs)
 
     def __getattr__(self, name: str):
-        if name.startswith("__") or name in ("_dispatcher", "_options", "py_func"):
+        if name.startswith("__") or name in ("_dispatcher", "_options", "_reads", "_read_names", "py_func"):
             raise AttributeError(name)
         return getattr(self.dispatcher, name)
 
 
-def jit(function=None, **options):
-    """Compile ``function`` on first call with the package's Numba defaults (``nogil``, cached, no fastmath)."""
+def _read_only(value):
+    """``value``, or a read-only view of it where it is a writable NumPy array."""
+    if isinstance(value, np.ndarray) and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
+
+
+def jit(function=None, *, reads: tuple[str, ...] = (), **options):
+    """Compile ``function`` on first call with the package's Numba defaults (``nogil``, cached, no fastmath).
+
+    Parameters
+    ----------
+    function : callable, optional
+        The function to compile; without it, ``jit(...)`` returns the decorator.
+    reads : tuple of str
+        Names of array arguments the kernel only reads. A call from Python passes them read-only, so writable and
+        read-only inputs (a memory-mapped or ``frombuffer`` array) share one compiled specialization instead of
+        compiling one for each combination of flags (several seconds each on a cold cache).
+    **options
+        Numba ``njit`` options over :data:`DEFAULT_OPTIONS`.
+    """
     merged = {**DEFAULT_OPTIONS, **options}
 
     def decorate(fn):
-        return Kernel(fn, merged)
+        return Kernel(fn, merged, tuple(reads))
 
     return decorate if function is None else decorate(function)

@@ -48,7 +48,7 @@ def edit_distance_groups(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, 
     for start in range(first, last, lanes):
         stop = min(start + lanes, last)
         members = order[start:stop]
-        band = 0
+        band = np.int64(0)  # not the literal 0: Numba would compile the vector kernel once more for it
         for p in members:
             band = max(band, bands[p])
         _edit_distance_vector(t_codes, t_off, q_codes, q_off, pair_t, pair_q, members, lanes, band, out)

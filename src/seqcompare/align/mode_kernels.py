@@ -21,7 +21,7 @@ _HIGH = np.int64(1) << np.int64(32)
 _LOW = _HIGH - np.int64(1)
 
 
-@jit
+@jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
 def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend, mode,
                scores_out, positions_out, counts_out):  # fmt: skip
     """Score, positions and statistics of pairs ``first:last`` in ``mode`` (a :data:`MODE_CODES` value), in one
@@ -149,7 +149,7 @@ def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_q
         counts_out[p, 3] = best_length & low
 
 
-@jit
+@jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
 def mode_scores(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend, mode,
                 scores_out, positions_out):  # fmt: skip
     """:func:`mode_pairs` without the paths: the score and end positions only (start columns left as they are),
@@ -220,7 +220,7 @@ LANE_LIMIT = 1 << 27  # the lanes' 32-bit cells hold scores of magnitude below t
 _FROM_DIAGONAL, _FROM_F, _FROM_E, _STOP = 0, 1, 2, 3
 
 
-@jit
+@jit(reads=("t", "q"))
 def mode_traceback(t, q, by_query, gap_open, gap_extend, mode, end_i, end_j, ops):
     """The alignment of one pair ending at cell ``(end_i, end_j)`` (1-based rows of ``q``, columns of ``t``),
     along the path :func:`mode_pairs` follows: operation codes (0 M, 1 I: target letter against a gap, 2 D: query

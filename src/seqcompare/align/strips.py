@@ -157,8 +157,8 @@ def _nw_groups(cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, firs
     scores = np.empty(lanes, kind)
     for start in range(first, last, lanes):
         count = min(lanes, last - start)
-        longest_t = 0
-        longest_q = 0
+        longest_t = np.int64(0)  # int64, not literals: each literal type compiles _interleave again
+        longest_q = np.int64(0)
         for k in range(start, start + count):
             longest_t = max(longest_t, t_off[pair_t[order[k]] + 1] - t_off[pair_t[order[k]]])
             longest_q = max(longest_q, q_off[pair_q[order[k]] + 1] - q_off[pair_q[order[k]]])
@@ -172,7 +172,7 @@ def _nw_groups(cell, t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, firs
 
 # The entry points name their cell function instead of taking it as an argument: Numba cannot cache a function
 # whose arguments include another compiled function, so that form recompiled on every run (1.8 s for 3 pairs).
-@jit
+@jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q", "order"))
 def nw_groups_linear(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, match, mismatch,
                      io, ie, do, de, big, out):  # fmt: skip
     """:func:`_nw_groups` with linear gaps (:func:`linear_cell`)."""
@@ -180,7 +180,7 @@ def nw_groups_linear(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, firs
                mismatch, io, ie, do, de, big, out)  # fmt: skip
 
 
-@jit
+@jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q", "order"))
 def nw_groups_affine(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, match, mismatch,
                      io, ie, do, de, big, out):  # fmt: skip
     """:func:`_nw_groups` with affine gaps (:func:`affine_cell`)."""

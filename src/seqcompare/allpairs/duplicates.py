@@ -34,7 +34,7 @@ def _hash_all(row_bytes: np.ndarray, table: np.ndarray, out: np.ndarray) -> None
     over_row_blocks(hash_rows, row_bytes.shape[0], (row_bytes, table), (seed, multiplier, out))
 
 
-@jit
+@jit(reads=("row_bytes", "table"))
 def hash_rows(row_bytes, table, start, stop, seed, multiplier, out):
     """``out[i]``: a 64-bit hash of ``table[row_bytes[i]]`` for rows ``start:stop``, eight mapped bytes at a time
     (each word is xor-ed in and the state multiplied and folded, FNV-1a over words)."""

@@ -15,7 +15,7 @@ def apply_table(table, matrix, out):
             out[i, s] = table[matrix[i, s]]
 
 
-@jit
+@jit(reads=("matrix", "patterns"))
 def pack_rows(matrix, patterns, n_plane_bits, row_start, row_stop, out):
     """Pack rows ``row_start:row_stop``: bit ``k`` of ``out[i, p, w]`` = bit ``p`` of
     ``patterns[matrix[i, 64 w + k]]``.

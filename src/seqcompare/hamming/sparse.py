@@ -43,7 +43,7 @@ SAMPLE_ROWS = 512  # rows the consensus is voted from
 MAX_LIST_ROWS = 1 << 24
 
 
-@jit
+@jit(reads=("keys",))
 def vote_majority(keys, row_step, candidate, votes):
     """Continue the Boyer-Moore majority vote of every column over rows ``0, row_step, 2 row_step, ...``
     (``votes`` int16: at most 32,767 rows are sampled). Written without branches, so that it vectorises."""
@@ -59,7 +59,7 @@ def vote_majority(keys, row_step, candidate, votes):
             votes[s] = one if empty else (votes[s] + one if same else votes[s] - one)
 
 
-@jit
+@jit(reads=("keys", "consensus"))
 def count_deviations(keys, consensus, row_start, row_stop, counts):
     """``counts[s] +=`` the rows of ``row_start:row_stop`` whose key at site ``s`` is not the consensus.
 
@@ -76,7 +76,7 @@ def count_deviations(keys, consensus, row_start, row_stop, counts):
             partial[s] = 0
 
 
-@jit
+@jit(reads=("keys", "sites"))
 def take_columns(keys, sites, row_start, row_stop, out):
     """``out[i] = keys[i, sites]`` for rows ``row_start:row_stop`` (NumPy's fancy indexing is 10x slower)."""
     for i in range(row_start, row_stop):
@@ -85,7 +85,7 @@ def take_columns(keys, sites, row_start, row_stop, out):
             out[i, t] = row[sites[t]]
 
 
-@jit
+@jit(reads=("keys", "consensus", "slot", "table", "consensus_codes", "differ"))
 def fill_lists(keys, consensus, slot, table, consensus_codes, differ, row_start, row_stop, cursor, entries,
                totals):  # fmt: skip
     """Append rows ``row_start:row_stop``'s deviations at light sites to the site lists.

@@ -226,7 +226,7 @@ def stats_tile_tn93(left, right, row0, row1, col0, col1, diagonal, codes_left, c
     return found
 
 
-@jit
+@jit(reads=("matrix", "table"))
 def map_rows(matrix, table, lo, hi, out):
     """``out[i] = table[matrix[i]]`` for rows ``lo:hi``; returns the flat index of the first byte the table maps
     to 255 (not a character of the alphabet), or -1."""

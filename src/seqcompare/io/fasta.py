@@ -376,7 +376,7 @@ def _record_headers(buf, line_ends):
     header_starts = np.empty(n_records, np.int64)
     header_ends = np.empty(n_records, np.int64)
     record = 0
-    start = 0
+    start = np.int64(0)  # not the literal 0: Numba would compile _line_bounds once more for it
     for k in range(line_ends.size):
         start, stop = _line_bounds(buf, line_ends, k, start)
         if stop > start and buf[start] == 62:
@@ -391,8 +391,8 @@ def _record_headers(buf, line_ends):
 def _first_record_length(buf, line_ends, allowed, whitespace):
     """Sequence length of the first record, which sizes the matrix: ``(status, length, offset)``."""
     empty_row = np.empty(0, np.uint8)
-    length = -1
-    start = 0
+    length = np.int64(-1)  # int64, not literals: each literal type would compile the callees once more
+    start = np.int64(0)
     for k in range(line_ends.size):
         start, stop = _line_bounds(buf, line_ends, k, start)
         if stop > start and buf[start] == 62:
@@ -400,7 +400,7 @@ def _first_record_length(buf, line_ends, allowed, whitespace):
                 break
             length = 0
         elif length >= 0:
-            filled = _sequence_line(buf, start, stop, empty_row, length, 0, allowed, whitespace)
+            filled = _sequence_line(buf, start, stop, empty_row, length, np.int64(0), allowed, whitespace)
             if filled < 0:
                 return _ILLEGAL, length, -1 - filled
             length = filled
@@ -416,8 +416,8 @@ def _copy_records(buf, line_ends, out, length, allowed, whitespace):
     message needs (offset of an illegal byte or of text before the first record; lengths of an unequal one).
     """
     record = -1
-    filled = 0
-    start = 0
+    filled = np.int64(0)  # int64, not literals: each literal type would compile the callees once more
+    start = np.int64(0)
     for k in range(line_ends.size):
         start, stop = _line_bounds(buf, line_ends, k, start)
         if stop > start and buf[start] == 62:
@@ -893,7 +893,7 @@ def _copy_sequences(buf, line_ends, translate, codes, offsets):
     ``offsets`` receives record starts. Returns ``(status, record, offset, byte)`` of the first problem."""
     record = -1
     at = 0
-    start = 0
+    start = np.int64(0)  # not the literal 0: Numba would compile _line_bounds once more for it
     for k in range(line_ends.size):
         start, stop = _line_bounds(buf, line_ends, k, start)
         if stop > start and buf[start] == 62:

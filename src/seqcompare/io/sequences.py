@@ -232,7 +232,7 @@ def _compact_ascii_headers(memory, headers, lengths, length_at, state_at, first,
     return True
 
 
-@jit
+@jit(reads=("text", "table"))
 def _translate_run(text, table, out) -> int:
     """``out[q] = table[text[q]]``; the first ``q`` whose code is ``ILLEGAL`` (the largest code), or -1. The
     check is a running maximum, so the loop has no exit to keep it from being vectorised (2 GB/s a core, twice
@@ -433,7 +433,7 @@ def illegal_base_message(source: str, record: int, name: str, shown: str, positi
     return f"{source}: record #{record + 1} '{name}' has '{shown}' at position {position + 1}, which is not {allowed}"
 
 
-@jit
+@jit(reads=("codes", "offsets"))
 def reverse_complement(codes, offsets, out):
     """Reverse complement of every record (N stays N; IUPAC codes 5..14 become their complements), into ``out``
     laid out as ``codes``."""

@@ -87,7 +87,7 @@ def _put_name(buffer, at, blob, offsets, index):
 @jit
 def _format_rows(values, row_ids, counts, blob, offsets, separator, buffer):
     """``name<sep>v0<sep>v1...\\n`` for each row; row ``r`` prints its first ``counts[r]`` values."""
-    at = 0
+    at = np.int64(0)  # not the literal 0: Numba would compile _put_name once more for it
     for r in range(values.shape[0]):
         at = _put_name(buffer, at, blob, offsets, row_ids[r])
         for c in range(counts[r]):
@@ -101,7 +101,7 @@ def _format_rows(values, row_ids, counts, blob, offsets, separator, buffer):
 @jit
 def _format_long(left, right, values, blob_left, offsets_left, blob_right, offsets_right, separator, buffer):
     """``left_name<sep>right_name<sep>value\\n`` per entry."""
-    at = 0
+    at = np.int64(0)
     for k in range(values.size):
         at = _put_name(buffer, at, blob_left, offsets_left, left[k])
         buffer[at] = separator

@@ -190,7 +190,7 @@ def _verified_mismatches(samples, sample, signature, origin, verifier: Verifier,
     return sample[keep], signature[keep], begin, begin + lengths[signature[keep]], count[keep], total[keep]
 
 
-@jit
+@jit(reads=("bases", "sample_offsets", "quality", "codes", "offsets"))
 def _count_mismatches(bases, sample_offsets, quality, codes, offsets, sample, signature, origin, errors, first, last,
                       count, total):  # fmt: skip
     """``count[c]``: mismatches of candidate ``c`` (one more than its signature's ``errors`` once over),
@@ -296,7 +296,7 @@ def _merge_groups(pair_start, lo, hi):
     return group
 
 
-@jit
+@jit(reads=("bases", "sample_offsets", "quality", "codes", "offsets"))
 def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, win_signature, win_lo, win_hi,
                   win_low_diagonal, win_high_diagonal, errors, first, last, out):  # fmt: skip
     """Semi-global DP of windows ``first:last``: rows ``(sample, signature, start, end, cost, quality sum)`` of

@@ -73,7 +73,7 @@ def window_keys(codes: np.ndarray, offsets: np.ndarray, k: int, allocate=np.empt
     return keys, entry_sig, entry_pos
 
 
-@jit
+@jit(reads=("codes", "offsets"))
 def _count_clean_windows(codes, offsets, k):
     total = 0
     for s in range(offsets.size - 1):
@@ -85,7 +85,7 @@ def _count_clean_windows(codes, offsets, k):
     return total
 
 
-@jit
+@jit(reads=("codes", "offsets"))
 def _clean_windows(codes, offsets, k, keys, entry_sig, entry_pos):
     top = 2 * (k - 1)  # keys hold a window's first base in their lowest bits, as the GPU's packed words do
     at = 0
@@ -114,7 +114,7 @@ def clean_runs(codes, offsets, k):
     return run_offsets, starts, levels.astype(np.int64)
 
 
-@jit
+@jit(reads=("codes", "offsets"))
 def _runs(codes, offsets, k):
     """Clean runs of every signature (``run_offsets`` per signature), each signature's longest first (ties:
     leftmost first)."""
@@ -378,7 +378,8 @@ def _fallback(sample, prefix, codes, offsets, lengths, k, run_offsets, run_start
     return n_out
 
 
-@jit
+@jit(reads=("sample", "quality", "codes", "offsets", "lengths", "bitmap", "word_rank", "key_start", "entry_sig",
+            "entry_pos", "run_offsets", "run_starts", "run_levels", "recipe"))  # fmt: skip
 def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, key_start, entry_sig, entry_pos,
                 run_offsets, run_starts, run_levels, max_level, recipe, report_all, min_score,
                 candidates, out_sig, out_offset, out_sum):  # fmt: skip

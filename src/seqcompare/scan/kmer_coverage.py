@@ -141,7 +141,8 @@ def coverage_intervals(samples, index, n_forward: int, kmer: int, max_mismatches
     table = np.concatenate(pieces) if pieces else np.empty((0, 4), dtype=np.int64)
     return tuple(np.ascontiguousarray(table[:, c]) for c in range(4))
 
-@jit
+@jit(reads=("bases", "sample_offsets", "codes", "offsets", "bitmap", "word_rank", "key_start", "entry_sig",
+            "entry_pos"))  # fmt: skip
 def _cover_reads(bases, sample_offsets, first, last, k, kmer, max_mismatches, codes, offsets, n_forward, bitmap,
                  word_rank, key_start, entry_sig, entry_pos, seeds, out):  # fmt: skip
     """Covered intervals of reads ``first:last`` into ``out``. Returns ``(status, next read, rows written)``:

@@ -12,7 +12,7 @@ from .._jit import jit
 from .index import clean_runs, window_keys
 
 
-@jit
+@jit(reads=("codes", "offsets", "word0"))
 def _pack(codes, offsets, word0, first, last, bases, nmask):
     """Pack records ``first:last``: 2 bits a base into ``bases`` (N as 0), N bits into ``nmask``, each record
     from its 32-base word ``word0[r]``; bases past a record's end are N. Codes are 0..4, so ``c & 3`` is the

@@ -21,7 +21,7 @@ _COMPLEMENT = np.array([_LETTERS.index(next(c for c in _LETTERS if set(_BASES[c]
                         for x in _LETTERS], dtype=np.uint8)  # fmt: skip
 
 
-@jit
+@jit(reads=("sample", "signature"))
 def occurrence_offsets(sample, signature):
     """Every offset where ``signature`` occurs in ``sample`` ('N', code 4, on either side matches anything; IUPAC
     codes match the codes that share a base with them)."""
@@ -37,7 +37,7 @@ def occurrence_offsets(sample, signature):
     return np.flatnonzero(found)
 
 
-@jit
+@jit(reads=("sample", "signature"))
 def mismatch_occurrences(sample, signature, errors):
     """``(offsets, counts)``: every offset where ``signature`` differs from the sample in at most ``errors``
     positions ('N' on either side matches anything), with its count."""
@@ -53,7 +53,7 @@ def mismatch_occurrences(sample, signature, errors):
     return found, counts[found]
 
 
-@jit
+@jit(reads=("sample", "signature"))
 def edit_occurrences(sample, signature, errors):
     """``(starts, ends, costs)`` of the signature's occurrences within ``errors`` edits: the ends ``e``
     (exclusive) where the cost profile ``D(e)``, the least distance between the whole signature and any
