@@ -24,10 +24,7 @@ import numpy as np
 
 from .progress import notice_compilation
 
-# A forced SIMD width (seqcompare._simd) changes compiled code that Numba's cache key cannot see.
-_USE_CACHE = os.environ.get("SEQCOMPARE_DISABLE_NUMBA_CACHE", "") in ("", "0") and not os.environ.get(
-    "SEQCOMPARE_VECTOR_BYTES"
-)
+_USE_CACHE = os.environ.get("SEQCOMPARE_DISABLE_NUMBA_CACHE", "") in ("", "0")
 
 # fastmath stays off: every kernel here is integer or must propagate NaN exactly.
 DEFAULT_OPTIONS = {"nogil": True, "cache": _USE_CACHE, "fastmath": False}
@@ -148,6 +145,17 @@ def _compile_one_process_at_a_time(dispatcher, lock_path: str) -> None:
     dispatcher.compile = compile_in_turn
 
 
+def _cacheable(options: dict) -> dict:
+    """``options``, without the on-disk cache where ``SEQCOMPARE_VECTOR_BYTES`` forces a SIMD width other than
+    this CPU's: that changes compiled code that Numba's cache key cannot see (:mod:`seqcompare._simd`)."""
+    if options.get("cache") and os.environ.get("SEQCOMPARE_VECTOR_BYTES"):
+        from . import _simd
+
+        if _simd.VECTOR_BYTES != _simd.NATIVE_VECTOR_BYTES:
+            return {**options, "cache": False}
+    return options
+
+
 def compiler_started() -> bool:
     """Whether this process has started Numba (imported it for a first kernel call): after that, a compiled
     kernel costs only its own load, and before it NumPy alone often beats Numba's start-up."""
@@ -177,7 +185,7 @@ class Kernel:
             njit = _njit()
             with _LOCK:
                 if self._dispatcher is None:
-                    dispatcher = njit(**self._options)(self.py_func)
+                    dispatcher = njit(**_cacheable(self._options))(self.py_func)
                     _take_turns_on_cache_files(dispatcher)
                     self._dispatcher = dispatcher
         return self._dispatcher

@@ -20,14 +20,16 @@ from numba.core import types
 from numba.extending import intrinsic, models, register_model
 
 
+NATIVE_VECTOR_BYTES = 64 if llvm_binding.get_host_cpu_features().get("avx512bw", False) else 32
+
+
 def _vector_bytes() -> int:
     forced = os.environ.get("SEQCOMPARE_VECTOR_BYTES", "")
     if forced:  # tests run the narrower width too; seqcompare._jit then keeps compiled code out of the cache
         if forced not in ("16", "32", "64"):
             raise ValueError(f"SEQCOMPARE_VECTOR_BYTES must be 16, 32 or 64, not {forced!r}")
         return int(forced)
-    features = llvm_binding.get_host_cpu_features()
-    return 64 if features.get("avx512bw", False) else 32
+    return NATIVE_VECTOR_BYTES
 
 
 VECTOR_BYTES = _vector_bytes()
