@@ -1,6 +1,7 @@
 """seqcompare scan: the index method against the brute-force oracle, line for line."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -423,3 +424,22 @@ def test_gpu_cli_output_identical_to_cpu(tmp_path, options, lines):
         assert done.returncode == 0, done.stderr
         outputs.append(target.read_bytes())
     assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == lines
+
+
+def test_clean_runs_are_each_signatures_longest_first_then_leftmost(rng):
+    from seqcompare.scan.index import LADDER, clean_runs
+
+    k = 4
+    texts = ["".join(rng.choice(list("ACGTNNN"), int(n))) for n in rng.integers(0, 60, 40)]
+    texts += ["", "NNNN", "ACGTNACGTNACGT", "ACGTACGTNNACGTACGT"]  # equal runs: leftmost first
+    codes = [np.array(["ACGTN".index(c) for c in text], np.uint8) for text in texts]
+    offsets = np.concatenate([[0], np.cumsum([len(c) for c in codes])]).astype(np.int64)
+    run_offsets, starts, levels = clean_runs(np.concatenate(codes + [np.zeros(0, np.uint8)]), offsets, k)
+    for s, text in enumerate(texts):
+        runs = [(m.start(), m.end() - m.start()) for m in re.finditer(r"[ACGT]+", text)]
+        runs = sorted(((start, length) for start, length in runs if length >= k), key=lambda run: (-run[1], run[0]))
+        mine = slice(run_offsets[s], run_offsets[s + 1])
+        got = list(zip(starts[mine].tolist(), levels[mine].tolist()))
+        expected = [(start, int(np.searchsorted(LADDER, length - k + 1, side="right")) - 1) for start, length in runs]
+        assert got == expected, text
+    assert run_offsets[-1] > 40
