@@ -149,9 +149,9 @@ def _cacheable(options: dict) -> dict:
     """``options``, without the on-disk cache where ``SEQCOMPARE_VECTOR_BYTES`` forces a SIMD width other than
     this CPU's: that changes compiled code that Numba's cache key cannot see (:mod:`seqcompare._simd`)."""
     if options.get("cache") and os.environ.get("SEQCOMPARE_VECTOR_BYTES"):
-        from . import _simd
+        from ._simd import NATIVE_VECTOR_BYTES, VECTOR_BYTES
 
-        if _simd.VECTOR_BYTES != _simd.NATIVE_VECTOR_BYTES:
+        if VECTOR_BYTES != NATIVE_VECTOR_BYTES:
             return {**options, "cache": False}
     return options
 
