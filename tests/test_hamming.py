@@ -200,7 +200,7 @@ def test_real_alignment_equals_the_oracle(variant, sarscov2_oracle, sarscov2):
 
 
 def test_real_alignment_oracle_and_other_alphabets(sarscov2, sarscov2_oracle):
-    # The vector oracle on the first rows against the character-level definition.
+    # The peer's matrix on the first rows against the character-level definition.
     np.testing.assert_array_equal(sarscov2_oracle[:25, :25], char_level(sarscov2.sequences[:25]))
     rows = sarscov2.sequences[:60]
     for alphabet in ("all", "iupac"):
