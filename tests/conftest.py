@@ -112,3 +112,25 @@ def developing_example(monkeypatch):
     namespace = {"__name__": "developing_example"}
     exec(compile(code, "docs/DEVELOPING.md", "exec"), namespace)
     return namespace
+
+
+def run_command(*args) -> "subprocess.CompletedProcess":
+    """``seqcompare ARGS`` run in this process, returned as ``subprocess.run(..., capture_output=True,
+    text=True)`` returns a fresh one: the exit status and what went to stdout and stderr. A fresh interpreter
+    would pay Python's, NumPy's and Numba's start (about a second) in every call; ``tests/test_cli.py`` runs
+    ``python -m seqcompare`` itself."""
+    import contextlib
+    import io
+    import subprocess
+
+    from seqcompare.cli import main
+
+    out, err = io.BytesIO(), io.StringIO()
+    text_out = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+    with contextlib.redirect_stdout(text_out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(arg) for arg in args])
+        except SystemExit as stop:  # argparse's own exits
+            code = stop.code if isinstance(stop.code, int) else 1
+    text_out.flush()
+    return subprocess.CompletedProcess(list(args), code, out.getvalue().decode(), err.getvalue())

@@ -4,7 +4,7 @@ import gzip
 
 import numpy as np
 import pytest
-from conftest import DEVICES
+from conftest import DEVICES, run_command
 
 from seqcompare.ccc.analytic import all_items, analytic_problem, closed_form_products
 from seqcompare.ccc.api import Threshold, ccc
@@ -235,8 +235,6 @@ def test_tallies_that_would_overflow_are_refused():
 # ------------------------------------------------------------------------------------------ real data, CLI
 
 import os  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
 
 from conftest import DATA  # noqa: E402
 
@@ -307,7 +305,7 @@ def test_gpu_several_row_blocks_and_pivot_batches(rng, monkeypatch):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "seqcompare", "ccc", *args], capture_output=True, text=True)
+    return run_command("ccc", *args)
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA, DEVICES
+from conftest import DATA, DEVICES, run_command
 
 from seqcompare.align.api import align, dtw
 from seqcompare.align.costs import Costs
@@ -303,10 +303,7 @@ def test_dtw_real_gunpoint_series():
 
 
 def run_cli(*args):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "seqcompare", *args], capture_output=True, text=True)
+    return run_command(*args)
 
 
 def test_cli_align_and_dtw(tmp_path):

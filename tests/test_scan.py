@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA, DEVICES, planted_with_dense_ns
+from conftest import DATA, DEVICES, planted_with_dense_ns, run_command
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -206,8 +206,8 @@ def test_empty_signature_is_an_input_error():
         scan(samples, SequenceSet.from_strings(["AC", ""]))
 
 
-def run_cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "seqcompare", *args], capture_output=True, text=True, **kwargs)
+def run_cli(*args):
+    return run_command(*args)
 
 
 def test_cli_default_output_tsv_and_errors(tmp_path):
