@@ -413,14 +413,15 @@ def test_gpu_a_long_sample_with_copies_only_the_fallback_finds(rng):
 @pytest.mark.parametrize("options, lines", [((), 21), (("--max-edits", "5%", "--report", "all"), 21),
                                             (("--max-mismatches", "3", "--iupac", "--min-score", "5"), 21)])
 def test_gpu_cli_output_identical_to_cpu(tmp_path, options, lines):
-    """The command line's GPU helper (exact, or the pieces of an approximate scan) against the CPU path."""
+    """The command line's GPU helper (exact, or the pieces of an approximate scan) against the CPU path. A fresh
+    process each: a process that imported CuPy (this one) scans without the helper."""
     reads = os.path.join(EXAMPLE, "reads.fastq")
     signatures = os.path.join(EXAMPLE, "signatures.fasta")
     outputs = []
     for device in ("cpu", "cuda"):
         target = tmp_path / f"{device}.tsv"
-        done = run_cli("scan", reads, signatures, "--both-strands", "--tsv", "--device", device, "-o", str(target),
-                       "-q", *options)  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "seqcompare", "scan", reads, signatures, "--both-strands", "--tsv",
+                               "--device", device, "-o", str(target), "-q", *options], capture_output=True, text=True)  # fmt: skip
         assert done.returncode == 0, done.stderr
         outputs.append(target.read_bytes())
     assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == lines
