@@ -192,7 +192,7 @@ class Kernel:
 
     def __call__(self, *args, **kwargs):
         if self._reads:
-            args = tuple(_read_only(value) if position in self._reads else value for position, value in enumerate(args))
+            args = tuple(_read_only(value) if at in self._reads else value for at, value in enumerate(args))
             kwargs = {name: _read_only(value) if name in self._read_names else value for name, value in kwargs.items()}
         return self.dispatcher(*args, **kwargs)
 
