@@ -228,10 +228,10 @@ def killing_after(results: int, monkeypatch, client):
     monkeypatch.setattr(dask_executor, "run_tasks", run_tasks)
 
 
-@pytest.fixture(scope="module", params=["shared-memory blocks", "scattered blocks"])
+@pytest.fixture(params=["shared-memory blocks", "scattered blocks"])
 def fresh_pair(request):
-    """Two workers of their own for the tests that SIGKILL one (shared by those tests: each waits until the
-    killed worker is back, :func:`killing_after`)."""
+    """Two workers of their own for each test that SIGKILLs one. (Shared between the two tests, a killed worker
+    once did not come back within a minute in a fresh clone's CI run: a cluster a test each.)"""
     dask_client = seqcompare_distributed.connect(workers=2, threads=2, log=quiet)
     if request.param == "scattered blocks":  # as on a cluster of other machines (--scheduler)
         dask_client._seqcompare_shared = None
