@@ -280,34 +280,43 @@ def test_a_killed_worker_costs_scan_align_and_dtw_nothing(fresh_pair, rng, monke
 # -- the command line ---------------------------------------------------------------------------------------
 
 
-def assert_same_bytes_on_a_cluster(capsys, tmp_path, command, *args):
+def assert_same_bytes_on_a_cluster(capsys, tmp_path, command, *args, cluster_options):
     from seqcompare.cli import main
 
     outputs = []
-    for extra in ([], ["--cluster", "local", "--workers", "2", "-j", "2"]):
+    for extra in ([], cluster_options):
         target = tmp_path / f"{command}{len(extra)}.out"
         assert main([command, *args, "-o", str(target), *extra]) == 0
         outputs.append(target.read_bytes())
-    assert "dashboard http" in capsys.readouterr().err
     assert outputs[0] == outputs[1] and outputs[0].count(b"\n") > 3
+    return capsys.readouterr().err
 
 
 @pytest.mark.slow
-def test_cli_cluster_local_writes_the_same_bytes(capsys, tmp_path):
+@pytest.mark.parametrize("cluster", [CPU_TWO], indirect=True)
+def test_cli_cluster_local_writes_the_same_bytes(capsys, tmp_path, cluster):
+    # One command starts its own cluster (--cluster local); the others join this module's cluster through
+    # --scheduler, the way a user joins a running one (each local cluster would cost seconds to start).
     from seqcompare.cli import main
 
-    assert_same_bytes_on_a_cluster(capsys, tmp_path, "hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"),
-                                   "--max-dist", "3")  # fmt: skip
+    local = ["--cluster", "local", "--workers", "2", "-j", "2"]
+    log = assert_same_bytes_on_a_cluster(capsys, tmp_path, "hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"),
+                                         "--max-dist", "3", cluster_options=local)  # fmt: skip
+    assert "dashboard http" in log
+    joined = ["--scheduler", cluster[0].scheduler.address]
     assert_same_bytes_on_a_cluster(capsys, tmp_path, "ccc", os.path.join(DATA, "ccc_example", "sarscov2_422.vcf.gz"),
-                                   "--threshold", "0.6")  # fmt: skip
+                                   "--threshold", "0.6", cluster_options=joined)  # fmt: skip
     reads, signatures = os.path.join(EXAMPLE, "reads.fastq"), os.path.join(EXAMPLE, "signatures.fasta")
-    assert_same_bytes_on_a_cluster(capsys, tmp_path, "scan", reads, signatures, "--both-strands", "--tsv")
+    assert_same_bytes_on_a_cluster(capsys, tmp_path, "scan", reads, signatures, "--both-strands", "--tsv",
+                                   cluster_options=joined)  # fmt: skip
     fasta = tmp_path / "x.fa"
     rng = np.random.default_rng(3)
     fasta.write_text("".join(f">s{k}\n{''.join(rng.choice(list('ACGT'), 50 + k))}\n" for k in range(12)))
-    assert_same_bytes_on_a_cluster(capsys, tmp_path, "align", str(fasta), "--all-vs-all", "--cigar")
+    assert_same_bytes_on_a_cluster(capsys, tmp_path, "align", str(fasta), "--all-vs-all", "--cigar",
+                                   cluster_options=joined)  # fmt: skip
     signals = os.path.join(DATA, "dtw_example", "gunpoint_train.csv")
-    assert_same_bytes_on_a_cluster(capsys, tmp_path, "dtw", signals, "--skip-columns", "1", "--window", "5")
+    assert_same_bytes_on_a_cluster(capsys, tmp_path, "dtw", signals, "--skip-columns", "1", "--window", "5",
+                                   cluster_options=joined)  # fmt: skip
     assert main(["hamming", os.path.join(DATA, "sarscov2_338.fasta.gz"), "--workers", "2"]) == 1
     assert capsys.readouterr().err.strip() == "seqcompare: error: --workers sizes a Dask cluster: add --cluster local"
     assert main(["scan", reads, signatures, "--method", "reference", "--cluster", "local"]) == 1

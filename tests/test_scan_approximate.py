@@ -310,3 +310,13 @@ def test_iupac_on_the_command_line(tmp_path, capsys):
     assert capsys.readouterr().out == "r1: s (40.000) offset=3\nr1: w (40.000) offset=3\nr2: s (40.000) offset=3\nr2: w (40.000) offset=3\n"
     assert main(["scan", str(reads), str(signatures), "--iupac", "--iupac-as-n"]) == 1
     assert capsys.readouterr().err.strip() == "seqcompare: error: give --iupac (ambiguity codes as base sets) or --iupac-as-n, not both"
+
+
+def test_the_merge_of_a_reads_intervals_sorts_stably_as_numpy_does(rng):
+    from seqcompare.scan.kmer_coverage import _stable_order
+
+    for n in (0, 1, 2, 3, 7, 64, 65, 300):
+        keys = rng.integers(0, 6, n).astype(np.int64)  # many ties: stability is what is checked
+        assert np.array_equal(_stable_order(keys), np.argsort(keys, kind="stable"))
+    keys = np.arange(50, dtype=np.int64)[::-1].copy()
+    assert np.array_equal(_stable_order(keys), np.arange(50)[::-1])

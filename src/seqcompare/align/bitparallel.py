@@ -38,7 +38,7 @@ CODE_BITS = 3  # base codes 0..4 (A, C, G, T, N) in three bits: equal codes matc
 FIRST_BAND = 64
 
 
-@jit
+@jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q", "order", "bands"))
 def edit_distance_groups(t_codes, t_off, q_codes, q_off, pair_t, pair_q, order, first, last, lanes, bands, out):
     """Edit distances of the pairs ``order[first:last]`` (target ``pair_t[p]`` against query ``pair_q[p]``),
     ``lanes`` pairs at a time (pairs sorted by shape share a vector with little padding), into ``out[p]``.

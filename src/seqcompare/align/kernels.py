@@ -164,7 +164,7 @@ def dtw_lanes(t_lanes, q_lanes, t_len, q_len, mode, band, unreachable, out):
                     out[lane] = low
 
 
-@jit
+@jit(reads=("t", "q"))
 def nw_traceback(t, q, cost_by_query, io, ie, do, de, ops):
     """Gotoh NW with a traceback: fills ``ops`` (length >= n + m) from the end with 0 = M, 1 = I (target
     base against a gap), 2 = D (query base against a gap); returns ``(cost, first)`` with the alignment in

@@ -121,7 +121,7 @@ def _pair(x, y, n_planes, words, disjoint, cap):
     return total
 
 
-@jit
+@jit(reads=("left", "right"))
 def bitpack_tile(left, right, row0, row1, col0, col1, lower, disjoint, cap, out):
     """Fill ``out`` (rows ``row0:row1`` x cols ``col0:col1``) with distances capped at ``cap``.
 

@@ -153,7 +153,8 @@ def _row_counts(i, col0, stop, left, right, codes_left, columns_right, starts_le
             _flush_lanes(lanes, row, mode, c)
 
 
-@jit
+@jit(reads=("left", "right", "codes_left", "columns_right", "starts_left", "positions_left", "site_codes_left",
+           "starts_right", "positions_right", "site_codes_right", "special", "weights"))
 def stats_tile(left, right, row0, row1, col0, col1, diagonal, codes_left, columns_right, starts_left, positions_left,
                site_codes_left, starts_right, positions_right, site_codes_right, special, weights, out):  # fmt: skip
     """Counts of every pair of the tile into ``out[mode, quantity, i - row0, j - col0]`` (int64, 144ths).
@@ -172,7 +173,11 @@ def stats_tile(left, right, row0, row1, col0, col1, diagonal, codes_left, column
         _row_counts(i, col0, stop, left, right, codes_left, columns_right, starts_left, positions_left,
                     site_codes_left, starts_right, positions_right, site_codes_right, special, packed_weights, n_codes,
                     lanes, row)  # fmt: skip
-        out[:, :, i - row0, : stop - col0] = row[:, :, : stop - col0]
+        # Element by element: a slice assignment compiles Numba's shape-mismatch error path (7 s on a cold cache).
+        for mode in range(n_modes):
+            for q in range(n_quantities):
+                for j in range(stop - col0):
+                    out[mode, q, i - row0, j] = row[mode, q, j]
     if diagonal:
         for i in range(row0, row1):
             for j in range(row0, i):
@@ -181,7 +186,8 @@ def stats_tile(left, right, row0, row1, col0, col1, diagonal, codes_left, column
                         out[mode, q, j - row0, i - row0] = out[mode, q, i - row0, j - row0]
 
 
-@jit
+@jit(reads=("left", "right", "codes_left", "columns_right", "starts_left", "positions_left", "site_codes_left",
+           "starts_right", "positions_right", "site_codes_right", "special", "weights"))
 def stats_tile_tn93(left, right, row0, row1, col0, col1, diagonal, codes_left, columns_right, starts_left,
                     positions_left, site_codes_left, starts_right, positions_right, site_codes_right, special, weights,
                     fraction, min_overlap, bound, distances, sites, near_index, near_counts):  # fmt: skip

@@ -341,7 +341,10 @@ def _sequence_line(buf, start, stop, row, filled, length, allowed, whitespace):
     """
     if _line_is_clean(buf, start, stop):
         room = max(0, min(stop - start, length - filled))
-        row[filled : filled + room] = buf[start : start + room]
+        # A loop, not a slice assignment: LLVM makes it the same copy, and Numba does not compile its
+        # shape-mismatch error path for it (6 s on a cold cache).
+        for k in range(room):
+            row[filled + k] = buf[start + k]
         return filled + (stop - start)
     for q in range(start, stop):
         c = buf[q]

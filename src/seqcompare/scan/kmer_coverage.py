@@ -179,7 +179,7 @@ def _cover_reads(bases, sample_offsets, first, last, k, kmer, max_mismatches, co
             continue
         # 2. Seeds by (row, diagonal); read positions ascend within each (a stable sort keeps their order).
         found = seeds[:n_seeds]
-        order = np.argsort(found[:, 0] * (np.int64(1) << 34) + found[:, 1] + (np.int64(1) << 33), kind="mergesort")
+        order = _stable_order(found[:, 0] * (np.int64(1) << 34) + found[:, 1] + (np.int64(1) << 33))
         read_first = written
         i = 0
         while i < n_seeds:
@@ -255,13 +255,43 @@ def _add_interval(out, written, read, row, start, stop, length, n_forward):
     return written + 1
 
 @jit
+def _stable_order(keys):
+    """The stable ascending order of ``keys``, as ``np.argsort(keys, kind="mergesort")`` gives it.
+
+    A bottom-up merge sort of plain loops: Numba's own merge sort took 3 s of a cold start to compile.
+    """
+    n = keys.size
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        order[i] = i
+    spare = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        for low in range(0, n, 2 * width):
+            middle = min(low + width, n)
+            high = min(low + 2 * width, n)
+            a, b = low, middle
+            for at in range(low, high):
+                # Ties take the left run first: that keeps equal keys in their input order.
+                if b >= high or (a < middle and keys[order[a]] <= keys[order[b]]):
+                    spare[at] = order[a]
+                    a += 1
+                else:
+                    spare[at] = order[b]
+                    b += 1
+        order, spare = spare, order
+        width *= 2
+    return order
+
+
+@jit
 def _merge_read_intervals(out, first, last):
     """Sort one read's intervals ``out[first:last]`` by signature and start and merge those that overlap or
     touch, in place; returns the new end of the rows."""
     if last - first <= 1:
         return last
     rows = out[first:last].copy()
-    order = np.argsort(rows[:, 1] * (np.int64(1) << 32) + rows[:, 2], kind="mergesort")
+    order = _stable_order(rows[:, 1] * (np.int64(1) << 32) + rows[:, 2])
     at = first
     for i in range(order.size):
         row = rows[order[i]]
