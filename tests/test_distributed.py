@@ -263,7 +263,10 @@ def test_a_killed_worker_loses_and_duplicates_nothing(fresh_pair, rng, tmp_path,
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("fresh_pair", ["scattered blocks"], indirect=True)  # the blocks die with the worker
 def test_a_killed_worker_costs_scan_align_and_dtw_nothing(fresh_pair, rng, monkeypatch):
+    # Each command's run survives a kill; shared-memory blocks, which outlive a worker, are the engine's easier
+    # case and are killed under in the test above.
     data = simulate_scan(n_signatures=20, signature_length=(20, 300), n_clean=40, n_infected=20, max_per_sample=2,
                          sample_length=(2000, 6000), n_ratio=0.1, seed=5)  # fmt: skip
     expected = scan(data.samples, data.signatures, report="all")
