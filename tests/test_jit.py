@@ -146,3 +146,53 @@ def test_read_only_arguments_share_one_specialization_and_leave_the_callers_arra
     assert out[0] == 45 and len(total_into.signatures) == 1
     with pytest.raises(TypeError, match="no arguments"):
         jit(reads=("value",))(lambda values, out: None)
+
+
+# A fresh process: kernels loaded from the cache without Numba's registries, then a compile that calls one of them.
+LOAD_THEN_COMPILE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import kernels
+
+values = [kernels.fill_squares(5).tolist(), kernels.twice_plus_one(3)]
+registries_after_loads = "numba.np.linalg" in sys.modules
+values.append(kernels.sum_of_twice_plus_one(4))  # not cached: compiled here, calling the loaded kernel
+print(json.dumps({"values": values, "registries_after_loads": registries_after_loads,
+                  "registries_after_compile": "numba.np.linalg" in sys.modules,
+                  "cache_hits": sum(kernels.fill_squares.stats.cache_hits.values())
+                  + sum(kernels.twice_plus_one.stats.cache_hits.values())}))
+"""
+
+
+def test_cached_kernels_load_without_numbas_registries_and_compiles_still_get_them(tmp_path):
+    # Loading machine code from the cache skips Numba's registries (0.4 s a process); a kernel that allocates
+    # an array needs Numba's runtime all the same, and a later compile (a cache miss) installs the registries.
+    kernels = KERNELS + textwrap.dedent('''
+        import numpy as np
+
+
+        @jit
+        def fill_squares(n):
+            out = np.empty(n, np.int64)
+            for i in range(n):
+                out[i] = i * i
+            return out
+
+
+        @jit(cache=False)
+        def sum_of_twice_plus_one(n):
+            total = 0
+            for i in range(n):
+                total += twice_plus_one(i)
+            return total
+    ''')
+    (tmp_path / "kernels.py").write_text(kernels)
+    env = {key: value for key, value in os.environ.items() if key != "SEQCOMPARE_DISABLE_NUMBA_CACHE"}
+    env.pop("NUMBA_CACHE_DIR", None)  # the cache goes beside kernels.py, in tmp_path
+    runs = [json.loads(subprocess.run([sys.executable, "-c", LOAD_THEN_COMPILE, str(tmp_path)], env=env,
+                                      capture_output=True, text=True, check=True, timeout=120).stdout)
+            for _ in range(2)]  # fmt: skip
+    assert [run["values"] for run in runs] == [[[0, 1, 4, 9, 16], 7, 16]] * 2
+    assert [run["cache_hits"] for run in runs] == [0, 2]  # the first run compiled both, the second loaded both
+    assert runs[1]["registries_after_loads"] is False
+    assert runs[1]["registries_after_compile"] is True

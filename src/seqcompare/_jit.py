@@ -133,6 +133,9 @@ def _compile_one_process_at_a_time(dispatcher, lock_path: str) -> None:
     @functools.wraps(compile_here)
     def compile_in_turn(sig):
         with global_compiler_lock:
+            loaded = _load_from_cache(dispatcher, sig)
+            if loaded is not None:
+                return loaded
             if lock_path in _HELD_COMPILE_LOCKS:
                 return compile_here(sig)
             with _file_lock(lock_path):
@@ -143,6 +146,37 @@ def _compile_one_process_at_a_time(dispatcher, lock_path: str) -> None:
                     _HELD_COMPILE_LOCKS.discard(lock_path)
 
     dispatcher.compile = compile_in_turn
+
+
+def _load_from_cache(dispatcher, sig):
+    """The entry point of ``sig`` loaded from the on-disk cache as Numba's own ``compile`` loads it, but without
+    first installing Numba's typing and lowering registries; None on a miss (the caller compiles).
+
+    Numba refreshes its contexts before every cache load, which imports and registers its whole library of
+    implementations (``numba.np.arraymath``, ``linalg``, ``unicode``...): 0.4 s of a process's first kernel
+    call, more than many commands' whole work. Loaded machine code needs none of it, only Numba's runtime (NRT,
+    for the arrays a kernel allocates). A compile still refreshes the contexts itself before it starts.
+    """
+    from numba.core import sigutils
+    from numba.core.runtime import rtsys
+
+    cache = getattr(dispatcher, "_cache", None)
+    load = getattr(cache, "_load_overload", None)
+    if load is None or not getattr(cache, "_enabled", False):  # no cache, or a Numba laid out otherwise
+        return None
+    args, _ = sigutils.normalize_signature(sig)
+    existing = dispatcher.overloads.get(tuple(args))
+    if existing is not None:
+        return existing.entry_point
+    context = dispatcher.targetctx
+    rtsys.initialize(context)
+    compiled = load(sig, context)
+    if compiled is None or compiled.objectmode:
+        return None
+    dispatcher._cache_hits[sig] += 1
+    context.insert_user_function(compiled.entry_point, compiled.fndesc, [compiled.library])
+    dispatcher.add_overload(compiled)
+    return compiled.entry_point
 
 
 def _cacheable(options: dict) -> dict:
