@@ -85,7 +85,7 @@ class CCCWork(Work):
         return _items(self.n, self.way, self.method, part.start, part.stop)
 
     def cpu_kernel(self, threads: int):
-        from .cpu import CpuProducts
+        from .cpu import CpuProducts, upper_pair_tables, values_2way
         from .reductions import CCCBlock
 
         way, metric = self.way, self.metric
@@ -98,7 +98,8 @@ class CCCWork(Work):
         n, offset = self.n, self.row_offset
 
         def block_of(index, table):
-            value = values(table, [defined[index[:, x]] for x in range(way)], [ones[index[:, x]] for x in range(way)],
+            finish = values_2way if way == 2 else values
+            value = finish(table, [defined[index[:, x]] for x in range(way)], [ones[index[:, x]] for x in range(way)],
                            metric)  # fmt: skip
             return CCCBlock(index + offset if offset else index, value, table)  # no copy of a whole-problem index
 
@@ -116,9 +117,7 @@ class CCCWork(Work):
             if way == 2:
                 r0, r1 = part.start, part.stop
                 block = products.pairs(slice(r0, r1), slice(r0, n))
-                i, j = np.nonzero(np.arange(r0, n)[None, :] > np.arange(r0, r1)[:, None])
-                index = np.stack([i + r0, j + r0], axis=1)
-                return block_of(index, tables(block[i, j], 2, tally_metric.counted_bits))
+                return block_of(*upper_pair_tables(block, r0, tally_metric.counted_bits))
             i = part.start
             block = products.pivot(i)
             j, k = np.triu_indices(n - i - 1, 1)
