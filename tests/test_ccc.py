@@ -402,19 +402,20 @@ def test_free_device_memory_is_read_afresh_each_time():
     assert free_bytes(fake_cupy) == 55
 
 
+@pytest.mark.parametrize("way", [2, 3])
 @pytest.mark.parametrize("metric", ["ccc", "duo"])
 @pytest.mark.parametrize("sparse", [True, False])
-def test_compiled_2way_values_equal_numpys_and_the_oracle(rng, monkeypatch, kg, metric, sparse):
-    # Large CPU blocks finish their values in one compiled pass: bit for bit NumPy's formulas and the oracle,
-    # including empty tables, vectors without a defined field and NaN frequencies.
+def test_compiled_tables_and_values_equal_numpys_and_the_oracle(rng, monkeypatch, kg, way, metric, sparse):
+    # Large CPU problems make their blocks' tables and values in compiled passes: bit for bit NumPy's formulas
+    # and the oracle, including empty tables, vectors without a defined field and NaN frequencies.
     from seqcompare.ccc import cpu
     from seqcompare.ccc.formulas import Metric, values
 
-    monkeypatch.setattr(cpu, "COMPILED_VALUES_MIN_PAIRS", 0)
-    chosen = subset(kg, list(range(0, 4294, 4294 // 24)))
+    monkeypatch.setattr(cpu, "COMPILED_MIN_ITEMS", 0)
+    chosen = subset(kg, list(range(0, 4294, 4294 // (24 if way == 2 else 9))))
     for genotypes in (random_genotypes(rng, 13, 97, metric, missing=0.4 if sparse else 0), chosen):
-        fast = ccc(genotypes, metric=metric, sparse=sparse, keep_tables=True)
-        assert_equals_oracle(fast, oracle(genotypes, 2, metric, sparse))
+        fast = ccc(genotypes, way=way, metric=metric, sparse=sparse, keep_tables=True)
+        assert_equals_oracle(fast, oracle(genotypes, way, metric, sparse))
     # Several row blocks: the pairs of each block start at its first row.
     from seqcompare.allpairs import SerialExecutor, run
     from seqcompare.ccc.reductions import Values
@@ -422,18 +423,19 @@ def test_compiled_2way_values_equal_numpys_and_the_oracle(rng, monkeypatch, kg, 
 
     genotypes = random_genotypes(rng, 40, 130, metric, missing=0.2 if sparse else 0)
     codes = Genotypes.from_counts(genotypes).codes
-    work = CCCWork(codes, Metric(metric, sparse), 2, "blas", block_items=7)
+    genotypes = genotypes[:14] if way == 3 else genotypes
+    work = CCCWork(codes[: len(genotypes)], Metric(metric, sparse), way, "blas", block_items=7)
     assert len(work.parts("cpu")) > 2
-    index, blocked_values, blocked_tables = run(work, Values(2, keep_tables=True), SerialExecutor())
-    expected_index, expected_tables, expected_values = oracle(genotypes, 2, metric, sparse)
+    index, blocked_values, blocked_tables = run(work, Values(way, keep_tables=True), SerialExecutor())
+    expected_index, expected_tables, expected_values = oracle(genotypes, way, metric, sparse)
     assert np.array_equal(index, expected_index) and np.array_equal(blocked_tables, expected_tables)
     assert np.array_equal(blocked_values, expected_values)
-    table = rng.integers(0, 5, (3000, 2, 2))
+    table = rng.integers(0, 5, (3000,) + (2,) * way)
     table[:40] = 0
-    defined = [rng.integers(0, 4, 3000), rng.integers(0, 4, 3000)]
+    defined = [rng.integers(0, 4, 3000) for _ in range(way)]
     ones = [np.minimum(rng.integers(0, 9, 3000), 2 * c) for c in defined]
     chosen_metric = Metric(metric, sparse)
     expected = values(table, defined, ones, chosen_metric)
-    got = cpu.values_2way(table, defined, ones, chosen_metric)
+    got = cpu.block_values(table, defined, ones, chosen_metric, compiled=True)
     assert np.isnan(expected).sum() == np.isnan(got).sum()
     assert np.array_equal(got.view(np.uint64), expected.view(np.uint64))

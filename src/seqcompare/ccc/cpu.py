@@ -85,56 +85,64 @@ class CpuProducts:
         return out
 
 
-# Below this many pairs a block's values stay with NumPy (:func:`seqcompare.ccc.formulas.values`), unless Numba
-# has already started: its start costs more than NumPy takes for them.
-COMPILED_VALUES_MIN_PAIRS = 1_000_000
+# Below this many items (pairs or triples) in a whole problem, the tables and values of its blocks stay with
+# NumPy (:mod:`seqcompare.ccc.formulas`) unless Numba has already started: Numba's start (about 0.4 s) costs
+# what NumPy's passes take for about a million items.
+COMPILED_MIN_ITEMS = 1_000_000
 
 
-def values_2way(table: np.ndarray, defined: list, ones: list, metric: Metric) -> np.ndarray:
-    """2-way values of ``table`` (int64 ``(n, 2, 2)``), bit for bit those of
-    :func:`seqcompare.ccc.formulas.values`, by one compiled pass instead of NumPy's dozens of whole-array
-    temporaries (2.2 s of a 4,294-SNP run's 5.6 s on 2 cores); ``defined``/``ones`` are each operand's ``c``
-    and ``s1`` per pair. Small blocks, and Numba not yet started, go to NumPy."""
+def compiled_pays(problem_items: int) -> bool:
+    """Whether a problem of ``problem_items`` items takes the compiled passes for its blocks."""
     from .._jit import compiler_started
-    from .formulas import values
 
-    n = table.shape[0]
-    if n < COMPILED_VALUES_MIN_PAIRS and not (compiler_started() and n >= 10_000):
-        return values(table, defined, ones, metric)
-    c0, c1, s0, s1 = (np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype=np.int64), (n,)))
-                      for x in (defined[0], defined[1], ones[0], ones[1]))  # fmt: skip
-    out = np.empty((n, 2, 2), dtype=np.float64)
-    _values_2way(np.ascontiguousarray(table, dtype=np.int64).reshape(n, 4), c0, c1, s0, s1, metric.counted_bits,
-                 float(metric.multiplier), float(metric.param), metric.sparse, out.reshape(n, 4))  # fmt: skip
+    return problem_items >= COMPILED_MIN_ITEMS or compiler_started()
+
+
+def _coefficients(way: int, counted_bits: int) -> np.ndarray:
+    """``[entry, subset]``: the signed sums of :func:`seqcompare.ccc.formulas.tables` as a matrix."""
+    from .formulas import _signs
+
+    out = np.zeros((1 << way, 1 << way), dtype=np.int64)
+    for entry, terms in enumerate(_signs(way, counted_bits)):
+        for coefficient, subset in terms:
+            out[entry, subset] += coefficient
     return out
 
 
-def upper_pair_tables(block: np.ndarray, first_row: int, counted_bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(index, tables)`` of the pairs ``(i, j)``, ``j > i``, of a block of 2-way products (int64 ``(rows, cols,
-    4)`` whose row ``i`` and column ``j`` are both vector ``first_row + i`` / ``first_row + j``), in row-major
-    order: ``index`` int64 ``(n, 2)``, ``tables`` int64 ``(n, 2, 2)`` as :func:`seqcompare.ccc.formulas.tables`
-    makes them. Large blocks take one compiled pass instead of a mask, a gather and the signed sums in NumPy."""
-    from .._jit import compiler_started
-    from .formulas import _signs, tables
+def block_items(block: np.ndarray, first: int, way: int, counted_bits: int, compiled: bool):
+    """``(index, tables)`` of one block of products, in row-major order, as :func:`seqcompare.ccc.formulas.tables`
+    makes the tables (int64 ``(n, 2, 2(, 2))``).
+
+    2-way: ``block`` is ``(rows, cols, 4)``, row ``i`` and column ``j`` being vectors ``first + i`` and
+    ``first + j``; its items are the pairs ``j > i``. 3-way: ``block`` is pivot ``first``'s ``(size, size, 8)``;
+    its items are the triples ``(first, first + 1 + j, first + 1 + k)``, ``j < k``. With ``compiled``, one
+    compiled pass writes both, instead of a mask, a gather and the signed sums in NumPy (a third of a 2-way
+    run's time on 2 cores)."""
+    from .formulas import tables
 
     rows, cols = block.shape[:2]
-    n_pairs = sum(max(0, cols - 1 - i) for i in range(rows))
-    if n_pairs < COMPILED_VALUES_MIN_PAIRS and not (compiler_started() and n_pairs >= 10_000):
-        i, j = np.nonzero(np.arange(cols)[None, :] > np.arange(rows)[:, None])
-        return np.stack([i + first_row, j + first_row], axis=1), tables(block[i, j], 2, counted_bits)
-    coefficients = np.zeros((4, 4), dtype=np.int64)
-    for entry, terms in enumerate(_signs(2, counted_bits)):
-        for coefficient, subset in terms:
-            coefficients[entry, subset] += coefficient
-    index = np.empty((n_pairs, 2), dtype=np.int64)
-    table = np.empty((n_pairs, 2, 2), dtype=np.int64)
-    _upper_pair_tables(np.ascontiguousarray(block, dtype=np.int64), first_row, coefficients, index,
-                       table.reshape(n_pairs, 4))  # fmt: skip
+    if way == 2:
+        m = min(rows, cols)  # rows past the last column have no pairs
+        n_items = m * cols - m * (m + 1) // 2
+    else:
+        n_items = rows * (rows - 1) // 2
+    if not compiled:
+        if way == 2:
+            i, j = np.nonzero(np.arange(cols)[None, :] > np.arange(rows)[:, None])
+            return np.stack([i + first, j + first], axis=1), tables(block[i, j], 2, counted_bits)
+        j, k = np.triu_indices(rows, 1)
+        index = np.stack([np.full(j.size, first), j + first + 1, k + first + 1], axis=1)
+        return index, tables(block[j, k], 3, counted_bits)
+    index = np.empty((n_items, way), dtype=np.int64)
+    table = np.empty((n_items,) + (2,) * way, dtype=np.int64)
+    fill = _pair_tables if way == 2 else _triple_tables
+    fill(np.ascontiguousarray(block, dtype=np.int64), first, _coefficients(way, counted_bits), index,
+         table.reshape(n_items, 1 << way))  # fmt: skip
     return index, table
 
 
 @jit(reads=("block", "coefficients"))
-def _upper_pair_tables(block, first_row, coefficients, index, table):
+def _pair_tables(block, first_row, coefficients, index, table):
     p = 0
     for i in range(block.shape[0]):
         for j in range(i + 1, block.shape[1]):
@@ -148,38 +156,116 @@ def _upper_pair_tables(block, first_row, coefficients, index, table):
             p += 1
 
 
+@jit(reads=("block", "coefficients"))
+def _triple_tables(block, pivot, coefficients, index, table):
+    p = 0
+    for j in range(block.shape[0]):
+        for k in range(j + 1, block.shape[1]):
+            index[p, 0] = pivot
+            index[p, 1] = pivot + 1 + j
+            index[p, 2] = pivot + 1 + k
+            for entry in range(8):
+                total = np.int64(0)
+                for subset in range(8):
+                    total += coefficients[entry, subset] * block[j, k, subset]
+                table[p, entry] = total
+            p += 1
+
+
+def block_values(table: np.ndarray, defined: list, ones: list, metric: Metric, compiled: bool) -> np.ndarray:
+    """Values of ``table`` (int64 ``(n, 2, 2(, 2))``), bit for bit those of :func:`seqcompare.ccc.formulas.values`;
+    ``defined``/``ones`` are each operand's ``c`` and ``s1`` per item. With ``compiled``, one compiled pass
+    instead of NumPy's dozens of whole-array temporaries (2.2 s of a 4,294-SNP 2-way run's 5.6 s on 2 cores)."""
+    from .formulas import values
+
+    way = len(defined)
+    if not compiled:
+        return values(table, defined, ones, metric)
+    n = table.shape[0]
+    c = np.ascontiguousarray(np.stack([np.broadcast_to(np.asarray(x, dtype=np.int64), (n,)) for x in defined]))
+    s = np.ascontiguousarray(np.stack([np.broadcast_to(np.asarray(x, dtype=np.int64), (n,)) for x in ones]))
+    out = np.empty(table.shape, dtype=np.float64)
+    kernel = _values_2way if way == 2 else _values_3way
+    kernel(np.ascontiguousarray(table, dtype=np.int64).reshape(n, 1 << way), c, s, metric.counted_bits,
+           float(metric.multiplier), float(metric.param), metric.sparse, out.reshape(n, 1 << way))  # fmt: skip
+    return out
+
+
+@jit
+def _nan_min(a, b):
+    """``np.minimum`` of two floats: NaN if either is."""
+    if a != a or b != b:
+        return np.nan
+    return a if a <= b else b
+
+
+@jit
+def _nan_max(a, b):
+    """``np.maximum`` of two floats: NaN if either is."""
+    if a != a or b != b:
+        return np.nan
+    return a if a >= b else b
+
+
 # error_model="numpy": a division by zero gives inf or NaN, as in NumPy (such values are then zeroed), instead
 # of raising.
-@jit(reads=("table", "c0", "c1", "s0", "s1"), error_model="numpy")
-def _values_2way(table, c0, c1, s0, s1, counted, multiplier, gamma, sparse, out):
+@jit(reads=("table", "c", "s"), error_model="numpy")
+def _values_2way(table, c, s, counted, multiplier, gamma, sparse, out):
     """Each operation of :func:`seqcompare.ccc.formulas.values` for ``way == 2``, in its order."""
     inv_c = 1.0 / counted
     inv_c_squared = 1.0 / (counted * counted)
     for p in range(table.shape[0]):
         total = table[p, 0] + table[p, 1] + table[p, 2] + table[p, 3]
         if sparse:
-            f_ci, f_cj, f_cij = np.float64(c0[p]), np.float64(c1[p]), np.float64(total)
+            f_ci, f_cj, f_cij = np.float64(c[0, p]), np.float64(c[1, p]), np.float64(total)
             c_min, c_max = min(f_ci, f_cj), max(f_ci, f_cj)
             recip = 1.0 / (c_min * c_max * f_cij)
             recip_0 = f_cj * f_cij * recip
             recip_1 = f_ci * f_cij * recip
             recip_sum = c_min * c_max * recip
         else:
-            recip_0 = 1.0 / c0[p]
+            recip_0 = 1.0 / c[0, p]
             recip_1 = recip_0
             recip_sum = inv_c_squared * recip_0
-        zero = (sparse and total == 0) or c0[p] == 0 or c1[p] == 0
+        zero = (sparse and total == 0) or c[0, p] == 0 or c[1, p] == 0
         for entry in range(4):
             bit_0, bit_1 = entry >> 1, entry & 1
-            f_0 = (inv_c * recip_0) * (s0[p] if bit_0 else counted * c0[p] - s0[p])
-            f_1 = (inv_c * recip_1) * (s1[p] if bit_1 else counted * c1[p] - s1[p])
+            f_0 = (inv_c * recip_0) * (s[0, p] if bit_0 else counted * c[0, p] - s[0, p])
+            f_1 = (inv_c * recip_1) * (s[1, p] if bit_1 else counted * c[1, p] - s[1, p])
             value = multiplier * (recip_sum * table[p, entry])
-            if f_0 != f_0 or f_1 != f_1:  # np.minimum and np.maximum propagate NaN
-                low = high = np.nan
-            elif f_0 <= f_1:
-                low, high = f_0, f_1
-            else:
-                low, high = f_1, f_0
-            value = value * (1.0 - gamma * low)
-            value = value * (1.0 - gamma * high)
+            value = value * (1.0 - gamma * _nan_min(f_0, f_1))
+            value = value * (1.0 - gamma * _nan_max(f_0, f_1))
+            out[p, entry] = 0.0 if zero else value
+
+
+@jit(reads=("table", "c", "s"), error_model="numpy")
+def _values_3way(table, c, s, counted, multiplier, gamma, sparse, out):
+    """Each operation of :func:`seqcompare.ccc.formulas.values` for ``way == 3``, in its order."""
+    inv_c = 1.0 / counted
+    inv_c_cubed = 1.0 / (counted * counted * counted)
+    recip = np.empty(3, np.float64)
+    f = np.empty(3, np.float64)
+    for p in range(table.shape[0]):
+        total = np.int64(0)
+        for entry in range(8):
+            total += table[p, entry]
+        if sparse:
+            for x in range(3):
+                recip[x] = 1.0 / c[x, p]
+            recip_sum = 1.0 / total
+        else:
+            recip_m = 1.0 / c[0, p]
+            for x in range(3):
+                recip[x] = recip_m
+            recip_sum = inv_c_cubed * recip_m
+        zero = (sparse and total == 0) or c[0, p] == 0 or c[1, p] == 0 or c[2, p] == 0
+        for entry in range(8):
+            for x in range(3):
+                bit = (entry >> (2 - x)) & 1
+                f[x] = (inv_c * recip[x]) * (s[x, p] if bit else counted * c[x, p] - s[x, p])
+            value = multiplier * (recip_sum * table[p, entry])
+            low, high = _nan_min(f[0], f[1]), _nan_max(f[0], f[1])
+            value = value * (1.0 - gamma * _nan_min(low, f[2]))
+            value = value * (1.0 - gamma * _nan_max(low, _nan_min(high, f[2])))
+            value = value * (1.0 - gamma * _nan_max(high, f[2]))
             out[p, entry] = 0.0 if zero else value

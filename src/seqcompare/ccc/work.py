@@ -11,12 +11,13 @@ thresholded entries), and on Dask workers in slabs of about equal work, the rows
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..allpairs import DataBlock, Region, Split, Work
-from .formulas import Metric, counts, marginals, tables, values
+from .formulas import Metric, counts, marginals
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class CCCWork(Work):
         return _items(self.n, self.way, self.method, part.start, part.stop)
 
     def cpu_kernel(self, threads: int):
-        from .cpu import CpuProducts, upper_pair_tables, values_2way
+        from .cpu import CpuProducts, block_items, block_values, compiled_pays
         from .reductions import CCCBlock
 
         way, metric = self.way, self.metric
@@ -97,10 +98,11 @@ class CCCWork(Work):
         defined, ones = marginals(a, d)
         n, offset = self.n, self.row_offset
 
-        def block_of(index, table):
-            finish = values_2way if way == 2 else values
-            value = finish(table, [defined[index[:, x]] for x in range(way)], [ones[index[:, x]] for x in range(way)],
-                           metric)  # fmt: skip
+        compiled = compiled_pays(math.comb(n, way))
+
+        def block_of(index, table, compiled=compiled):
+            value = block_values(table, [defined[index[:, x]] for x in range(way)],
+                                 [ones[index[:, x]] for x in range(way)], metric, compiled)  # fmt: skip
             return CCCBlock(index + offset if offset else index, value, table)  # no copy of a whole-problem index
 
         if self.method == "reference":
@@ -108,7 +110,7 @@ class CCCWork(Work):
 
             def reference(part):
                 index, table, _, _ = reference_tables(self.codes, way, metric)
-                return block_of(index, table)
+                return block_of(index, table, compiled=False)  # NumPy's formulas: nothing compiled
 
             return reference
         products = CpuProducts(a, d, tally_metric, way)
@@ -117,12 +119,9 @@ class CCCWork(Work):
             if way == 2:
                 r0, r1 = part.start, part.stop
                 block = products.pairs(slice(r0, r1), slice(r0, n))
-                return block_of(*upper_pair_tables(block, r0, tally_metric.counted_bits))
+                return block_of(*block_items(block, r0, 2, tally_metric.counted_bits, compiled))
             i = part.start
-            block = products.pivot(i)
-            j, k = np.triu_indices(n - i - 1, 1)
-            index = np.stack([np.full(j.size, i), j + i + 1, k + i + 1], axis=1)
-            return block_of(index, tables(block[j, k], 3, tally_metric.counted_bits))
+            return block_of(*block_items(products.pivot(i), i, 3, tally_metric.counted_bits, compiled))
 
         return kernel
 
