@@ -135,39 +135,32 @@ def block_items(block: np.ndarray, first: int, way: int, counted_bits: int, comp
         return index, tables(block[j, k], 3, counted_bits)
     index = np.empty((n_items, way), dtype=np.int64)
     table = np.empty((n_items,) + (2,) * way, dtype=np.int64)
-    fill = _pair_tables if way == 2 else _triple_tables
-    fill(np.ascontiguousarray(block, dtype=np.int64), first, _coefficients(way, counted_bits), index,
-         table.reshape(n_items, 1 << way))  # fmt: skip
+    _upper_tables(np.ascontiguousarray(block, dtype=np.int64), first, _coefficients(way, counted_bits), index,
+                  table.reshape(n_items, 1 << way))  # fmt: skip
     return index, table
 
 
 @jit(reads=("block", "coefficients"))
-def _pair_tables(block, first_row, coefficients, index, table):
+def _upper_tables(block, first, coefficients, index, table):
+    """Index and tables of the items ``j > i`` of a block (the layouts of :func:`block_items`): pairs
+    ``(first + i, first + j)`` when ``index`` has two columns, triples ``(first, first + 1 + i, first + 1 + j)``
+    when it has three."""
+    triples = index.shape[1] == 3
+    entries = coefficients.shape[0]
     p = 0
     for i in range(block.shape[0]):
         for j in range(i + 1, block.shape[1]):
-            index[p, 0] = first_row + i
-            index[p, 1] = first_row + j
-            for entry in range(4):
+            if triples:
+                index[p, 0] = first
+                index[p, 1] = first + 1 + i
+                index[p, 2] = first + 1 + j
+            else:
+                index[p, 0] = first + i
+                index[p, 1] = first + j
+            for entry in range(entries):
                 total = np.int64(0)
-                for subset in range(4):
+                for subset in range(entries):
                     total += coefficients[entry, subset] * block[i, j, subset]
-                table[p, entry] = total
-            p += 1
-
-
-@jit(reads=("block", "coefficients"))
-def _triple_tables(block, pivot, coefficients, index, table):
-    p = 0
-    for j in range(block.shape[0]):
-        for k in range(j + 1, block.shape[1]):
-            index[p, 0] = pivot
-            index[p, 1] = pivot + 1 + j
-            index[p, 2] = pivot + 1 + k
-            for entry in range(8):
-                total = np.int64(0)
-                for subset in range(8):
-                    total += coefficients[entry, subset] * block[j, k, subset]
                 table[p, entry] = total
             p += 1
 
