@@ -196,3 +196,37 @@ def test_cached_kernels_load_without_numbas_registries_and_compiles_still_get_th
     assert [run["cache_hits"] for run in runs] == [0, 2]  # the first run compiled both, the second loaded both
     assert runs[1]["registries_after_loads"] is False
     assert runs[1]["registries_after_compile"] is True
+
+
+BACKGROUND_START = """
+import json, sys, threading, time
+from seqcompare.cli.common import start_numba_for
+from seqcompare import _jit
+
+start_numba_for(sys.argv[1:])
+started = [t.name for t in threading.enumerate() if t.name == "seqcompare-numba-start"]
+_jit.finish_background_start()
+imported = "numba" in sys.modules
+nrt = imported and bool(sys.modules["numba.core.runtime"].rtsys._init)
+print(json.dumps({"thread": started, "numba": imported, "compiler_started": _jit.compiler_started(),
+                  "arrayobj": "numba.np.arrayobj" in sys.modules, "nrt": nrt}))
+"""
+
+
+def test_large_inputs_start_numba_in_the_background_and_small_ones_never_import_it(tmp_path):
+    """A command's inputs of 16 MB or more start Numba's import, LLVM's target and NRT in a thread while they
+    are read; smaller ones (NumPy alone) leave Numba unimported."""
+    small, large = tmp_path / "small.fa", tmp_path / "large.fa"
+    small.write_text(">a\nACGT\n")
+    with open(large, "wb") as out:
+        out.truncate(16 << 20)  # the size is all that is looked at
+    runs = {}
+    for name, paths in {"small": [str(small), "-"], "large": [str(small), str(large), "-"], "none": []}.items():
+        done = subprocess.run([sys.executable, "-c", BACKGROUND_START, *paths], capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs[name] = json.loads(done.stdout)
+    assert runs["large"] == {"thread": ["seqcompare-numba-start"], "numba": True, "compiler_started": True,
+                             "arrayobj": True, "nrt": True}  # fmt: skip
+    absent = {"thread": [], "numba": False, "compiler_started": False, "arrayobj": False, "nrt": False}
+    assert runs["small"] == absent and runs["none"] == absent

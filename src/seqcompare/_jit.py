@@ -62,6 +62,64 @@ def _njit():
     return _NJIT[0]
 
 
+# Inputs at least this large are read and computed on by compiled kernels (NumPy alone takes smaller ones: see
+# ``io.fasta.SMALL_BYTES`` and the Hamming methods' choice), so a command starts Numba while it reads them.
+BACKGROUND_START_BYTES = 16 << 20
+
+_STARTER: list = []
+
+
+def start_in_background() -> None:
+    """Start Numba in a background thread, so that its start-up overlaps this process's reading of its input.
+
+    A process's first kernel call otherwise pays, in turn: Numba's import (0.25-0.4 s), LLVM's target, the
+    runtime's own functions (NRT, compiled on every start: 0.05 s) and the import of ``numba.np.arrayobj``, which
+    every cached kernel that allocates an array names as its environment's module (0.06 s). Reading a large input
+    releases the GIL for most of its time, so these then cost little. The first kernel call waits for the
+    thread where it has not finished (Python's import lock, then Numba's compiler lock); a failure here is left
+    for that call to meet. Not for a process about to fork: the child would inherit the thread's locks without
+    the thread.
+    """
+    with _LOCK:
+        if _NJIT or _STARTER:
+            return
+        thread = threading.Thread(target=_start_numba, name="seqcompare-numba-start")
+        _STARTER.append(thread)
+    thread.start()
+
+
+def finish_background_start() -> None:
+    """Wait for :func:`start_in_background`'s thread, if one runs: before a fork, say."""
+    for thread in list(_STARTER):
+        if thread.is_alive() and thread is not threading.current_thread():
+            thread.join()
+
+
+def _start_numba() -> None:
+    try:
+        _njit()
+        import numba.np.arrayobj  # noqa: F401 (see start_in_background)
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.registry import cpu_target
+        from numba.core.runtime import rtsys
+
+        with global_compiler_lock:
+            rtsys.initialize(cpu_target.target_context)
+    except Exception:  # noqa: BLE001 (the first kernel call starts Numba itself, and reports what fails)
+        pass
+
+
+def inputs_exceed(paths, size: int = BACKGROUND_START_BYTES) -> bool:
+    """Whether the regular files among ``paths`` (None and ``"-"`` skipped) hold at least ``size`` bytes."""
+    total = 0
+    for path in paths:
+        if path is None or path == "-":
+            continue
+        with contextlib.suppress(OSError, TypeError):
+            total += os.stat(path).st_size
+    return total >= size
+
+
 @contextlib.contextmanager
 def _file_lock(path: str):
     """An exclusive ``flock`` on ``path`` (created if need be), or no lock where none can be had (a read-only
