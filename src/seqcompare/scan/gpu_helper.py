@@ -62,19 +62,28 @@ class ScanHelper:
         self.close()
 
 
-def _start_cuda() -> None:
+def _start_cuda() -> dict:
     """Import CuPy, create GPU 0's context and load what the scan will use (kernels, CuPy's sort): the helper's
-    start."""
-    from ..cuda.runtime import module, require_cupy
+    start. The CUDA driver and the contexts start in a thread while CuPy imports
+    (:func:`~seqcompare.cuda.runtime.start_driver_in_background`). Returns the stages' seconds."""
+    began = time.perf_counter()
+    from ..cuda.runtime import module, require_cupy, start_driver_in_background
+
+    driver = start_driver_in_background()
     from .common import lookup_tables
     from .gpu import _SOURCE
 
     cupy = require_cupy()
+    imported = time.perf_counter()
+    driver.join()
+    joined = time.perf_counter()
     with cupy.cuda.Device(0):
         module(_SOURCE, ())
         tiny = cupy.arange(3, dtype=cupy.int64)
         lookup_tables(tiny, tiny.astype(cupy.int32), tiny.astype(cupy.int32), 2, cupy)
         cupy.cuda.Device(0).synchronize()
+    return {"helper_cupy_import_s": imported - began, "helper_driver_wait_s": joined - imported,
+            "helper_kernels_s": time.perf_counter() - joined}  # fmt: skip
 
 
 def _scan(index_parts: dict, packed: dict, k: int, find_all: bool):
