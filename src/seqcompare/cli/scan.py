@@ -239,6 +239,8 @@ def _scan_with_helper(args, log):
     compiled CPU passes (see :mod:`seqcompare.scan.gpu_helper`). The helper is forked first, before this
     process imports Numba, so that its CuPy import and CUDA start overlap all of this process's work. An
     approximate scan (or one of IUPAC codes) sends the helper the signatures' pieces and verifies its rows here."""
+    import time
+
     from ..scan.gpu_helper import ScanHelper
 
     with ScanHelper() as helper:
@@ -253,19 +255,28 @@ def _scan_with_helper(args, log):
                                       iupac_as_n=args.iupac_as_n, device=None, iupac=args.iupac)  # fmt: skip
         log(f"read {len(prepared.signatures)} signatures ({prepared.signatures.codes.size} bases) from "
             f"{args.signatures}")
+        stages: dict = {}  # seconds of this process's stages, logged with the helper's
         samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=threads,
-                             alphabet=iupac_codes() if args.iupac else None)  # fmt: skip
+                             alphabet=iupac_codes() if args.iupac else None, timings=stages)  # fmt: skip
         log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
+        began = time.perf_counter()
         _warn_duplicates(log, args, samples, prepared.signatures)
+        stages["duplicates_s"] = time.perf_counter() - began
         metric = "exact"
         if args.max_mismatches is not None or args.max_edits is not None or args.iupac:
+            began = time.perf_counter()
             plan = pieces_plan(samples, prepared, max_mismatches=args.max_mismatches, max_edits=args.max_edits,
                                k=args.kmer, min_score=args.min_score, threads=threads)  # fmt: skip
-            rows = plan.verifier(plan.engine_samples, helper.rows(plan.engine_samples, plan.pieces, True, -1.0, threads))
+            stages["pieces_s"] = time.perf_counter() - began
+            found = helper.rows(plan.engine_samples, plan.pieces, True, -1.0, threads)
+            began = time.perf_counter()
+            rows = plan.verifier(plan.engine_samples, found)
+            stages["verify_s"] = time.perf_counter() - began
             metric = plan.metric
         else:
             threshold = -1.0 if args.min_score is None else float(args.min_score)
             rows = helper.rows(samples, prepared, args.report != "first", threshold, threads)
+        stages.update(helper.timings)
         log("scanned on the GPU by a helper process (" + ", ".join(f"{name[:-2].replace('_', ' ')} {value:.3f} s"
-                                                               for name, value in helper.timings.items()) + ")")
+                                                               for name, value in stages.items()) + ")")
     return scan_result(samples, prepared, rows, args.report, metric)
