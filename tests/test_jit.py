@@ -230,3 +230,47 @@ def test_large_inputs_start_numba_in_the_background_and_small_ones_never_import_
                              "arrayobj": True, "nrt": True}  # fmt: skip
     absent = {"thread": [], "numba": False, "compiler_started": False, "arrayobj": False, "nrt": False}
     assert runs["small"] == absent and runs["none"] == absent
+
+
+LOCK_ORDER = """
+import json, sys, threading
+from numba.core import compiler_lock, cpu
+from seqcompare import _jit
+
+lock_type = type(compiler_lock.global_compiler_lock)
+enter, leave, make_context = lock_type.__enter__, lock_type.__exit__, cpu.CPUContext.__init__
+held = threading.local()
+made = []  # whether the compiler lock was held as each CPU target context began to be made
+
+
+def counting_enter(self):
+    held.depth = getattr(held, "depth", 0) + 1
+    return enter(self)
+
+
+def counting_exit(self, *exc_info):
+    held.depth -= 1
+    return leave(self, *exc_info)
+
+
+def recording_make_context(self, *args, **kwargs):
+    made.append(getattr(held, "depth", 0) > 0)
+    return make_context(self, *args, **kwargs)
+
+
+lock_type.__enter__, lock_type.__exit__ = counting_enter, counting_exit
+cpu.CPUContext.__init__ = recording_make_context
+_jit._NJIT.clear()  # this process imported Numba above; let the thread take every step of a start
+_jit.start_in_background()
+_jit.finish_background_start()
+print(json.dumps(made))
+"""
+
+
+def test_the_background_start_takes_numbas_locks_in_numbas_order():
+    """Numba makes its CPU target context under the context's lock, and then takes its compiler lock; a thread
+    making a kernel's dispatcher does exactly that. The background start must not make the context while holding
+    the compiler lock (the reverse order), or the two threads deadlock (a warm GPU scan of 1 Gbp hung this way)."""
+    done = subprocess.run([sys.executable, "-c", LOCK_ORDER], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [False]  # one context, made outside the compiler lock

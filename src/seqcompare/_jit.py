@@ -98,13 +98,19 @@ def finish_background_start() -> None:
 def _start_numba() -> None:
     try:
         _njit()
-        import numba.np.arrayobj  # noqa: F401 (see start_in_background)
         from numba.core.compiler_lock import global_compiler_lock
         from numba.core.registry import cpu_target
         from numba.core.runtime import rtsys
 
+        # The locks are taken in the order a kernel's first call takes them. Numba makes its target context
+        # under the context's own lock and then takes the compiler lock (a thread making a dispatcher does so):
+        # the context is made here before the compiler lock is taken, never inside it, or the two threads would
+        # each hold the lock the other waits for (a warm 1 Gbp GPU scan hung so). A cache load then imports the
+        # array module under the compiler lock (:func:`_load_from_cache`), and so does this thread.
+        context = cpu_target.target_context
         with global_compiler_lock:
-            rtsys.initialize(cpu_target.target_context)
+            rtsys.initialize(context)
+            import numba.np.arrayobj  # noqa: F401 (see start_in_background)
     except Exception:  # noqa: BLE001 (the first kernel call starts Numba itself, and reports what fails)
         pass
 
