@@ -166,7 +166,8 @@ def prepare(args, inputs=(), outputs=None, *, start_cuda: bool = True, warm_up=N
     ``warm_up`` (loading the command's kernels) runs there after it; ``start_cuda=False`` only checks (for
     commands that start CUDA in a helper process or on Dask workers). With ``start_numba``, inputs large enough
     for the compiled kernels also start Numba in a background thread (:func:`start_numba_for`); a command that
-    forks a helper passes False and starts it after the fork."""
+    forks a GPU helper passes False (a thread must not be forked mid-way, and on a 16-core H200 host the start
+    gained nothing after the fork: the reading threads then waited for the GIL, session 38)."""
     if getattr(args, "device", None) == "cuda":
         from ..cuda.runtime import require_gpu_quickly, start_in_background
 

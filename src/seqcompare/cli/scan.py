@@ -6,7 +6,7 @@ import contextlib
 
 from ..errors import InputError
 from .common import (HelpFormatter, Log, add_common, check_cluster_options, dask_client, non_negative_int, positive_int,
-                     prepare, start_numba_for)  # fmt: skip
+                     prepare)  # fmt: skip
 
 
 def add_parser(subparsers) -> None:
@@ -99,7 +99,7 @@ def run_command(args) -> int:
               and gpu_helper.supported())  # fmt: skip
     outputs = {"-o": args.output, "--matched-out": args.matched_out, "--unmatched-out": args.unmatched_out}
     prepare(args, [args.samples, args.signatures], outputs, start_cuda=not (helper or on_cluster or args.coverage),
-            start_numba=not helper)  # with the helper: after its fork  # fmt: skip
+            start_numba=not helper)  # fmt: skip
     log = Log(args.quiet)
     with contextlib.ExitStack() as stack:
         if args.matched_out or args.unmatched_out:  # the samples are read again to copy their records
@@ -244,7 +244,6 @@ def _scan_with_helper(args, log):
     from ..scan.gpu_helper import ScanHelper
 
     with ScanHelper() as helper:
-        start_numba_for([args.samples, args.signatures])
         from ..allpairs import default_threads
         from ..io.fastq import read_fastq
         from ..io.sequences import iupac_codes
