@@ -159,15 +159,12 @@ def add_common(parser, *, output: bool = True, device: bool = True, cluster: boo
 # ------------------------------------------------------------------------------------ before any work
 
 
-def prepare(args, inputs=(), outputs=None, *, start_cuda: bool = True, warm_up=None, start_numba: bool = True) -> None:
+def prepare(args, inputs=(), outputs=None, *, start_cuda: bool = True, warm_up=None) -> None:
     """The checks made before any input is read: the GPU is there when ``--device cuda`` asks for one, no output
     is an input or unwritable (:func:`~seqcompare.io.output.check_outputs`). With ``start_cuda``, CUDA then starts
     in a background thread while the input is read (:func:`~seqcompare.cuda.runtime.start_in_background`), and
     ``warm_up`` (loading the command's kernels) runs there after it; ``start_cuda=False`` only checks (for
-    commands that start CUDA in a helper process or on Dask workers). With ``start_numba``, inputs large enough
-    for the compiled kernels also start Numba in a background thread (:func:`start_numba_for`); a command that
-    forks a GPU helper passes False (a thread must not be forked mid-way, and on a 16-core H200 host the start
-    gained nothing after the fork: the reading threads then waited for the GIL, session 38)."""
+    commands that start CUDA in a helper process or on Dask workers)."""
     if getattr(args, "device", None) == "cuda":
         from ..cuda.runtime import require_gpu_quickly, start_in_background
 
@@ -175,17 +172,6 @@ def prepare(args, inputs=(), outputs=None, *, start_cuda: bool = True, warm_up=N
         if start_cuda:
             start_in_background(warm_up)
     check_outputs(outputs if outputs is not None else {"-o": getattr(args, "output", None)}, inputs)
-    if start_numba:
-        start_numba_for(inputs)
-
-
-def start_numba_for(inputs) -> None:
-    """Start Numba in a background thread (:func:`seqcompare._jit.start_in_background`) when the input files
-    ``inputs`` are large enough to be read and computed on by compiled kernels."""
-    from .._jit import inputs_exceed, start_in_background
-
-    if inputs_exceed(inputs):
-        start_in_background()
 
 
 def check_cluster_options(args) -> None:

@@ -246,8 +246,7 @@ def run_command(args) -> int:
     # The Hamming kernels load while the input is read (SNP counts; the models' kernels are others).
     warm_up = _load_hamming_kernels if args.model is None and args.diff_pairs is None else None
     prepare(args, [args.alignment, args.ref, args.diff_pairs], outputs,
-            start_cuda=args.cluster == "none" and not args.scheduler and not helped, warm_up=warm_up,
-            start_numba=not helped)  # fmt: skip
+            start_cuda=args.cluster == "none" and not args.scheduler and not helped, warm_up=warm_up)  # fmt: skip
     if helped:
         from ..cuda.helper import GpuHelper
 

@@ -53,7 +53,7 @@ def run_command(args) -> int:
         import matplotlib  # noqa: F401  (checked before anything is read)
     except ImportError:
         raise InputError("plotting needs matplotlib: pip install 'seqcompare[plot]'") from None
-    prepare(args, [args.matrix, args.names], {"-o": args.output}, start_numba=False)  # NumPy and matplotlib only
+    prepare(args, [args.matrix, args.names], {"-o": args.output})
     matrix, rows, columns = read_matrix(args.matrix, args.names)
     log(f"read a {matrix.shape[0]} x {matrix.shape[1]} matrix from {args.matrix}")
     with open_output(args.output) as out:

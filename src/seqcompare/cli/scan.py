@@ -98,8 +98,7 @@ def run_command(args) -> int:
     helper = (args.device == "cuda" and args.method != "reference" and not on_cluster and not args.coverage
               and gpu_helper.supported())  # fmt: skip
     outputs = {"-o": args.output, "--matched-out": args.matched_out, "--unmatched-out": args.unmatched_out}
-    prepare(args, [args.samples, args.signatures], outputs, start_cuda=not (helper or on_cluster or args.coverage),
-            start_numba=not helper)  # fmt: skip
+    prepare(args, [args.samples, args.signatures], outputs, start_cuda=not (helper or on_cluster or args.coverage))
     log = Log(args.quiet)
     with contextlib.ExitStack() as stack:
         if args.matched_out or args.unmatched_out:  # the samples are read again to copy their records

@@ -185,9 +185,6 @@ class GpuHelper:
     """
 
     def __init__(self, start=None, warm_up=None, name: str = "seqcompare-gpu"):
-        from .._jit import finish_background_start
-
-        finish_background_start()  # a thread that holds import or compiler locks must not be forked mid-way
         context = multiprocessing.get_context("fork")
         self._memory = os.memfd_create(name)
         self.shared = SharedArrays(self._memory)
