@@ -153,6 +153,20 @@ def test_real_reads_against_real_lambda_pieces():
     del read_sequences
 
 
+def test_integrity_fields_are_each_rows_quality_sum_modulo_97(rng):
+    """The integrity field of a row is its sample's quality sum modulo 97, summed here one base at a time: rows
+    repeat samples in any order, and samples may be empty (between, first and last)."""
+    from seqcompare.scan.api import INTEGRITY_MODULUS, _integrity
+
+    lengths = rng.integers(0, 40, 60)
+    lengths[[0, 7, 8, 59]] = 0
+    qualities = [rng.integers(0, 94, n).astype(np.uint8) for n in lengths]
+    samples = SequenceSet.from_strings(["A" * int(n) for n in lengths], qualities=qualities)
+    for rows in (rng.integers(0, 60, 200), np.array([0, 59, 8, 7, 1, 1]), np.arange(60), np.empty(0, np.int64)):
+        expected = [sum(int(q) for q in qualities[r]) % INTEGRITY_MODULUS for r in rows]
+        assert _integrity(samples, rows).tolist() == expected
+
+
 def test_min_score_best_and_integrity():
     samples = SequenceSet.from_strings(["ACGTTACGTTACGT"], ["s"], [[5, 5, 5, 5, 0, 30, 30, 30, 30, 0, 9, 9, 9, 9]])
     signatures = SequenceSet.from_strings(["ACGT"], ["sig"])
