@@ -147,28 +147,21 @@ def band_starts(list_starts, entries, band, n_bands, out):
 @jit
 def subtract_shared(left_starts, left_entries, left_totals, right_starts, right_entries, right_totals,
                     list_consensus, differ, row_band, col_band, row0, row1, col0, col1, lower, out):  # fmt: skip
-    """Add the lists' part of a tile to ``out`` (``row0:row1`` x ``col0:col1``, C-contiguous, holding the planes'
-    part).
+    """Add the lists' part of a tile to ``out`` (``row0:row1`` x ``col0:col1``, holding the planes' part).
 
     ``left_starts`` / ``right_starts`` are :func:`band_starts` of each side at the tile edge, so a list's entries
     in this tile's rows (columns) are those between its band's start and the next band's. When ``lower`` (a
     diagonal tile) only pairs ``j < i`` are counted: in a site's list, the entries before row ``i``'s own.
     ``list_consensus[t]`` is the consensus code of list ``t``'s site.
-
-    The updates index the tile as one flat row of unsigned offsets: signed 2-D indices made Numba select for
-    negative wrap-around on every update, and the lists' part took 1.5x as long (session 38).
     """
     n_codes = differ.shape[0]
-    shared = np.empty(n_codes, np.int32)
+    shared = np.empty(n_codes, np.int64)
     n_lists = left_starts.shape[1]
     for a in range(row1 - row0):
         total = left_totals[row0 + a]
         stop = a if lower else col1 - col0
         for b in range(stop):
             out[a, b] += total + right_totals[col0 + b]
-    flat = out.reshape(-1)
-    width = np.uint64(out.shape[1])
-    first_row, first_column = np.uint32(row0), np.uint32(col0)
     for t in range(n_lists):
         first = left_starts[row_band, t]
         last = left_starts[row_band + 1, t]
@@ -182,15 +175,16 @@ def subtract_shared(left_starts, left_entries, left_totals, right_starts, right_
         for p in range(first, last):
             entry = left_entries[p]
             code = entry & np.uint32(0xFF)
-            own = np.int32(differ[code, consensus])
+            own = differ[code, consensus]
             for y in range(n_codes):  # k(code, y) for every code y of the other row
-                shared[y] = own + np.int32(differ[y, consensus]) - np.int32(differ[code, y])
-            # Rows and columns of a band's entries are at least its first ones: the differences do not wrap.
-            row_offset = np.uint64((entry >> np.uint32(8)) - first_row) * width
+                shared[y] = own + differ[y, consensus] - differ[code, y]
+            # Indexed in two dimensions: a row view made per entry costs reference counting (a view per
+            # entry outweighed its row's updates).
+            row = np.int64(entry >> np.uint32(8)) - row0
             stop = other_first + (p - first) if lower else other_last
             for q in range(other_first, stop):
                 other = right_entries[q]
-                flat[row_offset + np.uint64((other >> np.uint32(8)) - first_column)] -= shared[other & np.uint32(0xFF)]
+                out[row, np.int64(other >> np.uint32(8)) - col0] -= shared[other & np.uint32(0xFF)]
 
 
 @jit
