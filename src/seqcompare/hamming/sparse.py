@@ -178,13 +178,11 @@ def subtract_shared(left_starts, left_entries, left_totals, right_starts, right_
             own = differ[code, consensus]
             for y in range(n_codes):  # k(code, y) for every code y of the other row
                 shared[y] = own + differ[y, consensus] - differ[code, y]
-            # Indexed in two dimensions: a row view made per entry costs reference counting (a view per
-            # entry outweighed its row's updates).
-            row = np.int64(entry >> np.uint32(8)) - row0
+            out_row = out[(entry >> np.uint32(8)) - row0]
             stop = other_first + (p - first) if lower else other_last
             for q in range(other_first, stop):
                 other = right_entries[q]
-                out[row, np.int64(other >> np.uint32(8)) - col0] -= shared[other & np.uint32(0xFF)]
+                out_row[(other >> np.uint32(8)) - col0] -= shared[other & np.uint32(0xFF)]
 
 
 @jit
