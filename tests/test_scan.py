@@ -341,6 +341,26 @@ def test_cli_gpu_helper_process_failures_are_one_line_errors(helper_on_cpu, tmp_
     assert not target.exists()
 
 
+def test_cli_gpu_helper_process_logs_a_failed_page_lock_and_still_scans(helper_on_cpu, tmp_path, capsys):
+    # The helper reports a failed page-lock as a note among its stage seconds; the log line must show it, not
+    # fail on it (it did: every value was formatted as seconds).
+    import seqcompare.cuda.helper
+    from seqcompare.cli import main
+
+    def refuse(regions, region):
+        raise RuntimeError("no page-locking here")
+
+    helper_on_cpu.setattr(seqcompare.cuda.helper, "LOCK_SHARED_FROM", 0)
+    helper_on_cpu.setattr(seqcompare.cuda.helper._Regions, "lock", refuse)
+    reads = os.path.join(EXAMPLE, "reads.fastq")
+    signatures = os.path.join(EXAMPLE, "signatures.fasta")
+    helped, plain = tmp_path / "helped.txt", tmp_path / "plain.txt"
+    assert main(["scan", reads, signatures, "--device", "cuda", "--kmer", "7", "-o", str(helped)]) == 0
+    assert "helper lock error: RuntimeError('no page-locking here')" in capsys.readouterr().err
+    assert main(["scan", reads, signatures, "--device", "cpu", "-q", "-o", str(plain)]) == 0
+    assert helped.read_text() == plain.read_text() and helped.read_text().count("\n") >= 5
+
+
 def test_the_gpu_helpers_side_and_the_parser_import_no_numba():
     # The helper process is forked before Numba is imported so that its CUDA start overlaps the parent's work;
     # importing Numba on its side would put ~0.3 s back on the critical path.

@@ -55,6 +55,11 @@ class Log:
             return Bar(total, unit, what)
         return PeriodicLog(total, unit, what, self)
 
+    def stages(self, what: str, timings: dict) -> None:
+        """One line: ``what (stage 0.123 s, ...)`` from ``timings``' seconds (keys ending in ``_s``); other
+        entries, such as a helper's note that it could not page-lock memory, are shown as they are."""
+        self(f"{what} (" + ", ".join(_stage(name, value) for name, value in timings.items()) + ")")
+
     def duplicates(self, source: str, names, what: str = "name") -> None:
         """One warning for the names that occur more than once in ``source``: their count and the first few."""
         if len(set(names)) == len(names):  # the usual case, without a Python step per name
@@ -68,6 +73,12 @@ class Log:
         if repeated:
             shown = ", ".join(list(repeated)[:3]) + (" ..." if len(repeated) > 3 else "")
             self.warn(f"{source}: {len(repeated)} duplicated {what}(s): {shown}")
+
+
+def _stage(name: str, value) -> str:
+    if isinstance(value, float) and name.endswith("_s"):
+        return f"{name[:-2].replace('_', ' ')} {value:.3f} s"
+    return f"{name.replace('_', ' ')}: {value}"
 
 
 # -------------------------------------------------------------------------------------------- option types

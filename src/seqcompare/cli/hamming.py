@@ -427,9 +427,7 @@ def _run(helper, log, encoded, reduction: type, parameters: tuple, **options):
     if helper is None:
         return _run_reduction(encoded, reduction, parameters, options)
     result = helper.call(_run_reduction, encoded, reduction, parameters, {**options, "progress": False})
-    log("computed on the GPU by a helper process (" + ", ".join(
-        f"{name[:-2].replace('_', ' ')} {value:.3f} s" for name, value in helper.timings.items()
-        if isinstance(value, float)) + ")")  # fmt: skip
+    log.stages("computed on the GPU by a helper process", helper.timings)
     return result
 
 

@@ -275,6 +275,5 @@ def _scan_with_helper(args, log):
             threshold = -1.0 if args.min_score is None else float(args.min_score)
             rows = helper.rows(samples, prepared, args.report != "first", threshold, threads)
         stages.update(helper.timings)
-        log("scanned on the GPU by a helper process (" + ", ".join(f"{name[:-2].replace('_', ' ')} {value:.3f} s"
-                                                               for name, value in stages.items()) + ")")
+        log.stages("scanned on the GPU by a helper process", stages)
     return scan_result(samples, prepared, rows, args.report, metric)
