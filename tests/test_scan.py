@@ -164,7 +164,7 @@ def test_integrity_fields_are_each_rows_quality_sum_modulo_97(rng):
     samples = SequenceSet.from_strings(["A" * int(n) for n in lengths], qualities=qualities)
     for rows in (rng.integers(0, 60, 200), np.array([0, 59, 8, 7, 1, 1]), np.arange(60), np.empty(0, np.int64)):
         expected = [sum(int(q) for q in qualities[r]) % INTEGRITY_MODULUS for r in rows]
-        assert _integrity(samples, rows).tolist() == expected
+        assert _integrity(samples.quality, samples.offsets, rows).tolist() == expected
 
 
 def test_min_score_best_and_integrity():

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,8 +38,9 @@ class ScanResult:
         The sample bases the occurrence spans (the window the score is averaged over): the signature's length,
         or for edits the aligned span.
     sample_names, signature_names : list of str
-    integrity : ndarray of int64
-        Per match: the sum of all the matched sample's Phred scores modulo 97 (a check that two runs read the same qualities).
+    integrity : ndarray of int64 (property)
+        Per match: the sum of all the matched sample's Phred scores modulo 97 (a check that two runs read the same
+        qualities). Computed on first use, from the matched samples' qualities, which the result holds until then.
     distance : ndarray of int64
         Mismatches or edits of each occurrence (0 for an exact scan).
     end : ndarray of int64 (property)
@@ -54,7 +56,9 @@ class ScanResult:
     length: np.ndarray
     sample_names: list
     signature_names: list
-    integrity: np.ndarray
+    # The integrity array, or until its first use a function that computes it: most runs never show it, and
+    # summing the matched samples' qualities took 0.2 s of a 1.8 s GPU scan of 1 Gbp (bench/RESULTS.md, session 39).
+    _integrity: object = field(repr=False)
     both_strands: bool = False
     report: str = "first"
     distance: np.ndarray | None = None
@@ -63,6 +67,13 @@ class ScanResult:
     def __post_init__(self):
         if self.distance is None:
             self.distance = np.zeros(self.sample.size, dtype=np.int64)
+
+    @property
+    def integrity(self) -> np.ndarray:
+        """Per match: the sum of all the matched sample's Phred scores modulo 97."""
+        if callable(self._integrity):
+            self._integrity = self._integrity()
+        return self._integrity
 
     @property
     def end(self) -> np.ndarray:
@@ -86,36 +97,40 @@ class ScanResult:
         gives a header and columns sample, signature, offset, score (+ end and mismatches or edits, strand,
         integrity).
         """
-        scores = self.score
         approximate = self.metric != "exact"
         if tsv:
             header = ["sample", "signature", "offset", "score"] + ["end", self.metric] * approximate
             header += ["strand"] * self.both_strands + ["integrity"] * integrity
             yield "\t".join(header)
+        # Columns as Python lists, read once: indexing NumPy arrays row by row costs 10 times more.
+        samples = [self.sample_names[i] for i in self.sample.tolist()]
+        signatures = [self.signature_names[i] for i in self.signature.tolist()]
+        scores = [f"{score:.3f}" for score in self.score.tolist()]
+        offsets, ends, distances = self.offset.tolist(), self.end.tolist(), self.distance.tolist()
+        strands = self.strand.tolist()
+        integrities = self.integrity.tolist() if integrity else None
         for row in range(len(self)):
-            sample = self.sample_names[self.sample[row]]
-            signature = self.signature_names[self.signature[row]]
-            score = f"{scores[row]:.3f}"
+            sample, signature, score = samples[row], signatures[row], scores[row]
             if tsv:
-                fields = [sample, signature, str(self.offset[row]), score]
+                fields = [sample, signature, str(offsets[row]), score]
                 if approximate:
-                    fields += [str(self.end[row]), str(self.distance[row])]
+                    fields += [str(ends[row]), str(distances[row])]
                 if self.both_strands:
-                    fields.append("-" if self.strand[row] else "+")
+                    fields.append("-" if strands[row] else "+")
                 if integrity:
-                    fields.append(str(self.integrity[row]))
+                    fields.append(str(integrities[row]))
                 yield "\t".join(fields)
                 continue
             line = f"{sample}: {signature} ({score})"
             if integrity:
-                line += f" [{self.integrity[row]}]"
+                line += f" [{integrities[row]}]"
             if approximate:
-                line += f" {self.metric}={self.distance[row]}"
+                line += f" {self.metric}={distances[row]}"
             if self.report == "all":
-                line += f" offset={self.offset[row]}"
+                line += f" offset={offsets[row]}"
                 if self.metric == "edits":
-                    line += f" end={self.end[row]}"
-            if self.strand[row]:
+                    line += f" end={ends[row]}"
+            if strands[row]:
                 line += " strand=-"
             yield line
 
@@ -441,17 +456,18 @@ def scan_result(samples: SequenceSet, prepared: PreparedSignatures, rows, report
         distance, end = np.zeros(sample.size, dtype=np.int64), offset + np.diff(signatures.offsets)[signature]
     keep = _select(report, sample, signature, strand, offset, total, distance, end, metric == "edits")
     sample = sample[keep]
-    integrity = _integrity(samples, sample)
+    # The partial holds the qualities and offsets only, not the samples' bases.
+    integrity = functools.partial(_integrity, samples.quality, samples.offsets, sample)
     return ScanResult(sample, signature[keep], strand[keep], offset[keep], total[keep], (end - offset)[keep],
                       samples.names, signatures.names, integrity, prepared.both_strands, report, distance[keep],
                       metric)  # fmt: skip
 
 
-def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
+def _integrity(quality: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The integrity field of each row's sample; only matched samples are summed (a pass over every quality
     of a 600 MB FASTQ would cost more than the GPU's whole scan)."""
     matched, inverse = np.unique(rows, return_inverse=True)
-    starts, stops = samples.offsets[matched], samples.offsets[matched + 1]
+    starts, stops = offsets[matched], offsets[matched + 1]
     lengths = stops - starts
     sums = np.zeros(matched.size, dtype=np.int64)
     filled = np.flatnonzero(lengths > 0)
@@ -459,10 +475,12 @@ def _integrity(samples: SequenceSet, rows: np.ndarray) -> np.ndarray:
         # One sum per matched sample over its qualities gathered end to end, not a running sum of every gathered
         # quality (8 bytes a base: 1.6 GB for 100,000 matched reads of 2 kb). Empty samples are left out, as
         # ``reduceat`` would give them the next value.
-        gathered = np.concatenate([samples.quality[a:b] for a, b in zip(starts[filled], stops[filled])])
+        gathered = np.concatenate([quality[a:b] for a, b in zip(starts[filled], stops[filled])])
         firsts = np.zeros(filled.size, dtype=np.int64)
         np.cumsum(lengths[filled][:-1], out=firsts[1:])
-        sums[filled] = np.add.reduceat(gathered, firsts, dtype=np.int64)
+        # Summed as uint64: NumPy's reduceat from uint8 to int64 takes a casting path 6x slower (0.23 s against
+        # 0.04 s for 20 MB in 10,000 segments); sums of at most 2**56 bytes fit either way.
+        sums[filled] = np.add.reduceat(gathered, firsts, dtype=np.uint64)
     sums %= INTEGRITY_MODULUS
     return sums[inverse.reshape(-1)] if rows.size else np.empty(0, dtype=np.int64)
 
