@@ -29,16 +29,16 @@ completeness is proved in :mod:`.index` (and holds on the GPU and on Dask, which
 occurrence's offset ``o = q - a`` is among the candidates (mismatches), or its whole alignment lies in a
 candidate's window ``[q - a - k, q - a + m + k)`` (edits). Every candidate is then verified exactly:
 mismatches are counted at ``o``; for edits the windows of one (sample, signature) are merged where they
-overlap or touch, and each merged window ``W`` gets the semi-global DP (free start and end in the sample),
-restricted to the band of diagonals its candidates' alignments can use (see :func:`_edit_windows`).
-Its ``D_W(e)`` is never below ``D(e)`` (it minimises over fewer starts), and when ``D(e) <= k`` every optimal
-alignment lies in one candidate window, and so in the one merged window holding base ``e - 1``: then
-``D_W(e) = D(e)`` and the largest optimal start is found there. Windows are disjoint after merging, so each
-end is reported once. With costs above ``k`` read as ``k + 1``, the profile over a merged window and the
-positions just outside it (above ``k``: an alignment within ``k`` ending there would hold a base of a window
-that touches this one, and so be merged into it) equals the whole profile read the same way, and a local
-minimum within ``k`` depends only on costs read so. The DP keeps only the rows whose cost can still reach ``k`` (Ukkonen's cut-off): a cell
-above ``k`` leads only to cells above ``k``, since costs never fall along a path.
+overlap or touch, and each merged window ``W`` gets the semi-global DP (free start and end in the sample,
+starts in ``W``), bit-parallel (see :func:`_edit_windows`). Its ``D_W(e)`` is never below ``D(e)`` (it
+minimises over fewer starts), and when ``D(e) <= k`` every optimal alignment lies in one candidate window, and
+so in the one merged window holding base ``e - 1``: then ``D_W(e) = D(e)``, and the largest optimal start, the
+largest ``s`` with ``edit(signature, sample[s:e]) = D(e)``, lies in ``W`` too, so the DP run backwards from
+``e`` finds it before it leaves ``W``. Windows are disjoint after merging, so each end is reported once. With
+costs above ``k`` read as ``k + 1``, the profile over a merged window and the positions just outside it (above
+``k``: an alignment within ``k`` ending there would hold a base of a window that touches this one, and so be
+merged into it) equals the whole profile read the same way, and a local minimum within ``k`` depends only on
+costs read so.
 """
 
 from __future__ import annotations
@@ -240,9 +240,7 @@ def _verified_edits(samples, sample, signature, origin, verifier: Verifier, leng
     heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     win_sample, win_signature, win_lo = sample[heads], signature[heads], lo[heads]
     win_hi = np.maximum.reduceat(hi, heads)
-    # The band of diagonals (sample end minus signature bases consumed) the window's alignments can use.
-    win_low_diagonal = np.minimum.reduceat(origin, heads) - errors[win_signature]
-    win_high_diagonal = np.maximum.reduceat(origin, heads) + errors[win_signature]
+    masks, masks_reversed, mask_offsets = _signature_masks(verifier.codes, verifier.offsets)
     pieces = []
 
     def task(bounds):
@@ -251,9 +249,9 @@ def _verified_edits(samples, sample, signature, origin, verifier: Verifier, leng
         parts = []
         while first < last:
             out = np.empty((capacity, 6), dtype=np.int64)
-            written, first = _edit_windows(samples.codes, samples.offsets, samples.quality, verifier.codes,
-                                           verifier.offsets, win_sample, win_signature, win_lo, win_hi,
-                                           win_low_diagonal, win_high_diagonal, errors, first, last, out)  # fmt: skip
+            written, first = _edit_windows(samples.codes, samples.offsets, samples.quality, verifier.offsets, masks,
+                                           masks_reversed, mask_offsets, win_sample, win_signature, win_lo, win_hi,
+                                           errors, first, last, out)  # fmt: skip
             parts.append(out[:written].copy())
             capacity *= 2
         return parts
@@ -296,107 +294,144 @@ def _merge_groups(pair_start, lo, hi):
     return group
 
 
-@jit(reads=("bases", "sample_offsets", "quality", "codes", "offsets"))
-def _edit_windows(bases, sample_offsets, quality, codes, offsets, win_sample, win_signature, win_lo, win_hi,
-                  win_low_diagonal, win_high_diagonal, errors, first, last, out):  # fmt: skip
+def _signature_masks(codes: np.ndarray, offsets: np.ndarray):
+    """``(masks, masks_reversed, mask_offsets)``: Myers' match masks of every signature row, and of the row read
+    backwards. Row ``r`` of ``m`` bases has ``w = ceil(m / 64)`` words per code from ``mask_offsets[r]``: bit
+    ``i`` of word ``mask_offsets[r] + c * w + b`` is set when the row's base ``64 b + i`` meets code ``c`` (their
+    base sets intersect, so N meets every base)."""
+    lengths = np.diff(offsets)
+    words = (lengths + 63) // 64 * BASE_MASKS.size
+    mask_offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(words, out=mask_offsets[1:])
+    masks = np.zeros(int(mask_offsets[-1]), dtype=np.uint64)
+    masks_reversed = np.zeros_like(masks)
+    _fill_masks(codes, offsets, mask_offsets, masks, masks_reversed)
+    return masks, masks_reversed, mask_offsets
+
+
+@jit(reads=("codes", "offsets", "mask_offsets"))
+def _fill_masks(codes, offsets, mask_offsets, masks, masks_reversed):
+    for row in range(offsets.size - 1):
+        start = offsets[row]
+        m = offsets[row + 1] - start
+        words = (m + 63) // 64
+        for c in range(BASE_MASKS.size):
+            first = mask_offsets[row] + c * words
+            for i in range(m):
+                if (BASE_MASKS[codes[start + i]] & BASE_MASKS[c]) != 0:
+                    masks[first + i // 64] |= np.uint64(1) << np.uint64(i % 64)
+                    back = m - 1 - i
+                    masks_reversed[first + back // 64] |= np.uint64(1) << np.uint64(back % 64)
+
+
+@jit
+def _myers_column(masks, first, pv, mv, words, top_delta, last_bit):
+    """Advance a column of Myers' bit-vector DP by one sample base (Myers 1999, in Hyyrö's form for several words):
+    ``pv``/``mv`` hold the +1/-1 vertical differences of the column's ``64 words`` rows, ``masks[first:first +
+    words]`` the rows that meet the base, and ``top_delta`` is the horizontal difference entering at the top (0
+    when every start is free, +1 for a start pinned at column 0). Returns the horizontal difference of the row
+    at bit ``last_bit`` of the last word: the signature's last row, whose cost it moves."""
+    one = np.uint64(1)
+    high = np.uint64(63)
+    carry = top_delta
+    delta = 0
+    for w in range(words):
+        eq = masks[first + w]
+        p = pv[w]
+        m = mv[w]
+        xv = eq | m
+        if carry < 0:
+            eq |= one
+        xh = (((eq & p) + p) ^ p) | eq
+        ph = m | ~(xh | p)
+        mh = p & xh
+        if w == words - 1:
+            delta = np.int64((ph >> last_bit) & one) - np.int64((mh >> last_bit) & one)
+        next_carry = np.int64(ph >> high) - np.int64(mh >> high)
+        ph <<= one
+        mh <<= one
+        if carry < 0:
+            mh |= one
+        elif carry > 0:
+            ph |= one
+        pv[w] = mh | ~(xv | ph)
+        mv[w] = ph & xv
+        carry = next_carry
+    return delta
+
+
+@jit
+def _largest_start(bases, base, masks_reversed, first, pv, mv, words, last_bit, m, end, cost, lowest):
+    """The largest ``s >= lowest`` with ``edit(signature, sample[s:end]) == cost``, the least cost of an alignment
+    ending at ``end``: the signature and the sample read backwards from ``end``, the start pinned there, until the
+    last row first costs ``cost`` (-1 if it never does)."""
+    for w in range(words):
+        pv[w] = np.uint64(0xFFFFFFFFFFFFFFFF)
+        mv[w] = np.uint64(0)
+    score = m
+    s = end
+    while s > lowest:
+        s -= 1
+        score += _myers_column(masks_reversed, first + bases[base + s] * words, pv, mv, words, 1, last_bit)
+        if score == cost:
+            return s
+    return -1
+
+
+@jit(reads=("bases", "sample_offsets", "quality", "offsets", "masks", "masks_reversed", "mask_offsets"))
+def _edit_windows(bases, sample_offsets, quality, offsets, masks, masks_reversed, mask_offsets, win_sample,
+                  win_signature, win_lo, win_hi, errors, first, last, out):  # fmt: skip
     """Semi-global DP of windows ``first:last``: rows ``(sample, signature, start, end, cost, quality sum)`` of
     the occurrences (the profile's local minima within the signature's ``errors``). Returns ``(rows written,
     next window)``: a window is only begun when ``out`` can hold all of its ends, so a caller with a full
     ``out`` calls again from the window returned.
 
-    Cell ``(i, j)``: ``i`` signature bases against the sample up to ``j``; its diagonal is ``j - i``. The cells
-    outside a window's band of diagonals, and those above the errors, are read as ``cap = errors + 1``. The band
-    holds every alignment the window answers for: one within ``e`` edits through an exact piece at origin ``o``
-    keeps to the diagonals ``o - e .. o + e``, as each insertion or deletion moves it by one. Columns are kept
-    in place: column ``j`` reads the last column's rows from its own band's first row less one, which that
-    column computed, and below its ``top`` (the last row within the errors, -1 for none) every row is cap."""
+    The profile ``D_W(e)`` over a window ``[lo, hi)`` is the last row of the DP of the signature against the
+    window with every start free, computed bit-parallel (:func:`_myers_column`); costs above the errors are read
+    as ``cap = errors + 1``. The start of a reported end is found afterwards, by the DP run backwards from it
+    (:func:`_largest_start`): the largest start of an alignment of that cost, which lies in the window."""
     written = np.int64(0)  # not a literal 0: one specialization of _edit_row
     longest = 0
     for w in range(first, last):
         longest = max(longest, offsets[win_signature[w] + 1] - offsets[win_signature[w]])
-    cost = np.empty(longest + 1, np.int64)
-    begin = np.empty(longest + 1, np.int64)
+    most_words = (longest + 63) // 64
+    pv = np.empty(most_words, np.uint64)
+    mv = np.empty(most_words, np.uint64)
+    back_pv = np.empty(most_words, np.uint64)
+    back_mv = np.empty(most_words, np.uint64)
     for w in range(first, last):
         lo = win_lo[w]
         hi = win_hi[w]
         if written + (hi - lo) > out.shape[0]:
             return written, w
         base = sample_offsets[win_sample[w]]
-        start = offsets[win_signature[w]]
-        m = offsets[win_signature[w] + 1] - start
-        allowed = errors[win_signature[w]]
+        signature = win_signature[w]
+        m = offsets[signature + 1] - offsets[signature]
+        allowed = errors[signature]
         cap = allowed + 1
-        low = win_low_diagonal[w]
-        high = win_high_diagonal[w]
-        # Column lo: no sample base consumed; row i costs i deletions, from a start in the band.
-        top = -1
-        if low <= lo <= high:
-            top = min(m, allowed, lo - low)
-            for i in range(top + 1):
-                cost[i] = i
-                begin[i] = lo
+        words = (m + 63) // 64
+        last_bit = np.uint64(m - 1 - 64 * (words - 1))
+        first_mask = mask_offsets[signature]
+        for word in range(words):  # column lo: no sample base consumed, row i costs i
+            pv[word] = np.uint64(0xFFFFFFFFFFFFFFFF)
+            mv[word] = np.uint64(0)
+        score = m
         previous = cap  # the profile at column lo: all m signature bases deleted, m > errors
-        previous_begin = lo
         falling = False
         for j in range(lo + 1, hi + 1):
-            b = bases[base + j - 1]
-            first_row = max(0, j - high)
-            last_row = min(m, j - low)
-            new_top = -1
-            if first_row <= last_row:
-                if first_row == 0:
-                    diagonal = cost[0] if top >= 0 else cap
-                    diagonal_begin = begin[0]
-                    cost[0] = 0
-                    begin[0] = j
-                    up = 0
-                    up_begin = j
-                    new_top = 0
-                    i = 1
-                else:
-                    diagonal = cost[first_row - 1] if first_row - 1 <= top else cap
-                    diagonal_begin = begin[first_row - 1]
-                    up = cap
-                    up_begin = -1
-                    i = first_row
-                while i <= last_row:
-                    if i > top + 1 and up >= allowed:
-                        break  # left and diagonal are cap here, so only up + 1 could stay within the errors
-                    left = cost[i] if i <= top else cap
-                    left_begin = begin[i]
-                    a = codes[start + i - 1]
-                    best = diagonal + (0 if (BASE_MASKS[a] & BASE_MASKS[b]) != 0 else 1)
-                    best_begin = diagonal_begin
-                    # Equal costs: the larger start (the shortest alignment).
-                    if left + 1 < best or (left + 1 == best and left_begin > best_begin):
-                        best = left + 1
-                        best_begin = left_begin
-                    if up + 1 < best or (up + 1 == best and up_begin > best_begin):
-                        best = up + 1
-                        best_begin = up_begin
-                    if best > cap:
-                        best = cap
-                    diagonal = left
-                    diagonal_begin = left_begin
-                    cost[i] = best
-                    begin[i] = best_begin
-                    up = best
-                    up_begin = best_begin
-                    if best <= allowed:
-                        new_top = i
-                    i += 1
-            top = new_top
+            score += _myers_column(masks, first_mask + bases[base + j - 1] * words, pv, mv, words, 0, last_bit)
+            here = min(score, cap)
             # The profile's local minima (Sassy's rule): the cost of the last end is reported when costs fell
             # into its plateau and rise after it.
-            here = cost[m] if top == m else cap
             if falling and here > previous and previous <= allowed:
-                written = _edit_row(out, written, win_sample[w], win_signature[w], previous_begin, j - 1, previous,
-                                    quality, base)  # fmt: skip
+                start = _largest_start(bases, base, masks_reversed, first_mask, back_pv, back_mv, words, last_bit, m,
+                                       j - 1, previous, max(lo, j - 1 - m - previous))  # fmt: skip
+                written = _edit_row(out, written, win_sample[w], signature, start, j - 1, previous, quality, base)
             falling = here < previous or (falling and here == previous)
             previous = here
-            previous_begin = begin[m]
         # Past the window the costs are above the errors.
         if falling and previous <= allowed:
-            written = _edit_row(out, written, win_sample[w], win_signature[w], previous_begin, hi, previous, quality,
-                                base)  # fmt: skip
+            start = _largest_start(bases, base, masks_reversed, first_mask, back_pv, back_mv, words, last_bit, m, hi,
+                                   previous, max(lo, hi - m - previous))  # fmt: skip
+            written = _edit_row(out, written, win_sample[w], signature, start, hi, previous, quality, base)
     return written, last
