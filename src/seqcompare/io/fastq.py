@@ -178,7 +178,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     threads : int, optional
         Threads for the parallel passes (default: all available cores).
     timings : dict, optional
-        Receives the seconds of each pass (read, newlines, records, translate).
+        Receives the seconds of each pass (read, newlines, records, translate, names).
     alphabet : optional
         Another byte-to-code table (anything with ``table`` and ``allowed``), such as
         :func:`~seqcompare.io.sequences.iupac_codes`; it replaces ``iupac_as_n``.
@@ -249,8 +249,6 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate,
                                                           codes, quality), jobs))  # fmt: skip
         clock.append(time.perf_counter())
-    if timings is not None:
-        timings.update(zip(("read_s", "newlines_s", "records_s", "translate_s"), np.diff(clock).tolist()))
     for status, record, position, byte in results:
         shown = chr(byte) if 32 < byte < 127 else f"byte 0x{byte:02x}"
         if status == _ILLEGAL_BASE:
@@ -258,7 +256,11 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         if status == _ILLEGAL_QUALITY:
             raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' has quality character "
                              f"'{shown}' at position {position + 1}, outside Phred+33 ('!' to '~')")  # fmt: skip
-    return SequenceSet(header_words(image, table[:, 0], table[:, 1]), codes, offsets, quality, source)
+    names = header_words(image, table[:, 0], table[:, 1])
+    clock.append(time.perf_counter())
+    if timings is not None:
+        timings.update(zip(("read_s", "newlines_s", "records_s", "translate_s", "names_s"), np.diff(clock).tolist()))
+    return SequenceSet(names, codes, offsets, quality, source)
 
 
 def read_fasta_or_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, alphabet=None):
