@@ -460,6 +460,33 @@ def scan_sample(sample, quality, codes, offsets, lengths, k, bitmap, word_rank, 
     return n_out
 
 
+@jit(reads=("sample_codes", "sample_offsets", "sample_quality", "codes", "offsets", "lengths", "bitmap", "word_rank",
+            "key_start", "entry_sig", "entry_pos", "run_offsets", "run_starts", "run_levels", "recipe"))  # fmt: skip
+def scan_samples(sample_codes, sample_offsets, sample_quality, first, last, codes, offsets, lengths, k, bitmap,
+                 word_rank, key_start, entry_sig, entry_pos, run_offsets, run_starts, run_levels, max_level, recipe,
+                 report_all, min_score, candidates, out_sample, out_sig, out_offset, out_sum):  # fmt: skip
+    """:func:`scan_sample` over samples ``first:last`` in one call (a call from Python per sample cost more than
+    the scan of a 2 kb read), rows ``(sample, signature, offset, quality sum)`` into the ``out_*`` arrays.
+
+    Returns ``(rows written, next sample, status)``: status 0 when every sample is done; -1 (``candidates``) or
+    -2 (the outputs) when one is too small for sample ``next sample``, whose rows are not written; the caller
+    grows it and calls again from there."""
+    n_out = 0
+    for i in range(first, last):
+        start = sample_offsets[i]
+        stop = sample_offsets[i + 1]
+        count = scan_sample(sample_codes[start:stop], sample_quality[start:stop], codes, offsets, lengths, k, bitmap,
+                            word_rank, key_start, entry_sig, entry_pos, run_offsets, run_starts, run_levels, max_level,
+                            recipe, report_all, min_score, candidates, out_sig[n_out:], out_offset[n_out:],
+                            out_sum[n_out:])  # fmt: skip
+        if count < 0:
+            return n_out, i, count
+        for row in range(n_out, n_out + count):
+            out_sample[row] = i
+        n_out += count
+    return n_out, last, 0
+
+
 def index_rows(samples, index: SignatureIndex, report_all: bool, threshold: float, threads: int, report=None):
     """``(sample, signature row, offset, quality sum)`` of every occurrence the index finds in ``samples`` (a
     :class:`~seqcompare.io.sequences.SequenceSet` with qualities; the first occurrence per pair unless
@@ -475,27 +502,21 @@ def index_rows(samples, index: SignatureIndex, report_all: bool, threshold: floa
         lo, hi = lo_hi
         parts = []
         candidates = np.empty(1 << 16, dtype=np.int64)
-        out = [np.empty(max(64, 2 * len(index)), dtype=np.int64) for _ in range(3)]
-        for i in range(lo, hi):
-            sample = samples.sequence(i)
-            quality = samples.quality[samples.offsets[i] : samples.offsets[i + 1]]
-            while True:
-                count = scan_sample(sample, quality, index.codes, index.offsets, index.lengths, k, index.bitmap,
-                                    index.word_rank, index.key_start, index.entry_sig, index.entry_pos,
-                                    index.run_offsets,
-                                    index.run_starts, index.run_levels, index.max_level, LADDER_RECIPE, report_all,
-                                    threshold, candidates, out[0], out[1], out[2])  # fmt: skip
-                if count == -1:
-                    candidates = np.empty(2 * candidates.size, dtype=np.int64)
-                elif count == -2:
-                    out = [np.empty(2 * out[0].size, dtype=np.int64) for _ in range(3)]
-                else:
-                    break
+        out = [np.empty(max(64, 2 * len(index)), dtype=np.int64) for _ in range(4)]
+        while lo < hi:
+            count, lo, status = scan_samples(samples.codes, samples.offsets, samples.quality, lo, hi, index.codes,
+                                             index.offsets, index.lengths, k, index.bitmap, index.word_rank,
+                                             index.key_start, index.entry_sig, index.entry_pos, index.run_offsets,
+                                             index.run_starts, index.run_levels, index.max_level, LADDER_RECIPE,
+                                             report_all, threshold, candidates, *out)  # fmt: skip
             if count:
-                parts.append((np.full(count, i, dtype=np.int64), out[0][:count].copy(), out[1][:count].copy(),
-                              out[2][:count].copy()))  # fmt: skip
+                parts.append(tuple(column[:count].copy() for column in out))
+            if status == -1:
+                candidates = np.empty(2 * candidates.size, dtype=np.int64)
+            elif status == -2 and count == 0:  # one sample's rows do not fit
+                out = [np.empty(2 * out[0].size, dtype=np.int64) for _ in range(4)]
         if report is not None:
-            report.update(int(samples.offsets[hi] - samples.offsets[lo]))
+            report.update(int(samples.offsets[hi] - samples.offsets[lo_hi[0]]))
         return parts
 
     with ThreadPoolExecutor(threads) as pool:
