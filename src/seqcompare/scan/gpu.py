@@ -35,6 +35,7 @@ class DeviceIndex:
     entry_sig: object
     entry_pos: object
     device_arrays: dict
+    runless: np.ndarray | None = None  # signature rows without a clean run (the fallback covers them everywhere)
 
 
 def upload_index(parts: dict, k: int) -> DeviceIndex:
@@ -50,8 +51,9 @@ def upload_index(parts: dict, k: int) -> DeviceIndex:
             module(_SOURCE, ())
         stream.synchronize()
     levels = parts["run_levels"]
+    runless = np.flatnonzero(np.diff(parts["run_offsets"]) == 0).astype(np.int32)
     return DeviceIndex(k, parts["sig_length"].astype(np.int64), int(levels.max()) if levels.size else 0, *tables,
-                       uploaded)  # fmt: skip
+                       uploaded, runless)  # fmt: skip
 
 
 def device_index(codes: np.ndarray, offsets: np.ndarray, k: int) -> DeviceIndex:
@@ -87,6 +89,24 @@ def scan_on_gpu(samples, index, report_all: bool, threshold: float, *, threads: 
     return rows
 
 
+def _fallback_pairs(kernels, stream, up: dict, n_samples: int, n_signatures: int, runless) -> list:
+    """``[(signature rows, samples), ...]`` (int32 device arrays) whose pairs the fallback kernel must visit:
+    every signature in the samples that hold an N, and the signatures without a clean run (``runless``, host
+    rows) in the others. In an N-free sample a signature's clean run covers every offset, so no other pair
+    leaves the fallback anything."""
+    cupy = require_cupy()
+    if not n_samples or not n_signatures:
+        return []
+    has_n = cupy.empty(n_samples, dtype=cupy.int32)
+    kernels.get_function("samples_with_n")(((n_samples + 255) // 256,), (256,),
+                                           (up["sample_nmask"], up["sample_word0"], up["sample_length"],
+                                            np.int32(n_samples), has_n), stream=stream)  # fmt: skip
+    pairs = [(cupy.arange(n_signatures, dtype=cupy.int32), cupy.flatnonzero(has_n).astype(cupy.int32))]
+    if runless is not None and runless.size:
+        pairs.append((cupy.asarray(runless), cupy.flatnonzero(has_n == 0).astype(cupy.int32)))
+    return [(signatures, samples) for signatures, samples in pairs if samples.size]
+
+
 def device_occurrences(sample_bases, sample_nmask, sample_word0, sample_lengths, index: DeviceIndex,
                        find_all: bool, *, timings: dict | None = None):  # fmt: skip
     """Upload packed samples (:func:`~seqcompare.scan.packed.pack_records`' output) and run the scan kernels on GPU 0 against a
@@ -114,6 +134,7 @@ def device_occurrences(sample_bases, sample_nmask, sample_word0, sample_lengths,
             up[name].set(value, stream=stream)
         best = cupy.empty(max(1, n_samples * n_signatures), dtype=cupy.int32)
         levels = cupy.empty(max(1, n_levels * level_stride), dtype=cupy.uint64)
+        fallback_pairs = _fallback_pairs(kernels, stream, up, n_samples, n_signatures, index.runless)
         stream.synchronize()
         clock["upload"] = time.perf_counter()
         max_length = int(sample_length.max()) if n_samples else 0
@@ -151,14 +172,15 @@ def device_occurrences(sample_bases, sample_nmask, sample_word0, sample_lengths,
                                        np.int32(first), np.int32(second), np.int32(shift), *tail),
                         stream=stream)  # fmt: skip
             events[2].record(stream)
-            for first_sample, batch in batches:
-                if n_signatures:
+            for sig_list, sample_list in fallback_pairs:
+                for first_sample in range(0, sample_list.size, _MAX_GRID_Y):
                     kernels.get_function("scan_fallback")(
-                        (n_signatures, batch), (128,),
+                        (sig_list.size, min(_MAX_GRID_Y, sample_list.size - first_sample)), (128,),
                         (up["sample_bases"], up["sample_nmask"], up["sample_word0"], up["sample_length"],
                          up["sig_bases"], up["sig_nmask"], up["sig_word0"], up["sig_length"], np.int32(n_signatures),
                          levels, np.int64(level_stride), up["row0"], up["row_words"], up["run_offsets"],
-                         up["run_starts"], up["run_levels"], *common_out, np.int32(first_sample)),
+                         up["run_starts"], up["run_levels"], *common_out, sig_list, sample_list,
+                         np.int32(first_sample)),
                         stream=stream,
                     )  # fmt: skip
             events[3].record(stream)

@@ -46,9 +46,10 @@ class ScanHelper:
         bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=allocate)
         packed = {"bases": bases, "nmask": nmask, "word0": word0, "lengths": samples.lengths}
         self.timings["host_passes_s"] = time.perf_counter() - started
-        sample, signature, offset = self._helper.call(_scan, index_parts, packed, prepared.k,
-                                                      report_all or threshold >= 0)  # fmt: skip
+        sample, signature, offset, device = self._helper.call(_scan, index_parts, packed, prepared.k,
+                                                              report_all or threshold >= 0)  # fmt: skip
         self.timings.update(self._helper.timings)
+        self.timings.update({f"helper_{name}": value for name, value in device.items()})
         return host_rows(samples, np.diff(prepared.offsets), sample, signature, offset, report_all, threshold)
 
     def close(self) -> None:
@@ -87,8 +88,13 @@ def _start_cuda() -> dict:
 
 
 def _scan(index_parts: dict, packed: dict, k: int, find_all: bool):
-    """In the helper: the signatures' index on the GPU, then every sample's occurrences."""
+    """In the helper: the signatures' index on the GPU, then every sample's occurrences, and the seconds of the
+    upload and of each kernel (CUDA events)."""
     from .gpu import device_occurrences, upload_index
 
     index = upload_index(index_parts, k)
-    return device_occurrences(packed["bases"], packed["nmask"], packed["word0"], packed["lengths"], index, find_all)
+    timings: dict = {}
+    rows = device_occurrences(packed["bases"], packed["nmask"], packed["word0"], packed["lengths"], index, find_all,
+                              timings=timings)  # fmt: skip
+    kept = ("upload_s", "kernel_index_s", "kernel_ladder_s", "kernel_fallback_s")
+    return (*rows, {name: value for name, value in timings.items() if name in kept})

@@ -182,8 +182,30 @@ extern "C" __global__ void dilate(u64* levels, long long level_stride, const lon
     levels[level * level_stride + base + w] = value;
 }
 
-// 2c. The fallback: one block per (signature, sample); offsets that no clean run of the signature covers are
-// verified base by base. First mode looks only left of what the index found.
+// 2b'. Whether each sample holds an N: only those can leave offsets to the fallback of a signature that has a
+// clean run (see below), so the host launches the fallback over them, and over the other samples only for the
+// signatures without one. One fallback block per (signature, sample) pair of 500,000 reads and 404 signatures,
+// most returning at once, took 0.12 s of block scheduling on an H200.
+extern "C" __global__ void samples_with_n(const u32* __restrict__ sample_nmask,
+                                          const long long* __restrict__ sample_word0,
+                                          const int* __restrict__ sample_length, int n_samples, int* has_n) {
+    int sample = blockIdx.x * blockDim.x + threadIdx.x;
+    if (sample >= n_samples) return;
+    int size = sample_length[sample];
+    long long n32 = (size + 31) >> 5;
+    long long word0 = sample_word0[sample];
+    u32 any = 0;
+    for (long long i = 0; i < n32; ++i) {
+        u32 word = sample_nmask[word0 + i];
+        if (i == n32 - 1 && (size & 31)) word &= (1u << (size & 31)) - 1u;  // bits past the sample's end
+        any |= word;
+    }
+    has_n[sample] = any != 0;
+}
+
+// 2c. The fallback: one block per (signature, sample) of the pairs listed (signatures sig_list[x], samples
+// sample_list[sample_first + y]); offsets that no clean run of the signature covers are verified base by base.
+// First mode looks only left of what the index found.
 extern "C" __global__ void scan_fallback(
     const u64* __restrict__ sample_bases, const u32* __restrict__ sample_nmask,
     const long long* __restrict__ sample_word0, const int* __restrict__ sample_length,
@@ -191,9 +213,10 @@ extern "C" __global__ void scan_fallback(
     const int* __restrict__ sig_length, int n_signatures, const u64* __restrict__ levels, long long level_stride,
     const long long* __restrict__ row0, const int* __restrict__ row_words, const long long* __restrict__ run_offsets,
     const int* __restrict__ run_starts, const int* __restrict__ run_levels, int report_all, int* best, int* out,
-    unsigned long long* out_count, unsigned long long capacity, int sample_first) {
-    int s = blockIdx.x;
-    int sample = sample_first + blockIdx.y;
+    unsigned long long* out_count, unsigned long long capacity, const int* __restrict__ sig_list,
+    const int* __restrict__ sample_list, int sample_first) {
+    int s = sig_list[blockIdx.x];
+    int sample = sample_list[sample_first + blockIdx.y];
     int size = sample_length[sample];
     int length = sig_length[s];
     if (length > size) return;
