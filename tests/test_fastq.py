@@ -356,3 +356,36 @@ def test_letters_matrix_copies_strings_in_place_or_declines(rng, monkeypatch):
     assert np.array_equal(in_place, hamming(texts))
     with pytest.raises(InputError, match="sequence #6 has length 256 but sequence #1 has length 257"):
         hamming(texts[:5] + [texts[5][:-1]] + texts[6:])
+
+
+def test_encoded_names_read_as_the_decoded_list(monkeypatch, capsys):
+    """Names kept encoded (large FASTQ files) index, slice, iterate, compare and pickle as the list of decoded
+    names; the duplicate check agrees with a set of them, also when every hash collides."""
+    import pickle
+
+    from seqcompare.cli.common import Log
+    from seqcompare.io import sequences
+    from seqcompare.io.fasta import header_names, header_words
+
+    rng = np.random.default_rng(3)
+    words = [b"r%d" % i for i in range(40)] + [b"", b"r\xc3\xa9", b"bad\xff", b"r7"]
+    for unique in (True, False):
+        chosen = words[:-1] if unique else words
+        order = rng.permutation(len(chosen))
+        text = b"".join(b"@" + chosen[i] + (b" comment\n" if i % 3 else b"\n") for i in order)
+        image = np.frombuffer(text, np.uint8)
+        ends = np.flatnonzero(image == 10)
+        starts = np.r_[0, ends[:-1] + 1] + 1
+        names = header_names(image, starts, ends)
+        expected = header_words(image, starts, ends)
+        assert len(names) == len(expected) and names == expected and list(names) == expected
+        assert [names[i] for i in range(-len(names), len(names))] == expected + expected
+        assert names[3:-2:2] == expected[3:-2:2] and pickle.loads(pickle.dumps(names)) == expected
+        assert names.has_duplicates() == (len(set(expected)) != len(expected)) == (not unique)
+        with monkeypatch.context() as patched:  # every hash equal: the names themselves decide
+            patched.setattr(sequences, "_name_hashes", lambda blob, starts, out: out.fill(7))
+            assert header_names(image, starts, ends).has_duplicates() == (not unique)
+        Log(quiet=False).duplicates("x.fq", header_names(image, starts, ends), "sample name")
+        assert ("1 duplicated sample name(s): r7" in capsys.readouterr().err) == (not unique)
+    empty = header_names(image, starts[:0], ends[:0])
+    assert len(empty) == 0 and list(empty) == [] and not empty.has_duplicates()

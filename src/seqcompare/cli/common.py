@@ -62,8 +62,9 @@ class Log:
 
     def duplicates(self, source: str, names, what: str = "name") -> None:
         """One warning for the names that occur more than once in ``source``: their count and the first few."""
-        if len(set(names)) == len(names):  # the usual case, without a Python step per name
-            return
+        has_duplicates = getattr(names, "has_duplicates", None)  # names kept encoded check without decoding
+        if (not has_duplicates()) if has_duplicates is not None else len(set(names)) == len(names):
+            return  # the usual case, without a Python step per name
         seen: set = set()
         repeated: dict = {}
         for name in names:

@@ -515,6 +515,18 @@ def header_words(image: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> li
     return blob.tobytes().decode("utf-8", "surrogateescape").split("\n")
 
 
+def header_names(image: np.ndarray, starts: np.ndarray, stops: np.ndarray):
+    """:func:`header_words` as an :class:`~seqcompare.io.sequences.EncodedNames`, decoded only when read."""
+    from .sequences import EncodedNames
+
+    blob = _first_words(image, np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(stops, dtype=np.int64))
+    bounds = np.zeros(starts.size + 1, dtype=np.int64)
+    if starts.size:
+        bounds[1:-1] = np.flatnonzero(blob == 10) + 1
+        bounds[-1] = blob.size + 1
+    return EncodedNames(blob, bounds)
+
+
 # Inputs up to this size that are well formed (no whitespace inside lines, nothing illegal, equal lengths) are
 # parsed by NumPy alone: a small alignment then costs no compiled kernel, nor Numba's start-up (~0.3 s). Anything
 # else goes to the compiled scan, which also words every error.

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._jit import jit
 from ..errors import InputError
-from .fasta import (SMALL_BYTES, _decode_name, _header_names, _line_ends, _line_spans, _piece_starts, header_words,
+from .fasta import (SMALL_BYTES, _decode_name, _header_names, _line_ends, _line_spans, _piece_starts, header_names,
                     read_bytes, read_sequences)  # fmt: skip
 from .sequences import ILLEGAL, SequenceSet, _translate_run, code_table, empty_array, illegal_base_message
 
@@ -256,7 +256,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         if status == _ILLEGAL_QUALITY:
             raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' has quality character "
                              f"'{shown}' at position {position + 1}, outside Phred+33 ('!' to '~')")  # fmt: skip
-    names = header_words(image, table[:, 0], table[:, 1])
+    names = header_names(image, table[:, 0], table[:, 1])
     clock.append(time.perf_counter())
     if timings is not None:
         timings.update(zip(("read_s", "newlines_s", "records_s", "translate_s", "names_s"), np.diff(clock).tolist()))

@@ -100,6 +100,71 @@ class NumberedNames(Sequence):
         return isinstance(other, Sequence) and list(self) == list(other)
 
 
+class EncodedNames(Sequence):
+    """Record names kept as their UTF-8 bytes, decoded only when read: ``blob`` holds them joined by newlines,
+    name ``i`` at ``blob[starts[i]:starts[i + 1] - 1]`` (``starts`` has one entry more than there are names).
+
+    A FASTQ file of half a million reads spent 0.1 s making its names into strings and 0.07-0.1 s more in a
+    set of them for the duplicate check, on an H200 host whose whole GPU scan took 2 s; a scan shows the names
+    of its matched reads only (bench/RESULTS.md, session 39)."""
+
+    def __init__(self, blob: np.ndarray, starts: np.ndarray):
+        self.blob = blob
+        self.starts = starts
+        self._decoded: list | None = None
+
+    def __len__(self) -> int:
+        return self.starts.size - 1
+
+    def _name(self, index: int) -> str:
+        return self.blob[self.starts[index] : self.starts[index + 1] - 1].tobytes().decode("utf-8", "surrogateescape")
+
+    def __getitem__(self, index):
+        if self._decoded is not None:
+            return self._decoded[index]
+        if isinstance(index, slice):
+            return [self._name(i) for i in range(*index.indices(len(self)))]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        return self._name(index % len(self))
+
+    def __iter__(self):
+        return iter(self.decoded())
+
+    def decoded(self) -> list:
+        """Every name, as a list of str (made once). Decoding the names joined by newlines gives each name's own
+        decoding, since no UTF-8 sequence runs across an ASCII byte."""
+        if self._decoded is None:
+            self._decoded = self.blob.tobytes().decode("utf-8", "surrogateescape").split("\n") if len(self) else []
+        return self._decoded
+
+    def has_duplicates(self) -> bool:
+        """Whether a name occurs twice: 64-bit hashes of the names' bytes sorted and compared, and the names
+        themselves only where two hashes are equal."""
+        hashes = np.empty(len(self), dtype=np.uint64)
+        _name_hashes(self.blob, self.starts, hashes)
+        hashes.sort()
+        if not (hashes[1:] == hashes[:-1]).any():
+            return False
+        return len(set(self.decoded())) != len(self)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __getstate__(self):
+        return {"blob": self.blob, "starts": self.starts, "_decoded": None}
+
+
+@jit(reads=("blob", "starts"))
+def _name_hashes(blob, starts, out):
+    """FNV-1a (64 bits) of each name's bytes."""
+    for i in range(starts.size - 1):
+        value = np.uint64(14695981039346656037)
+        for q in range(starts[i], starts[i + 1] - 1):
+            value = (value ^ np.uint64(blob[q])) * np.uint64(1099511628211)
+        out[i] = value
+
+
 # Batches from this many letters up are encoded a megabyte at a time and translated to codes by threads, a piece
 # each: one join and one encode of a whole large batch spend most of their time faulting in fresh pages (40 MB:
 # 50 ms, against 15 ms in pieces that stay in cache), and bytes.translate runs at 1-2 GB/s on one core.
