@@ -1,6 +1,6 @@
 # Session 39, call 5: the scan GPU tests on this tree (FASTQ names kept encoded); the 1 Gbp
 # --max-edits 5% scan through the helper, 577a009 (oldtree/), 2e38ea2 (midtree/, call 4) and this tree interleaved; no course
-# run of both; bench/scan_approximate.py against Sassy and seqkit.
+# run; bench/scan_approximate.py against Sassy and seqkit.
 set -u
 OUTDIR=${OUT:-/tmp/out}
 WORK=/tmp/seqcompare-work
