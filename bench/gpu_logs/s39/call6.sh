@@ -9,9 +9,9 @@ from scan_approximate import write_workload
 write_workload('$WORK', 1000000000, 2000)" > /dev/null 2>&1
 READS=$WORK/reads_1000000000_2000.fastq; PAT=$WORK/patterns.fa
 for r in 0 1 2 3 4; do
-  s=$(python3 -c 'import time; print(f"{time.time():.3f}")')
+  s=$(date +%s.%N)
   PYTHONPATH=bench/gpu_logs/s39/diag timeout 60 python3 -m seqcompare scan $READS $PAT --both-strands --report all --tsv -j 16 --device cuda --max-edits 5% -o $WORK/out.tsv 2> $WORK/log.txt
-  e=$(python3 -c 'import time; print(f"{time.time():.3f}")')
+  e=$(date +%s.%N)
   python3 - $s $e $WORK/log.txt <<'PY'
 import re, sys
 shell_start, shell_end = float(sys.argv[1]), float(sys.argv[2])
