@@ -423,8 +423,9 @@ class SequenceSet:
 
     Attributes
     ----------
-    names : list of str
-        Record names (the header up to its first whitespace).
+    names : sequence of str
+        Record names (the header up to its first whitespace): a list, or a sequence that makes each name when
+        it is read (:class:`EncodedNames` of a large FASTQ file, :class:`NumberedNames`).
     codes : ndarray of uint8
         All bases, coded ``A=0, C=1, G=2, T=3, N=4``; record ``i`` is ``codes[offsets[i]:offsets[i + 1]]``.
     offsets : ndarray of int64, shape (n + 1,)
