@@ -250,3 +250,34 @@ def test_gpu_cli_through_the_helper_equals_the_cpu(regular_fasta, tmp_path, flag
         assert b"computed on the GPU by a helper process" in done.stderr
         assert done.stdout == cpu
         assert cpu.count(b"\n") > 50 or (inputs[0] == gz and "--knn" not in flags)
+
+
+def test_a_helpers_start_imports_cupy_beside_the_driver_then_finishes(monkeypatch):
+    """The shared start of the GPU helpers: the driver's thread joined before the command's own part runs, each
+    stage timed; without CuPy, its error is what the start raises."""
+    import threading
+
+    from seqcompare.cuda import runtime
+    from seqcompare.errors import DeviceError
+
+    order = []
+
+    def started_thread():
+        thread = threading.Thread(target=lambda: order.append("driver"))
+        thread.start()
+        return thread
+
+    monkeypatch.setattr(runtime, "start_driver_in_background", started_thread)
+    monkeypatch.setattr(runtime, "require_cupy", lambda: order.append("cupy"))
+    stages = runtime.start_cupy_beside_the_driver(lambda: order.append("finish"), "kernels")
+    assert sorted(order[:2]) == ["cupy", "driver"] and order[2:] == ["finish"]
+    assert sorted(stages) == ["helper_cupy_import_s", "helper_driver_wait_s", "helper_kernels_s"]
+    assert all(isinstance(value, float) and value >= 0 for value in stages.values())
+
+    def no_cupy():
+        raise DeviceError("no CuPy here")
+
+    monkeypatch.setattr(runtime, "require_cupy", no_cupy)
+    with pytest.raises(DeviceError, match="no CuPy here"):
+        runtime.start_cupy_beside_the_driver(lambda: order.append("never"), "kernels")
+    assert "never" not in order

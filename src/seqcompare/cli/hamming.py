@@ -273,19 +273,9 @@ def _helper_start(args):
     every visible device."""
 
     def start() -> dict:
-        import time
+        from ..cuda.runtime import start_cupy_beside_the_driver, start_devices
 
-        began = time.perf_counter()
-        from ..cuda.runtime import require_cupy, start_devices, start_driver_in_background
-
-        driver = start_driver_in_background()
-        require_cupy()
-        imported = time.perf_counter()
-        driver.join()
-        joined = time.perf_counter()
-        start_devices()
-        return {"helper_cupy_import_s": imported - began, "helper_driver_wait_s": joined - imported,
-                "helper_contexts_s": time.perf_counter() - joined}  # fmt: skip
+        return start_cupy_beside_the_driver(start_devices, "contexts")
 
     return start
 

@@ -105,6 +105,24 @@ def start_driver_in_background() -> threading.Thread:
     return thread
 
 
+def start_cupy_beside_the_driver(finish, finish_stage: str) -> dict:
+    """A GPU helper process's start: CuPy imported while the CUDA driver and every device's context start in a
+    thread (:func:`start_driver_in_background`), then ``finish()`` (the command's own part: its kernels, CuPy's
+    side of each device). Returns the seconds of each stage, as ``helper_cupy_import_s``,
+    ``helper_driver_wait_s`` and ``helper_<finish_stage>_s``."""
+    import time
+
+    began = time.perf_counter()
+    driver = start_driver_in_background()
+    require_cupy()
+    imported = time.perf_counter()
+    driver.join()
+    joined = time.perf_counter()
+    finish()
+    return {"helper_cupy_import_s": imported - began, "helper_driver_wait_s": joined - imported,
+            f"helper_{finish_stage}_s": time.perf_counter() - joined}  # fmt: skip
+
+
 # GIL switch interval while CUDA starts in the background. CuPy's import is Python that holds the GIL for long
 # stretches; a thread reading the input gives up the GIL for each large NumPy call and must get it back after,
 # which under the default 5 ms interval can cost it up to 5 ms a call. On an H200 host the 1 GB FASTA of

@@ -65,26 +65,23 @@ class ScanHelper:
 
 def _start_cuda() -> dict:
     """Import CuPy, create GPU 0's context and load what the scan will use (kernels, CuPy's sort): the helper's
-    start. The CUDA driver and the contexts start in a thread while CuPy imports
-    (:func:`~seqcompare.cuda.runtime.start_driver_in_background`). Returns the stages' seconds."""
-    began = time.perf_counter()
-    from ..cuda.runtime import module, require_cupy, start_driver_in_background
+    start (:func:`~seqcompare.cuda.runtime.start_cupy_beside_the_driver`). Returns the stages' seconds."""
+    from ..cuda.runtime import start_cupy_beside_the_driver
 
-    driver = start_driver_in_background()
+    return start_cupy_beside_the_driver(_load_scan_kernels, "kernels")
+
+
+def _load_scan_kernels() -> None:
+    from ..cuda.runtime import module, require_cupy
     from .common import lookup_tables
     from .gpu import _SOURCE
 
     cupy = require_cupy()
-    imported = time.perf_counter()
-    driver.join()
-    joined = time.perf_counter()
     with cupy.cuda.Device(0):
         module(_SOURCE, ())
         tiny = cupy.arange(3, dtype=cupy.int64)
         lookup_tables(tiny, tiny.astype(cupy.int32), tiny.astype(cupy.int32), 2, cupy)
         cupy.cuda.Device(0).synchronize()
-    return {"helper_cupy_import_s": imported - began, "helper_driver_wait_s": joined - imported,
-            "helper_kernels_s": time.perf_counter() - joined}  # fmt: skip
 
 
 def _scan(index_parts: dict, packed: dict, k: int, find_all: bool):
