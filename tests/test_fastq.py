@@ -389,3 +389,31 @@ def test_encoded_names_read_as_the_decoded_list(monkeypatch, capsys):
         assert ("1 duplicated sample name(s): r7" in capsys.readouterr().err) == (not unique)
     empty = header_names(image, starts[:0], ends[:0])
     assert len(empty) == 0 and list(empty) == [] and not empty.has_duplicates()
+
+
+def test_commands_write_the_same_bytes_from_encoded_names(tmp_path, monkeypatch, capsys):
+    """The compiled reader (large files) keeps names encoded; scan and align write what they write from the
+    NumPy reader's list of names, duplicate warning included."""
+    import seqcompare.io.fastq as fastq
+    from seqcompare.cli import main
+
+    rng = np.random.default_rng(9)
+    genome = "".join(rng.choice(list("ACGT"), 60))
+    names = [f"read{i}" for i in range(30)] + ["read3"]
+    records = []
+    for name in names:
+        at = int(rng.integers(0, 140))
+        bases = "".join(rng.choice(list("ACGT"), 200))
+        bases = bases[:at] + genome + bases[at + 60 :]
+        records.append(f"@{name} run=1\n{bases}\n+\n{'I' * len(bases)}\n")
+    reads = write(tmp_path, "reads.fq", "".join(records).encode())
+    signatures = write(tmp_path, "sig.fa", f">g\n{genome}\n".encode())
+    outputs = []
+    for small_bytes in (fastq.SMALL_BYTES, -1):
+        monkeypatch.setattr(fastq, "SMALL_BYTES", small_bytes)
+        scanned, aligned = tmp_path / f"scan{small_bytes}.tsv", tmp_path / f"align{small_bytes}.tsv"
+        assert main(["scan", reads, signatures, "--tsv", "--max-edits", "2", "-o", str(scanned)]) == 0
+        assert main(["align", reads, "--all-vs-all", "-q", "-o", str(aligned)]) == 0
+        warned = "1 duplicated sample name(s): read3" in capsys.readouterr().err
+        outputs.append((scanned.read_bytes(), aligned.read_bytes(), warned))
+    assert outputs[0] == outputs[1] and outputs[0][2] and outputs[0][0].count(b"\n") == 32
