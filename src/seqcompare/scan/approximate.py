@@ -372,7 +372,7 @@ def _largest_start(bases, base, masks_reversed, first, pv, mv, words, last_bit, 
     s = end
     while s > lowest:
         s -= 1
-        score += _myers_column(masks_reversed, first + bases[base + s] * words, pv, mv, words, 1, last_bit)
+        score += _myers_column(masks_reversed, first + bases[base + s] * words, pv, mv, words, np.int64(1), last_bit)
         if score == cost:
             return s
     return -1
@@ -419,7 +419,9 @@ def _edit_windows(bases, sample_offsets, quality, offsets, masks, masks_reversed
         previous = cap  # the profile at column lo: all m signature bases deleted, m > errors
         falling = False
         for j in range(lo + 1, hi + 1):
-            score += _myers_column(masks, first_mask + bases[base + j - 1] * words, pv, mv, words, 0, last_bit)
+            # (np.int64, not a literal: one specialization of _myers_column for both calls)
+            score += _myers_column(masks, first_mask + bases[base + j - 1] * words, pv, mv, words, np.int64(0),
+                                   last_bit)  # fmt: skip
             here = min(score, cap)
             # The profile's local minima (Sassy's rule): the cost of the last end is reported when costs fell
             # into its plateau and rise after it.

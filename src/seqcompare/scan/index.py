@@ -471,7 +471,7 @@ def scan_samples(sample_codes, sample_offsets, sample_quality, first, last, code
     Returns ``(rows written, next sample, status)``: status 0 when every sample is done; -1 (``candidates``) or
     -2 (the outputs) when one is too small for sample ``next sample``, whose rows are not written; the caller
     grows it and calls again from there."""
-    n_out = 0
+    n_out = np.int64(0)  # not a literal 0: one specialization of the slices below
     for i in range(first, last):
         start = sample_offsets[i]
         stop = sample_offsets[i + 1]
