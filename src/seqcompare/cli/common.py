@@ -62,9 +62,10 @@ class Log:
 
     def duplicates(self, source: str, names, what: str = "name") -> None:
         """One warning for the names that occur more than once in ``source``: their count and the first few."""
-        has_duplicates = getattr(names, "has_duplicates", None)  # names kept encoded check without decoding
-        if (not has_duplicates()) if has_duplicates is not None else len(set(names)) == len(names):
-            return  # the usual case, without a Python step per name
+        check = getattr(names, "has_duplicates", None)  # EncodedNames answer without decoding every name
+        unique = not check() if check is not None else len(set(names)) == len(names)
+        if unique:  # the usual case, without a Python step per name
+            return
         seen: set = set()
         repeated: dict = {}
         for name in names:
