@@ -362,6 +362,7 @@ def test_encoded_names_read_as_the_decoded_list(monkeypatch, capsys):
     """Names kept encoded (large FASTQ files) index, slice, iterate, compare and pickle as the list of decoded
     names; the duplicate check agrees with a set of them, also when every hash collides."""
     import pickle
+    from concurrent.futures import ThreadPoolExecutor
 
     from seqcompare.cli.common import Log
     from seqcompare.io import sequences
@@ -379,6 +380,9 @@ def test_encoded_names_read_as_the_decoded_list(monkeypatch, capsys):
         names = header_names(image, starts, ends)
         expected = header_words(image, starts, ends)
         assert len(names) == len(expected) and names == expected and list(names) == expected
+        with ThreadPoolExecutor(3) as pool:  # runs of headers on threads: the same bytes
+            threaded = header_names(image, starts, ends, pool, 7)
+        assert np.array_equal(threaded.blob, names.blob) and np.array_equal(threaded.starts, names.starts)
         assert [names[i] for i in range(-len(names), len(names))] == expected + expected
         assert names[3:-2:2] == expected[3:-2:2] and pickle.loads(pickle.dumps(names)) == expected
         assert names.has_duplicates() == (len(set(expected)) != len(expected)) == (not unique)

@@ -515,16 +515,53 @@ def header_words(image: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> li
     return blob.tobytes().decode("utf-8", "surrogateescape").split("\n")
 
 
-def header_names(image: np.ndarray, starts: np.ndarray, stops: np.ndarray):
-    """:func:`header_words` as an :class:`~seqcompare.io.sequences.EncodedNames`, decoded only when read."""
+def header_names(image: np.ndarray, starts: np.ndarray, stops: np.ndarray, pool=None, pieces: int = 1):
+    """:func:`header_words` as an :class:`~seqcompare.io.sequences.EncodedNames`, decoded only when read; the
+    words are found and gathered in ``pieces`` runs of headers on ``pool``'s threads when one is given (one
+    thread took 0.07-0.09 s for 500,000 reads of 2 kb, one memory page apart)."""
     from .sequences import EncodedNames
 
-    blob = _first_words(image, np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(stops, dtype=np.int64))
-    bounds = np.zeros(starts.size + 1, dtype=np.int64)
-    if starts.size:
-        bounds[1:-1] = np.flatnonzero(blob == 10) + 1
-        bounds[-1] = blob.size + 1
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    stops = np.ascontiguousarray(stops, dtype=np.int64)
+    n = starts.size
+    word_start, word_stop = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    cuts = np.linspace(0, n, max(1, min(pieces, n)) + 1).astype(np.int64).tolist()
+    runs = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    run = pool.map if pool is not None else map
+    list(run(lambda ab: _word_spans(image, starts, stops, ab[0], ab[1], word_start, word_stop), runs))
+    bounds = np.zeros(n + 1, dtype=np.int64)  # name i at blob[bounds[i]:bounds[i + 1] - 1], then its newline
+    np.cumsum(word_stop - word_start + 1, out=bounds[1:])
+    blob = np.empty(max(int(bounds[-1]) - 1, 0), dtype=np.uint8)
+    list(run(lambda ab: _gather_words(image, word_start, word_stop, bounds, ab[0], ab[1], blob), runs))
     return EncodedNames(blob, bounds)
+
+
+@jit(reads=("buf", "starts", "stops"))
+def _word_spans(buf, starts, stops, first, last, word_start, word_stop):
+    """Where the first whitespace-delimited word of each header ``first:last`` starts and stops (as
+    :func:`_first_words` finds it)."""
+    for r in range(first, last):
+        a = starts[r]
+        b = stops[r]
+        while a < b and (buf[a] == 32 or 9 <= buf[a] <= 13):
+            a += 1
+        e = a
+        while e < b and not (buf[e] == 32 or 9 <= buf[e] <= 13):
+            e += 1
+        word_start[r] = a
+        word_stop[r] = e
+
+
+@jit(reads=("buf", "word_start", "word_stop", "bounds"))
+def _gather_words(buf, word_start, word_stop, bounds, first, last, blob):
+    """The words of headers ``first:last`` into ``blob`` at ``bounds``, each followed by a newline but the last."""
+    for r in range(first, last):
+        at = bounds[r]
+        for q in range(word_start[r], word_stop[r]):
+            blob[at] = buf[q]
+            at += 1
+        if at < blob.size:
+            blob[at] = 10
 
 
 # Inputs up to this size that are well formed (no whitespace inside lines, nothing illegal, equal lengths) are

@@ -249,6 +249,8 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate,
                                                           codes, quality), jobs))  # fmt: skip
         clock.append(time.perf_counter())
+        names = header_names(image, table[:, 0], table[:, 1], pool, 4 * threads)
+        clock.append(time.perf_counter())
     for status, record, position, byte in results:
         shown = chr(byte) if 32 < byte < 127 else f"byte 0x{byte:02x}"
         if status == _ILLEGAL_BASE:
@@ -256,8 +258,6 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         if status == _ILLEGAL_QUALITY:
             raise InputError(f"{source}: record #{record + 1} '{name_of(record)}' has quality character "
                              f"'{shown}' at position {position + 1}, outside Phred+33 ('!' to '~')")  # fmt: skip
-    names = header_names(image, table[:, 0], table[:, 1])
-    clock.append(time.perf_counter())
     if timings is not None:
         timings.update(zip(("read_s", "newlines_s", "records_s", "translate_s", "names_s"), np.diff(clock).tolist()))
     return SequenceSet(names, codes, offsets, quality, source)
