@@ -480,3 +480,14 @@ def test_clean_runs_are_each_signatures_longest_first_then_leftmost(rng):
         expected = [(start, int(np.searchsorted(LADDER, length - k + 1, side="right")) - 1) for start, length in runs]
         assert got == expected, text
     assert run_offsets[-1] > 40
+
+
+def test_buffers_grow_between_and_within_samples(device):
+    """A read with more index candidates than the CPU engine's first buffer holds (70,000 windows of A), reads
+    with more occurrences than its first output holds, before and after others: the rows equal the oracle's."""
+    samples = SequenceSet.from_strings(["ACGT" * 10, "A" * 70_000, "ACGT" * 30, "A" * 300, "C" * 5],
+                                       qualities=[[20] * 40, [30] * 70_000, [10] * 120, [5] * 300, [9] * 5])  # fmt: skip
+    signatures = SequenceSet.from_strings(["A" * 12, "ACGTACGT"])
+    for report in ("all", "first"):
+        result = assert_same_as_oracle(samples, signatures, device, report=report, k=8)
+    assert len(result) == 4
