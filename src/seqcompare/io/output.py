@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import stat
@@ -192,15 +193,28 @@ class PendingFile:
         else:
             directory = tempfile.gettempdir()
         self._done = False
-        with _signals_held():  # the file exists only once it is recorded
+        with _signals_held():
             try:
-                handle, self.path = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix, dir=directory)
+                handle = self._create(directory, suffix)
             except PermissionError:
                 # A writable file in a directory we may not create files in: build it elsewhere, copy it in.
                 self.kind = "link" if self.kind in ("file", "new") else self.kind
-                handle, self.path = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=suffix)
-            _UNFINISHED[id(self)] = self
+                handle = self._create(tempfile.gettempdir(), suffix)
         os.close(handle)
+
+    def _create(self, directory: str, suffix: str) -> int:
+        """Create a new temporary file in ``directory``, its name recorded for :func:`remove_unfinished` before
+        it exists. Holding the signals in this thread is not enough: a signal that another thread receives runs
+        its Python handler in the main thread between any two bytecodes, whatever the main thread's mask, and
+        a SIGTERM once landed between ``mkstemp``'s return and the record, which left the file behind (a fresh
+        clone's CI, session 39)."""
+        while True:
+            self.path = os.path.join(directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{suffix}")
+            _UNFINISHED[id(self)] = self
+            try:
+                return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:  # another file has this name: never ours to remove
+                _UNFINISHED.pop(id(self), None)
 
     def commit(self) -> None:
         """Put the finished file at its destination."""
