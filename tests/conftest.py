@@ -134,3 +134,17 @@ def run_command(*args) -> "subprocess.CompletedProcess":
             code = stop.code if isinstance(stop.code, int) else 1
     text_out.flush()
     return subprocess.CompletedProcess(list(args), code, out.getvalue().decode(), err.getvalue())
+
+
+def unpack(bases, nmask, word0, lengths):
+    """Base codes and offsets of records packed 2 bits a base with an N mask (:func:`seqcompare.io.sequences.pack_record`),
+    decoded by NumPy alone."""
+    codes = []
+    for start, length in zip(word0, lengths):
+        words = -(-int(length) // 32)
+        base = (bases[start : start + words, None] >> (2 * np.arange(32, dtype=np.uint64))) & np.uint64(3)
+        is_n = (nmask[start : start + words, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
+        codes.append(np.where(is_n.ravel() == 1, 4, base.ravel()).astype(np.uint8)[: int(length)])
+    offsets = np.zeros(len(codes) + 1, dtype=np.int64)
+    np.cumsum([c.size for c in codes], out=offsets[1:])
+    return (np.concatenate(codes) if codes else np.empty(0, np.uint8)), offsets

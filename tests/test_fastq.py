@@ -178,6 +178,43 @@ def test_small_plain_fastq_parses_exactly_as_the_compiled_passes(tmp_path, rng, 
     assert fastq._parse_four_line_records(np.frombuffer(b"@a x\r\nAC\r\n+\r\nI#", np.uint8), code_table()) is not None
 
 
+def test_records_packed_by_the_reader_read_and_select_as_the_plain_set(tmp_path, rng):
+    # read_fastq(pack_into=...) checks and packs in one pass and writes no codes or qualities: its errors, its
+    # packed words (decoded by NumPy) and whatever it translates later must equal the plain reader's.
+    from conftest import unpack
+
+    outcomes_seen = set()
+    for case in range(300):
+        path = write(tmp_path, f"{case}.fq", random_fastq(rng))
+        try:
+            plain = read_fastq(path, threads=2)
+        except InputError as exc:
+            with pytest.raises(InputError) as info:
+                read_fastq(path, threads=2, pack_into=np.empty)
+            assert str(info.value) == str(exc)
+            outcomes_seen.add("error")
+            continue
+        outcomes_seen.add("ok")
+        allocated = []
+        kept = read_fastq(path, threads=2, pack_into=lambda shape, dtype: allocated.append(dtype) or np.zeros(shape, dtype))
+        assert allocated == [np.uint64, np.uint32] and kept.packed[1][-1] == 0xFFFFFFFF
+        codes, offsets = unpack(*kept.packed, plain.lengths)
+        assert codes.tolist() == plain.codes.tolist() and offsets.tolist() == plain.offsets.tolist()
+        records = rng.permutation(len(plain))[: int(rng.integers(0, len(plain) + 1))]
+        for chosen in (kept.select(records), plain.select(records)):
+            assert list(chosen.names) == [plain.names[r] for r in records]
+            assert chosen.codes.tolist() == [c for r in records for c in plain.sequence(r).tolist()]
+            assert chosen.quality.tolist() == [q for r in records for q in
+                                               plain.quality[plain.offsets[r] : plain.offsets[r + 1]].tolist()]  # fmt: skip
+            assert chosen.lengths.tolist() == plain.lengths[records].tolist()
+        assert list(kept.names) == list(plain.names) and len(kept) == len(plain)
+        assert kept.codes.tolist() == plain.codes.tolist() and kept.quality.tolist() == plain.quality.tolist()
+        assert [kept.text(r) for r in range(len(kept))] == [plain.text(r) for r in range(len(plain))]
+    assert outcomes_seen == {"ok", "error"}
+    with pytest.raises(ValueError, match="no alphabet"):
+        read_fastq(path, pack_into=np.empty, alphabet=object())
+
+
 @pytest.mark.parametrize("small_bytes", [None, -1])
 def test_a_last_line_without_a_newline(tmp_path, monkeypatch, small_bytes):
     import seqcompare.io.fastq as fastq

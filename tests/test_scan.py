@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATA, DEVICES, planted_with_dense_ns, run_command
+from conftest import DATA, DEVICES, planted_with_dense_ns, run_command, unpack
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -153,18 +153,25 @@ def test_real_reads_against_real_lambda_pieces():
     del read_sequences
 
 
-def test_integrity_fields_are_each_rows_quality_sum_modulo_97(rng):
+def test_integrity_fields_are_each_rows_quality_sum_modulo_97(rng, tmp_path):
     """The integrity field of a row is its sample's quality sum modulo 97, summed here one base at a time: rows
-    repeat samples in any order, and samples may be empty (between, first and last)."""
+    repeat samples in any order, and samples may be empty (between, first and last); the samples read or kept
+    in the file's bytes (FastqRecords)."""
+    from seqcompare.io.fastq import read_fastq
     from seqcompare.scan.api import INTEGRITY_MODULUS, _integrity
 
     lengths = rng.integers(0, 40, 60)
     lengths[[0, 7, 8, 59]] = 0
     qualities = [rng.integers(0, 94, n).astype(np.uint8) for n in lengths]
     samples = SequenceSet.from_strings(["A" * int(n) for n in lengths], qualities=qualities)
+    path = tmp_path / "s.fq"
+    path.write_bytes(b"".join(b"@r%d\n%s\n+\n%s\n" % (r, b"A" * int(n), (q + 33).tobytes())
+                              for r, (n, q) in enumerate(zip(lengths, qualities))))  # fmt: skip
+    kept = read_fastq(path, pack_into=np.empty)
     for rows in (rng.integers(0, 60, 200), np.array([0, 59, 8, 7, 1, 1]), np.arange(60), np.empty(0, np.int64)):
         expected = [sum(int(q) for q in qualities[r]) % INTEGRITY_MODULUS for r in rows]
-        assert _integrity(samples.quality, samples.offsets, rows).tolist() == expected
+        assert _integrity(samples, rows).tolist() == expected
+        assert _integrity(kept, rows).tolist() == expected
 
 
 def test_min_score_best_and_integrity():
@@ -259,19 +266,6 @@ def test_cli_simulate_scan_plants_what_scan_finds(tmp_path):
     assert open(fq).readline().startswith("@sample_3_")
 
 
-def unpack(bases, nmask, word0, lengths):
-    """Base codes and offsets of records packed by :func:`seqcompare.scan.packed.pack_records`."""
-    codes = []
-    for start, length in zip(word0, lengths):
-        words = -(-int(length) // 32)
-        base = (bases[start : start + words, None] >> (2 * np.arange(32, dtype=np.uint64))) & np.uint64(3)
-        is_n = (nmask[start : start + words, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
-        codes.append(np.where(is_n.ravel() == 1, 4, base.ravel()).astype(np.uint8)[: int(length)])
-    offsets = np.zeros(len(codes) + 1, dtype=np.int64)
-    np.cumsum([c.size for c in codes], out=offsets[1:])
-    return (np.concatenate(codes) if codes else np.empty(0, np.uint8)), offsets
-
-
 def cpu_stand_in_for_upload_index(parts, k):
     """A CPU index of the signatures as the helper received them, packed (see the fixture below)."""
     from seqcompare.scan.index import SignatureIndex
@@ -309,7 +303,10 @@ def helper_on_cpu(monkeypatch):
 
 
 @pytest.mark.parametrize("options", [("--both-strands", "--tsv"), ("--report", "all", "--integrity-hash"),
-                                     ("--report", "best", "--min-score", "12")])  # fmt: skip
+                                     ("--report", "best", "--min-score", "12"),
+                                     ("--max-edits", "3", "--both-strands", "--report", "all", "--integrity-hash"),
+                                     ("--max-mismatches", "2", "--report", "best", "--min-score", "12"),
+                                     ("--iupac", "--max-mismatches", "1", "--tsv")])  # fmt: skip
 def test_cli_gpu_helper_process_output_equals_the_in_process_scan(helper_on_cpu, tmp_path, options):
     from seqcompare.cli import main
 

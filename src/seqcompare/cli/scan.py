@@ -254,9 +254,14 @@ def _scan_with_helper(args, log):
         log(f"read {len(prepared.signatures)} signatures ({prepared.signatures.codes.size} bases) from "
             f"{args.signatures}")
         stages: dict = {}  # seconds of this process's stages, logged with the helper's
+        # Without IUPAC codes the reader packs the bases straight into the helper's memory, and writes no codes
+        # or qualities: only the records where the GPU finds something are translated (FastqRecords).
+        pack_into = None if args.iupac else helper.empty
         samples = read_fastq(args.samples, iupac_as_n=args.iupac_as_n, threads=threads,
-                             alphabet=iupac_codes() if args.iupac else None, timings=stages)  # fmt: skip
-        log(f"read {len(samples)} samples ({samples.codes.size} bases) from {args.samples}")
+                             alphabet=iupac_codes() if args.iupac else None, timings=stages,
+                             pack_into=pack_into)  # fmt: skip
+        packed = None if pack_into is None else samples.packed
+        log(f"read {len(samples)} samples ({int(samples.offsets[-1])} bases) from {args.samples}")
         began = time.perf_counter()
         _warn_duplicates(log, args, samples, prepared.signatures)
         stages["duplicates_s"] = time.perf_counter() - began
@@ -266,14 +271,15 @@ def _scan_with_helper(args, log):
             plan = pieces_plan(samples, prepared, max_mismatches=args.max_mismatches, max_edits=args.max_edits,
                                k=args.kmer, min_score=args.min_score, threads=threads)  # fmt: skip
             stages["pieces_s"] = time.perf_counter() - began
-            found = helper.rows(plan.engine_samples, plan.pieces, True, -1.0, threads)
+            matched, chosen, found = helper.rows(plan.engine_samples, plan.pieces, True, -1.0, threads, packed)
             began = time.perf_counter()
-            rows = plan.verifier(plan.engine_samples, found)
+            rows = plan.verifier(chosen, found)
             stages["verify_s"] = time.perf_counter() - began
             metric = plan.metric
         else:
             threshold = -1.0 if args.min_score is None else float(args.min_score)
-            rows = helper.rows(samples, prepared, args.report != "first", threshold, threads)
+            matched, chosen, rows = helper.rows(samples, prepared, args.report != "first", threshold, threads, packed)
+        rows = (matched[rows[0]], *rows[1:])  # sample numbers of the chosen samples, back to the input's
         stages.update(helper.timings)
         log.stages("scanned on the GPU by a helper process", stages)
     return scan_result(samples, prepared, rows, args.report, metric)

@@ -17,7 +17,8 @@ from .._jit import jit
 from ..errors import InputError
 from .fasta import (SMALL_BYTES, _decode_name, _header_names, _line_ends, _line_spans, _piece_starts, header_names,
                     read_bytes, read_sequences)  # fmt: skip
-from .sequences import ILLEGAL, SequenceSet, _translate_run, code_table, empty_array, illegal_base_message
+from .sequences import (ILLEGAL, SelectedNames, SequenceSet, _translate_run, code_table, empty_array, illegal_base_message,
+                        pack_record, packed_layout)  # fmt: skip
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
 _PIECE_BYTES = 16 << 20
@@ -107,6 +108,48 @@ def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, code
 
 
 @jit
+def _check_and_pack(buf, line_ends, table, first, last, codes_table, word0, bases, nmask, scratch):
+    """Check records ``first:last`` as :func:`_copy_records` does, and pack their bases
+    (:func:`~seqcompare.io.sequences.pack_record`) without writing codes or qualities out: each record's codes
+    go through ``scratch`` (as long as its longest record), which stays in cache."""
+    for r in range(first, last):
+        at = 0
+        for k in range(table[r, 2], table[r, 3]):
+            start = line_ends[k - 1] + 1 if k > 0 else 0
+            n = _line_stop(buf, line_ends, k, start) - start
+            bad = _translate_run(buf[start : start + n], codes_table, scratch[at : at + n])
+            if bad >= 0:
+                return _ILLEGAL_BASE, r, at + bad, buf[start + bad]
+            at += n
+        pack_record(scratch, 0, at, word0[r], bases, nmask)
+        at = 0
+        for k in range(table[r, 4], table[r, 5]):
+            start = line_ends[k - 1] + 1 if k > 0 else 0
+            n = _line_stop(buf, line_ends, k, start) - start
+            bad = _phred_check(buf[start : start + n])
+            if bad >= 0:
+                return _ILLEGAL_QUALITY, r, at + bad, buf[start + bad]
+            at += n
+    return _OK, 0, 0, 0
+
+
+@jit
+def _phred_check(text) -> int:
+    """The first ``q`` of ``text`` outside ``'!'..'~'`` (Phred+33), or -1; a running minimum and maximum, so
+    that the loop vectorises."""
+    lowest = np.uint8(255)
+    highest = np.uint8(0)
+    for q in range(text.size):
+        lowest = min(lowest, text[q])
+        highest = max(highest, text[q])
+    if lowest < 33 or highest > 126:
+        for q in range(text.size):
+            if text[q] < 33 or text[q] > 126:
+                return q
+    return -1
+
+
+@jit
 def _phred_run(text, out) -> int:
     """``out[q] = text[q] - 33`` (Phred+33); the first ``q`` outside ``'!'..'~'``, or -1. Checked by a running
     minimum and maximum, so that the loop vectorises (as :func:`~seqcompare.io.sequences._translate_run`)."""
@@ -165,7 +208,7 @@ def _parallel_line_ends(raw, image: np.ndarray, pool, pieces: int) -> np.ndarray
 
 
 def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: int | None = None,
-               timings: dict | None = None, alphabet=None) -> SequenceSet:
+               timings: dict | None = None, alphabet=None, pack_into=None):
     """Read a FASTQ file (plain or gzip; ``"-"`` for stdin) of samples.
 
     Parameters
@@ -182,10 +225,15 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     alphabet : optional
         Another byte-to-code table (anything with ``table`` and ``allowed``), such as
         :func:`~seqcompare.io.sequences.iupac_codes`; it replaces ``iupac_as_n``.
+    pack_into : callable, optional
+        ``pack_into(shape, dtype)`` makes arrays (e.g. page-locked memory). When given, the records are checked
+        and their bases packed 2 bits a base into such arrays in the same pass
+        (:func:`~seqcompare.io.sequences.pack_record`, one spare word at the end), and no codes or qualities are
+        written: a :class:`FastqRecords` is returned. The codes must be 0..4 (no ``alphabet``).
 
     Returns
     -------
-    SequenceSet
+    SequenceSet or FastqRecords
         Names, base codes and Phred scores.
 
     Raises
@@ -199,6 +247,8 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
 
     import time
 
+    if pack_into is not None and alphabet is not None:
+        raise ValueError("pack_into packs codes 0..4: it takes no alphabet")
     clock = [time.perf_counter()]
     source = os.fspath(path)
     raw = read_bytes(source)
@@ -207,7 +257,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     translate = code_table(iupac_as_n) if alphabet is None else alphabet.table
     allowed = None if alphabet is None else alphabet.allowed
     clock.append(time.perf_counter())
-    if image.size <= SMALL_BYTES:  # a small file of plain records: NumPy alone, no compiled pass to load
+    if image.size <= SMALL_BYTES and pack_into is None:  # a small file of plain records: NumPy alone, no compiled pass
         parsed = _parse_four_line_records(image, translate)
         if parsed is not None:
             return SequenceSet(*parsed, source)
@@ -240,14 +290,10 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
             raise InputError(f"{source}: contains no FASTQ records")
         offsets = np.zeros(len(table) + 1, dtype=np.int64)
         np.cumsum(table[:, 6], out=offsets[1:])
-        codes = empty_array(int(offsets[-1]))
-        quality = empty_array(int(offsets[-1]))
-        # Chunks of records of about equal size, in file order.
-        bounds = np.unique(np.searchsorted(offsets, np.linspace(0, offsets[-1], 4 * threads + 1)))
-        bounds = np.unique(np.concatenate([[0], np.clip(bounds, 0, len(table)), [len(table)]]))
-        jobs = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
-        results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate,
-                                                          codes, quality), jobs))  # fmt: skip
+        if pack_into is None:
+            codes, quality, results = _translate_records(image, line_ends, table, offsets, translate, pool, threads)
+        else:
+            packed, results = _pack_records(image, line_ends, table, offsets, translate, pool, threads, pack_into)
         clock.append(time.perf_counter())
         names = header_names(image, table[:, 0], table[:, 1], pool, 4 * threads)
         clock.append(time.perf_counter())
@@ -260,7 +306,118 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
                              f"'{shown}' at position {position + 1}, outside Phred+33 ('!' to '~')")  # fmt: skip
     if timings is not None:
         timings.update(zip(("read_s", "newlines_s", "records_s", "translate_s", "names_s"), np.diff(clock).tolist()))
-    return SequenceSet(names, codes, offsets, quality, source)
+    if pack_into is None:
+        return SequenceSet(names, codes, offsets, quality, source)
+    return FastqRecords(names, offsets, source, packed, _Image(image, line_ends, table, translate, threads))
+
+
+def _record_chunks(offsets: np.ndarray, parts: int) -> list:
+    """``(first, last)`` runs of records of about equal bases, in order."""
+    count = offsets.size - 1
+    bounds = np.unique(np.searchsorted(offsets, np.linspace(0, offsets[-1], parts + 1)))
+    bounds = np.unique(np.concatenate([[0], np.clip(bounds, 0, count), [count]]))
+    return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _translate_records(image, line_ends, table, offsets, translate, pool, threads: int):
+    """``(codes, quality, statuses)`` of the records of ``table``, laid out by ``offsets``, by the threads."""
+    codes = empty_array(int(offsets[-1]))
+    quality = empty_array(int(offsets[-1]))
+    results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate,
+                                                      codes, quality), _record_chunks(offsets, 4 * threads)))  # fmt: skip
+    return codes, quality, results
+
+
+def _pack_records(image, line_ends, table, offsets, translate, pool, threads: int, allocate):
+    """``((bases, nmask, word0), statuses)``: the records checked and packed (:func:`_check_and_pack`)."""
+    lengths = table[:, 6]
+    word0, total = packed_layout(lengths)
+    bases = allocate((total + 1,), np.uint64)
+    nmask = allocate((total + 1,), np.uint32)
+    bases[total] = 0
+    nmask[total] = 0xFFFFFFFF
+
+    def job(first_last):
+        first, last = first_last
+        scratch = np.empty(int(lengths[first:last].max()), dtype=np.uint8)
+        return _check_and_pack(image, line_ends, table, first, last, translate, word0, bases, nmask, scratch)
+
+    return (bases, nmask, word0), list(pool.map(job, _record_chunks(offsets, 4 * threads)))
+
+
+class _Image:
+    """Where a :class:`FastqRecords`' bases and qualities are: the file's bytes, its line ends, the records'
+    table (:func:`_fastq_records`), and how bytes translate to codes."""
+
+    def __init__(self, image, line_ends, table, translate, threads: int):
+        self.image, self.line_ends, self.table, self.translate, self.threads = image, line_ends, table, translate, threads
+
+    def translated(self, records: np.ndarray):
+        """``(codes, quality, offsets)`` of ``records``, end to end."""
+        table = self.table[records]
+        offsets = np.zeros(records.size + 1, dtype=np.int64)
+        np.cumsum(table[:, 6], out=offsets[1:])
+        threads = max(1, min(self.threads, records.size // 64))
+        with ThreadPoolExecutor(threads) as pool:
+            codes, quality, _ = _translate_records(self.image, self.line_ends, table, offsets, self.translate, pool,
+                                                   threads)  # fmt: skip
+        return codes, quality, offsets
+
+
+class FastqRecords:
+    """The records of a FASTQ file, checked, with their bases packed (``packed``: ``(bases, nmask, word0)``,
+    :func:`~seqcompare.io.sequences.pack_record`) while their codes and qualities stay in the file's bytes.
+
+    :func:`read_fastq` makes it when asked to pack (a GPU scan sends the packed bases to the device, and needs
+    the codes and qualities of the few records where it finds something). It reads as a
+    :class:`~seqcompare.io.sequences.SequenceSet`: ``codes`` and ``quality`` are translated, every record, when
+    first read; :meth:`select` translates only the records it is given. Writing a gigabase's codes and
+    qualities (2 GB of new memory) took longer than the rest of the parse.
+    """
+
+    alphabet = "dna"
+
+    def __init__(self, names, offsets: np.ndarray, source: str, packed: tuple, image: _Image):
+        self.names = names
+        self.offsets = offsets
+        self.source = source
+        self.packed = packed
+        self._image = image
+        self._whole: tuple | None = None
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def codes(self) -> np.ndarray:
+        return self._translated()[0]
+
+    @property
+    def quality(self) -> np.ndarray:
+        return self._translated()[1]
+
+    def _translated(self) -> tuple:
+        if self._whole is None:
+            self._whole = self._image.translated(np.arange(len(self), dtype=np.int64))[:2]
+        return self._whole
+
+    def sequence(self, index: int) -> np.ndarray:
+        return self.codes[self.offsets[index] : self.offsets[index + 1]]
+
+    def text(self, index: int) -> str:
+        """Record ``index`` as a string of ``ACGTN``."""
+        return self.select(np.array([index])).text(0)
+
+    def select(self, records: np.ndarray) -> SequenceSet:
+        """The :class:`~seqcompare.io.sequences.SequenceSet` of records ``records`` (indices, in that order):
+        only their bases and qualities are translated."""
+        records = np.asarray(records, dtype=np.int64)
+        codes, quality, offsets = self._image.translated(records)
+        return SequenceSet(SelectedNames(self.names, records), codes, offsets, quality, self.source)
 
 
 def read_fasta_or_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, alphabet=None):

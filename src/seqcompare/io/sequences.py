@@ -458,6 +458,16 @@ class SequenceSet:
         """Record ``index`` as a string of ``ACGTN``."""
         return np.frombuffer(BASES, dtype=np.uint8)[self.sequence(index)].tobytes().decode()
 
+    def select(self, records: np.ndarray) -> SequenceSet:
+        """The set of records ``records`` (indices, in that order): codes and qualities gathered."""
+        records = np.asarray(records, dtype=np.int64)
+        lengths = self.lengths[records]
+        offsets = np.zeros(records.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        codes = _gather_records(self.codes, self.offsets, records, offsets)
+        quality = None if self.quality is None else _gather_records(self.quality, self.offsets, records, offsets)
+        return SequenceSet(SelectedNames(self.names, records), codes, offsets, quality, self.source, self.alphabet)
+
     @classmethod
     def from_strings(cls, sequences, names=None, qualities=None, *, iupac_as_n: bool = False,
                      source: str = "<array>", alphabet=None) -> SequenceSet:  # fmt: skip
@@ -490,6 +500,75 @@ class SequenceSet:
                 raise InputError(f"{source}: qualities must be Phred scores 0..93, one per base")
             quality = quality.astype(np.uint8)
         return cls(names, codes, offsets, quality, source, "dna" if alphabet is None else alphabet.name)
+
+
+class SelectedNames(Sequence):
+    """The names of some records of a set (:meth:`SequenceSet.select`), each read from the set's names when asked
+    for."""
+
+    def __init__(self, names, records: np.ndarray):
+        self.names = names
+        self.records = records
+
+    def __len__(self) -> int:
+        return self.records.size
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.names[int(i)] for i in self.records[index]]
+        return self.names[int(self.records[index])]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+
+@jit(reads=("values", "offsets", "records", "out_offsets"))
+def _gather_into(values, offsets, records, out_offsets, out):
+    for i in range(records.size):
+        r = records[i]
+        out[out_offsets[i] : out_offsets[i + 1]] = values[offsets[r] : offsets[r + 1]]
+
+
+def _gather_records(values: np.ndarray, offsets: np.ndarray, records: np.ndarray, out_offsets: np.ndarray):
+    """``values`` of each of ``records`` end to end, laid out by ``out_offsets``."""
+    out = np.empty(int(out_offsets[-1]), dtype=values.dtype)
+    _gather_into(values, offsets, records, out_offsets, out)
+    return out
+
+
+def packed_layout(lengths: np.ndarray):
+    """``(word0, total_words)``: where each record's words start when records are packed 32 bases a word, each
+    from a word boundary (:func:`pack_record`), and how many words that takes."""
+    word0 = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum((lengths + 31) >> 5, out=word0[1:])
+    return word0[:-1], int(word0[-1])
+
+
+@jit
+def pack_record(codes, start, stop, word, bases, nmask):
+    """Pack ``codes[start:stop]`` (0..4) from word ``word`` on: 2 bits a base into ``bases`` (N as 0), N bits
+    into ``nmask``; bases past the record's end read as N. ``c & 3`` is the base and ``c >> 2`` the N bit, so
+    the loop has no branches."""
+    full = (stop - start) >> 5
+    for w in range(full):
+        q = start + 32 * w
+        packed = np.uint64(0)
+        mask = np.uint64(0)
+        for j in range(32):
+            c = np.uint64(codes[q + j])
+            packed |= (c & np.uint64(3)) << np.uint64(2 * j)
+            mask |= (c >> np.uint64(2)) << np.uint64(j)
+        bases[word + w] = packed
+        nmask[word + w] = np.uint32(mask)
+    if start + 32 * full < stop:
+        packed = np.uint64(0)
+        mask = np.uint64(0xFFFFFFFF)
+        for j in range(stop - start - 32 * full):
+            c = np.uint64(codes[start + 32 * full + j])
+            packed |= (c & np.uint64(3)) << np.uint64(2 * j)
+            mask &= ~((np.uint64(1) - (c >> np.uint64(2))) << np.uint64(j))
+        bases[word + full] = packed
+        nmask[word + full] = np.uint32(mask)
 
 
 def illegal_base_message(source: str, record: int, name: str, shown: str, position: int,

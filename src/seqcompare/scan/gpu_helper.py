@@ -33,24 +33,48 @@ class ScanHelper:
         self._helper = GpuHelper(start=lambda: _start_cuda(), name="seqcompare-scan")
         self.timings: dict = {}
 
-    def rows(self, samples, prepared, report_all: bool, threshold: float, threads: int):
-        """``(sample, signature row, offset, quality sum)`` occurrence rows of ``samples`` (a
-        :class:`~seqcompare.io.sequences.SequenceSet` with qualities) against ``prepared`` signatures
-        (:func:`~seqcompare.scan.api.prepare_signatures` with ``device=None``), as
-        :func:`~seqcompare.scan.gpu.scan_on_gpu` returns them."""
+    def empty(self, shape, dtype) -> np.ndarray:
+        """An array in memory the helper reads without a copy (shared and page-locked): give it as
+        :func:`~seqcompare.io.fastq.read_fastq`'s ``pack_into``."""
+        return self._helper.empty(shape, dtype)
+
+    def rows(self, samples, prepared, report_all: bool, threshold: float, threads: int, packed=None):
+        """The occurrences of ``prepared`` signatures (:func:`~seqcompare.scan.api.prepare_signatures` with
+        ``device=None``) in ``samples`` (a :class:`~seqcompare.io.sequences.SequenceSet` with qualities, or a
+        :class:`~seqcompare.io.fastq.FastqRecords`), as :func:`~seqcompare.scan.gpu.scan_on_gpu` finds them.
+
+        ``packed`` is ``(bases, nmask, word0)`` of the samples already packed in :meth:`empty` memory (by
+        :func:`~seqcompare.io.fastq.read_fastq`), or None to pack them here. Returns ``(matched, chosen,
+        rows)``: ``(sample, signature row, offset, quality sum)`` rows whose sample numbers index ``chosen``, the
+        samples ``matched`` (indices). With ``packed``, ``chosen`` is ``samples.select(matched)``, only the
+        samples with an occurrence, whose bases and qualities are all that gets translated; otherwise it is
+        ``samples`` itself.
+        """
         from .packed import host_rows, index_host_parts, pack_records
 
         started = time.perf_counter()
         allocate = self._helper.empty
         index_parts = index_host_parts(prepared.codes, prepared.offsets, prepared.k, allocate=allocate)
-        bases, nmask, word0 = pack_records(samples.codes, samples.offsets, threads, allocate=allocate)
+        select = packed is not None
+        if packed is None:
+            packed = pack_records(samples.codes, samples.offsets, threads, allocate=allocate)
+        bases, nmask, word0 = packed
         packed = {"bases": bases, "nmask": nmask, "word0": word0, "lengths": samples.lengths}
         self.timings["host_passes_s"] = time.perf_counter() - started
         sample, signature, offset, device = self._helper.call(_scan, index_parts, packed, prepared.k,
                                                               report_all or threshold >= 0)  # fmt: skip
         self.timings.update(self._helper.timings)
         self.timings.update({f"helper_{name}": value for name, value in device.items()})
-        return host_rows(samples, np.diff(prepared.offsets), sample, signature, offset, report_all, threshold)
+        if select:
+            started = time.perf_counter()
+            matched, sample = np.unique(sample, return_inverse=True)
+            chosen = samples.select(matched)
+            sample = sample.reshape(-1)
+            self.timings["select_s"] = time.perf_counter() - started
+        else:
+            matched, chosen = np.arange(len(samples)), samples
+        return matched, chosen, host_rows(chosen, np.diff(prepared.offsets), sample, signature, offset, report_all,
+                                          threshold)  # fmt: skip
 
     def close(self) -> None:
         """Stop the helper (it exits at once: its CUDA teardown is not waited for)."""

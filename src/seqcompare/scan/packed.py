@@ -9,36 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._jit import jit
+from ..io.sequences import pack_record, packed_layout
 from .index import clean_runs, window_keys
 
 
 @jit(reads=("codes", "offsets", "word0"))
 def _pack(codes, offsets, word0, first, last, bases, nmask):
-    """Pack records ``first:last``: 2 bits a base into ``bases`` (N as 0), N bits into ``nmask``, each record
-    from its 32-base word ``word0[r]``; bases past a record's end are N. Codes are 0..4, so ``c & 3`` is the
-    base and ``c >> 2`` the N bit, without branches."""
+    """Pack records ``first:last``, each from its word ``word0[r]`` (:func:`~seqcompare.io.sequences.pack_record`)."""
     for r in range(first, last):
-        start, stop = offsets[r], offsets[r + 1]
-        full = (stop - start) >> 5
-        for w in range(full):
-            q = start + 32 * w
-            packed = np.uint64(0)
-            mask = np.uint64(0)
-            for j in range(32):
-                c = np.uint64(codes[q + j])
-                packed |= (c & np.uint64(3)) << np.uint64(2 * j)
-                mask |= (c >> np.uint64(2)) << np.uint64(j)
-            bases[word0[r] + w] = packed
-            nmask[word0[r] + w] = np.uint32(mask)
-        if start + 32 * full < stop:
-            packed = np.uint64(0)
-            mask = np.uint64(0xFFFFFFFF)
-            for j in range(stop - start - 32 * full):
-                c = np.uint64(codes[start + 32 * full + j])
-                packed |= (c & np.uint64(3)) << np.uint64(2 * j)
-                mask &= ~((np.uint64(1) - (c >> np.uint64(2))) << np.uint64(j))
-            bases[word0[r] + full] = packed
-            nmask[word0[r] + full] = np.uint32(mask)
+        pack_record(codes, offsets[r], offsets[r + 1], word0[r], bases, nmask)
 
 
 def pack_records(codes: np.ndarray, offsets: np.ndarray, threads: int = 1, allocate=np.empty):
@@ -59,11 +38,9 @@ def pack_records(codes: np.ndarray, offsets: np.ndarray, threads: int = 1, alloc
 
 
 def sample_layout(lengths: np.ndarray):
-    """``(word0, total_words)``: where each sample's packed words start (from 32-base word boundaries), as
-    :func:`pack_records` lays them out, and how many words that takes (without the spare word)."""
-    word0 = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum((lengths + 31) >> 5, out=word0[1:])
-    return word0[:-1], int(word0[-1])
+    """``(word0, total_words)``: where each sample's packed words start, as :func:`pack_records` lays them out
+    (:func:`~seqcompare.io.sequences.packed_layout`), and how many words that takes (without the spare word)."""
+    return packed_layout(lengths)
 
 
 def index_host_parts(codes: np.ndarray, offsets: np.ndarray, k: int, allocate=np.empty) -> dict:
