@@ -186,17 +186,19 @@ def test_records_packed_by_the_reader_read_and_select_as_the_plain_set(tmp_path,
     outcomes_seen = set()
     for case in range(300):
         path = write(tmp_path, f"{case}.fq", random_fastq(rng))
+        iupac_as_n = case % 3 == 0
         try:
-            plain = read_fastq(path, threads=2)
+            plain = read_fastq(path, threads=2, iupac_as_n=iupac_as_n)
         except InputError as exc:
             with pytest.raises(InputError) as info:
-                read_fastq(path, threads=2, pack_into=np.empty)
+                read_fastq(path, threads=2, pack_into=np.empty, iupac_as_n=iupac_as_n)
             assert str(info.value) == str(exc)
             outcomes_seen.add("error")
             continue
         outcomes_seen.add("ok")
         allocated = []
-        kept = read_fastq(path, threads=2, pack_into=lambda shape, dtype: allocated.append(dtype) or np.zeros(shape, dtype))
+        kept = read_fastq(path, threads=2, iupac_as_n=iupac_as_n,
+                          pack_into=lambda shape, dtype: allocated.append(dtype) or np.zeros(shape, dtype))  # fmt: skip
         assert allocated == [np.uint64, np.uint32] and kept.packed[1][-1] == 0xFFFFFFFF
         codes, offsets = unpack(*kept.packed, plain.lengths)
         assert codes.tolist() == plain.codes.tolist() and offsets.tolist() == plain.offsets.tolist()
@@ -213,6 +215,44 @@ def test_records_packed_by_the_reader_read_and_select_as_the_plain_set(tmp_path,
     assert outcomes_seen == {"ok", "error"}
     with pytest.raises(ValueError, match="no alphabet"):
         read_fastq(path, pack_into=np.empty, alphabet=object())
+
+
+@pytest.mark.parametrize("iupac_as_n", [False, True])
+def test_letters_translate_by_arithmetic_as_by_the_code_table(iupac_as_n):
+    from seqcompare.io.sequences import translate_dna_run
+
+    table = code_table(iupac_as_n)
+    for byte in range(256):
+        text = np.array([ord("A")] * 40 + [byte] + [ord("t")] * 40, dtype=np.uint8)  # long enough to vectorise
+        out = np.zeros(text.size, dtype=np.uint8)
+        found = translate_dna_run(text, out, iupac_as_n)
+        if table[byte] == 255:
+            assert found == 40, byte
+        else:
+            assert found == -1 and out.tolist() == table[text].tolist(), byte
+
+
+def test_codes_packed_eight_at_a_time_equal_the_numpy_decoding(rng):
+    from conftest import unpack
+
+    from seqcompare.io.sequences import pack_words
+
+    lengths = np.array([0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 100, 129, 300])
+    word0 = np.concatenate([[0], np.cumsum((lengths + 31) // 32)[:-1]])
+    bases = np.zeros(int(((lengths + 31) // 32).sum()), np.uint64)
+    nmask = np.zeros(bases.size, np.uint32)
+    records = []
+    for r, length in enumerate(lengths):
+        codes = rng.integers(0, 5, int(length)).astype(np.uint8)
+        words = np.full((int(length) + 7) // 8 + 1, 0xFFFFFFFFFFFFFFFF, np.uint64)  # junk past the codes
+        words.view(np.uint8)[: codes.size] = codes
+        pack_words(words, int(length), int(word0[r]), bases.view(np.uint16), nmask.view(np.uint8))
+        records.append(codes)
+    codes, offsets = unpack(bases, nmask, word0, lengths)
+    assert codes.tolist() == np.concatenate(records).tolist()
+    assert offsets.tolist() == np.concatenate([[0], np.cumsum(lengths)]).tolist()
+    padding = [int(nmask[word0[r] + lengths[r] // 32]) >> int(lengths[r] % 32) for r in range(lengths.size) if lengths[r] % 32]
+    assert all(value == (1 << (32 - int(length % 32))) - 1 for value, length in zip(padding, lengths[lengths % 32 > 0]))
 
 
 @pytest.mark.parametrize("small_bytes", [None, -1])

@@ -18,7 +18,7 @@ from ..errors import InputError
 from .fasta import (SMALL_BYTES, _decode_name, _header_names, _line_ends, _line_spans, _piece_starts, header_names,
                     read_bytes, read_sequences)  # fmt: skip
 from .sequences import (ILLEGAL, SelectedNames, SequenceSet, _translate_run, code_table, empty_array, illegal_base_message,
-                        pack_record, packed_layout)  # fmt: skip
+                        pack_words, packed_layout, translate_dna_run)  # fmt: skip
 
 _OK, _NOT_FASTQ, _NO_PLUS, _TRUNCATED, _QUALITY_LENGTH, _ILLEGAL_BASE, _ILLEGAL_QUALITY = range(7)
 _PIECE_BYTES = 16 << 20
@@ -108,20 +108,21 @@ def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, code
 
 
 @jit
-def _check_and_pack(buf, line_ends, table, first, last, codes_table, word0, bases, nmask, scratch):
-    """Check records ``first:last`` as :func:`_copy_records` does, and pack their bases
-    (:func:`~seqcompare.io.sequences.pack_record`) without writing codes or qualities out: each record's codes
-    go through ``scratch`` (as long as its longest record), which stays in cache."""
+def _check_and_pack(buf, line_ends, table, first, last, iupac_as_n, word0, bases16, nmask8, scratch, scratch_words):
+    """Check records ``first:last`` as :func:`_copy_records` does with :func:`~seqcompare.io.sequences.code_table`,
+    and pack their bases (:func:`~seqcompare.io.sequences.pack_words`, into the packed arrays seen as uint16 and
+    uint8) without writing codes or qualities out: each record's codes go through ``scratch`` (as long as its
+    longest record, and ``scratch_words`` the same memory as uint64), which stays in cache."""
     for r in range(first, last):
         at = 0
         for k in range(table[r, 2], table[r, 3]):
             start = line_ends[k - 1] + 1 if k > 0 else 0
             n = _line_stop(buf, line_ends, k, start) - start
-            bad = _translate_run(buf[start : start + n], codes_table, scratch[at : at + n])
+            bad = translate_dna_run(buf[start : start + n], scratch[at : at + n], iupac_as_n)
             if bad >= 0:
                 return _ILLEGAL_BASE, r, at + bad, buf[start + bad]
             at += n
-        pack_record(scratch, 0, at, word0[r], bases, nmask)
+        pack_words(scratch_words, at, word0[r], bases16, nmask8)
         at = 0
         for k in range(table[r, 4], table[r, 5]):
             start = line_ends[k - 1] + 1 if k > 0 else 0
@@ -293,7 +294,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         if pack_into is None:
             codes, quality, results = _translate_records(image, line_ends, table, offsets, translate, pool, threads)
         else:
-            packed, results = _pack_records(image, line_ends, table, offsets, translate, pool, threads, pack_into)
+            packed, results = _pack_records(image, line_ends, table, offsets, iupac_as_n, pool, threads, pack_into)
         clock.append(time.perf_counter())
         names = header_names(image, table[:, 0], table[:, 1], pool, 4 * threads)
         clock.append(time.perf_counter())
@@ -328,7 +329,7 @@ def _translate_records(image, line_ends, table, offsets, translate, pool, thread
     return codes, quality, results
 
 
-def _pack_records(image, line_ends, table, offsets, translate, pool, threads: int, allocate):
+def _pack_records(image, line_ends, table, offsets, iupac_as_n: bool, pool, threads: int, allocate):
     """``((bases, nmask, word0), statuses)``: the records checked and packed (:func:`_check_and_pack`)."""
     lengths = table[:, 6]
     word0, total = packed_layout(lengths)
@@ -339,8 +340,10 @@ def _pack_records(image, line_ends, table, offsets, translate, pool, threads: in
 
     def job(first_last):
         first, last = first_last
-        scratch = np.empty(int(lengths[first:last].max()), dtype=np.uint8)
-        return _check_and_pack(image, line_ends, table, first, last, translate, word0, bases, nmask, scratch)
+        scratch_words = np.empty((int(lengths[first:last].max()) + 7) // 8, dtype=np.uint64)
+        scratch = scratch_words.view(np.uint8)
+        return _check_and_pack(image, line_ends, table, first, last, iupac_as_n, word0, bases.view(np.uint16),
+                               nmask.view(np.uint8), scratch, scratch_words)  # fmt: skip
 
     return (bases, nmask, word0), list(pool.map(job, _record_chunks(offsets, 4 * threads)))
 

@@ -314,6 +314,39 @@ def _translate_run(text, table, out) -> int:
     return -1
 
 
+@jit(reads=("text",))
+def translate_dna_run(text, out, iupac_as_n) -> int:
+    """:func:`_translate_run` with :func:`code_table`'s table (``iupac_as_n`` as given), by arithmetic on the
+    letters instead of a table, so that the loop vectorises: 4.5 GB/s a core against 1.6 GB/s for the table's
+    lookups. Lower-cased (``| 32``, which maps no other byte onto a letter), a letter's bits 1-2 give A 0, C 1,
+    T 2, G 3 (U as T), and one xor swaps G and T. The explicit uint8 casts keep every step in bytes: without
+    them Numba widens to int64 and the loop stays scalar; so does an "and" of the checks, where an "or" of the
+    failures vectorises."""
+    bad = np.uint8(0)
+    u1 = np.uint8(1)
+    iupac = np.uint8(iupac_as_n)
+    for q in range(text.size):
+        c = np.uint8(text[q] | np.uint8(32))
+        code = np.uint8((c >> u1) & np.uint8(3))
+        code = np.uint8(code ^ (code >> u1))
+        other = (np.uint8(c == np.uint8(114)) | np.uint8(c == np.uint8(121)) | np.uint8(c == np.uint8(107))  # r y k
+                 | np.uint8(c == np.uint8(109)) | np.uint8(c == np.uint8(115)) | np.uint8(c == np.uint8(119))  # m s w
+                 | np.uint8(c == np.uint8(98)) | np.uint8(c == np.uint8(100)) | np.uint8(c == np.uint8(104))  # b d h
+                 | np.uint8(c == np.uint8(118)))  # v  # fmt: skip
+        is_n = np.uint8(np.uint8(c == np.uint8(110)) | np.uint8(other & iupac))
+        ok = (np.uint8(c == np.uint8(97)) | np.uint8(c == np.uint8(99)) | np.uint8(c == np.uint8(103))
+              | np.uint8(c == np.uint8(116)) | np.uint8(c == np.uint8(117)) | is_n)  # fmt: skip
+        out[q] = np.uint8(code + is_n * np.uint8(N_CODE - code))
+        bad = np.uint8(bad | (ok ^ u1))
+    if bad:
+        for q in range(text.size):
+            c = text[q] | 32
+            allowed = c in (97, 99, 103, 116, 117, 110) or (iupac_as_n and c in (114, 121, 107, 109, 115, 119, 98, 100, 104, 118))
+            if not allowed:
+                return q
+    return -1
+
+
 def _codes_in_place(sequences: list, offsets: np.ndarray, table: np.ndarray):
     """``(codes, index of the first illegal letter or -1)`` by :func:`translate_in_place` in threads, or None."""
     lengths = np.diff(offsets)
@@ -569,6 +602,40 @@ def pack_record(codes, start, stop, word, bases, nmask):
             mask &= ~((np.uint64(1) - (c >> np.uint64(2))) << np.uint64(j))
         bases[word + full] = packed
         nmask[word + full] = np.uint32(mask)
+
+
+@jit
+def _packed_group(x):
+    """``(bases, n bits)`` of 8 codes (0..4) in the bytes of ``x``: three shift-and-mask steps draw the 2-bit
+    bases together into 16 bits, and three more the N bits into 8."""
+    b = x & np.uint64(0x0303030303030303)
+    b = (b | (b >> np.uint64(6))) & np.uint64(0x000F000F000F000F)
+    b = (b | (b >> np.uint64(12))) & np.uint64(0x000000FF000000FF)
+    b = b | (b >> np.uint64(24))
+    n = (x >> np.uint64(2)) & np.uint64(0x0101010101010101)
+    n = (n | (n >> np.uint64(7))) & np.uint64(0x0003000300030003)
+    n = (n | (n >> np.uint64(14))) & np.uint64(0x0000000F0000000F)
+    n = n | (n >> np.uint64(28))
+    return np.uint16(b & np.uint64(0xFFFF)), np.uint8(n & np.uint64(0xFF))
+
+
+@jit
+def pack_words(words, length, word, bases16, nmask8):
+    """:func:`pack_record` of ``length`` codes held 8 a word in ``words`` (uint64, little-endian bytes), into
+    ``bases16`` and ``nmask8``, the packed arrays seen as uint16 and uint8: 8 codes make 16 bits of bases and 8
+    of N bits, so each word of codes is a lane of its own and the loop over the full words vectorises (about
+    3.5x the rate of :func:`pack_record`). Codes from ``length`` on read as N whatever ``words`` holds there."""
+    fours = np.uint64(0x0404040404040404)
+    first = 4 * word
+    full = length >> 3
+    for g in range(full):
+        bases16[first + g], nmask8[first + g] = _packed_group(words[g])
+    for g in range(full, ((length + 31) >> 5) << 2):  # the last codes, then N to the end of their 32-base word
+        x = fours
+        if g == full and length & 7:
+            low = (np.uint64(1) << np.uint64(8 * (length & 7))) - np.uint64(1)
+            x = (words[g] & low) | (fours & ~low)
+        bases16[first + g], nmask8[first + g] = _packed_group(x)
 
 
 def illegal_base_message(source: str, record: int, name: str, shown: str, position: int,

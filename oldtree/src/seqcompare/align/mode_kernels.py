@@ -1,0 +1,500 @@
+"""The CPU kernels of the alignment modes (:mod:`.modes` describes the model, the tie rules and the paths):
+:func:`mode_pairs` (scores, positions and statistics), :func:`mode_scores` (scores and ends), :func:`mode_strips`
+(scores and ends of one query against many targets in SIMD lanes) and :func:`mode_traceback` (a CIGAR)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._intrinsics import sub_narrow
+from .._jit import jit
+from .._simd import add, load, maximum, splat, store, subtract, where_equal, where_greater
+from .kernels import _longest_target
+
+NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalty is subtracted
+
+
+# A path's statistics and start in three words: (matches << 32) | pairs, (similar << 32) | length, and
+# (start row << 32) | start column, each field below 2**31: three words a cell to carry instead of six values, and a
+# diagonal step two additions.
+_HIGH = np.int64(1) << np.int64(32)
+_LOW = _HIGH - np.int64(1)
+
+
+@jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
+def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend, mode,
+               scores_out, positions_out, counts_out):  # fmt: skip
+    """Score, positions and statistics of pairs ``first:last`` in ``mode`` (a :data:`MODE_CODES` value), in one
+    row of each quantity (linear space). ``by_query[b, a]`` is the score of target code ``a`` against query code
+    ``b`` (the table transposed, so a query row's scores are contiguous)."""
+    local = mode == 1
+    free_target_start = mode == 1 or mode == 2 or mode == 3
+    free_query_start = mode == 1 or mode == 2
+    high, low = _HIGH, _LOW
+    longest = _longest_target(t_off, pair_t, first, last) + 1
+    H = np.empty(longest, np.int64)
+    F = np.empty(longest, np.int64)
+    # Per column, the path to H and to F (its three words).
+    h_pairs = np.empty(longest, np.int64)
+    h_length = np.empty(longest, np.int64)
+    h_start = np.empty(longest, np.int64)
+    f_pairs = np.empty(longest, np.int64)
+    f_length = np.empty(longest, np.int64)
+    f_start = np.empty(longest, np.int64)
+    for p in range(first, last):
+        t0 = t_off[pair_t[p]]
+        n = t_off[pair_t[p] + 1] - t0
+        q0 = q_off[pair_q[p]]
+        m = q_off[pair_q[p] + 1] - q0
+        H[0] = 0
+        h_pairs[0] = h_length[0] = h_start[0] = 0
+        for j in range(1, n + 1):
+            H[j] = 0 if free_target_start else -(gap_open + (j - 1) * gap_extend)
+            F[j] = NEG
+            h_pairs[j] = h_length[j] = f_pairs[j] = f_length[j] = f_start[j] = 0
+            h_start[j] = j if free_target_start else 0
+        best, best_i, best_j = NEG, 0, 0
+        best_pairs = best_length = best_start = np.int64(0)
+        if local:
+            best, best_i, best_j = 0, 1, 1
+            best_start = high + 1
+        for i in range(1, m + 1):
+            diag = H[0]
+            diag_pairs, diag_length, diag_start = h_pairs[0], h_length[0], h_start[0]
+            H[0] = 0 if free_query_start else -(gap_open + (i - 1) * gap_extend)
+            h_pairs[0] = h_length[0] = 0
+            h_start[0] = i * high if free_query_start else 0
+            west = H[0]
+            west_pairs, west_length, west_start = h_pairs[0], h_length[0], h_start[0]
+            e = NEG
+            e_pairs = e_length = e_start = np.int64(0)
+            b = q_codes[q0 + i - 1]
+            row = by_query[b]
+            for j in range(1, n + 1):
+                # Branch-free: every choice below is a select between values already made (the choices follow
+                # the data; with branches, and six values a path, the pass ran 0.055 GCUPS a thread on 1.5 kb
+                # DNA, now 0.09).
+                north = H[j]
+                north_pairs, north_length, north_start = h_pairs[j], h_length[j], h_start[j]
+                f_open = north - gap_open
+                f_extend = F[j] - gap_extend
+                f_opened = f_open > f_extend
+                f = f_open if f_opened else f_extend
+                f_p = north_pairs if f_opened else f_pairs[j]
+                f_l = (north_length if f_opened else f_length[j]) + 1
+                f_s = north_start if f_opened else f_start[j]
+                F[j], f_pairs[j], f_length[j], f_start[j] = f, f_p, f_l, f_s
+                e_open = west - gap_open
+                e_extend = e - gap_extend
+                e_opened = e_open > e_extend
+                e = e_open if e_opened else e_extend
+                e_pairs = west_pairs if e_opened else e_pairs
+                e_length = (west_length if e_opened else e_length) + 1
+                e_start = west_start if e_opened else e_start
+                a = t_codes[t0 + j - 1]
+                substitution = row[a]
+                h_diag = diag + substitution
+                h = max(h_diag, max(e, f))
+                if local:
+                    h = max(h, 0)
+                from_diag = h == h_diag
+                from_f = h == f
+                d_p = diag_pairs + (high if a == b else 0) + 1
+                d_l = diag_length + (high if substitution > 0 else 0) + 1
+                west_pairs = d_p if from_diag else (f_p if from_f else e_pairs)
+                west_length = d_l if from_diag else (f_l if from_f else e_length)
+                west_start = diag_start if from_diag else (f_s if from_f else e_start)
+                if local:
+                    reset = h <= 0
+                    west_pairs = 0 if reset else west_pairs
+                    west_length = 0 if reset else west_length
+                    west_start = (i * high + j) if reset else west_start
+                diag = north
+                diag_pairs, diag_length, diag_start = north_pairs, north_length, north_start
+                h_pairs[j], h_length[j], h_start[j] = west_pairs, west_length, west_start
+                H[j] = h
+                west = h
+                if local and (h > best or (h == best and j < best_j)):
+                    best, best_i, best_j = h, i, j
+                    best_pairs, best_length, best_start = west_pairs, west_length, west_start
+            if mode == 2 and n > 0 and H[n] > best:  # semi-global: the last column, smallest row first
+                best, best_i, best_j = H[n], i, n
+                best_pairs, best_length, best_start = h_pairs[n], h_length[n], h_start[n]
+        if mode == 0 or (not local and (m == 0 or n == 0)):
+            best, best_i, best_j = H[n], m, n
+            best_pairs, best_length, best_start = h_pairs[n], h_length[n], h_start[n]
+        elif mode == 2:  # then the last row short of the last column: the smallest column wins ties
+            for j in range(1, n):
+                if H[j] > best or (H[j] == best and j < best_j):
+                    best, best_i, best_j = H[j], m, j
+                    best_pairs, best_length, best_start = h_pairs[j], h_length[j], h_start[j]
+        elif mode == 3 or mode == 4:  # the whole query, the leftmost best target end
+            best, best_i, best_j = H[0], m, 0
+            best_pairs, best_length, best_start = h_pairs[0], h_length[0], h_start[0]
+            for j in range(1, n + 1):
+                if H[j] > best:
+                    best, best_i, best_j = H[j], m, j
+                    best_pairs, best_length, best_start = h_pairs[j], h_length[j], h_start[j]
+        elif local and (m == 0 or n == 0):
+            best, best_i, best_j = 0, 0, 0
+            best_pairs = best_length = best_start = 0
+        scores_out[p] = best
+        positions_out[p, 0] = best_start & low
+        positions_out[p, 1] = best_j - 1
+        positions_out[p, 2] = best_start >> 32
+        positions_out[p, 3] = best_i - 1
+        counts_out[p, 0] = best_pairs >> 32
+        counts_out[p, 1] = best_length >> 32
+        counts_out[p, 2] = best_pairs & low
+        counts_out[p, 3] = best_length & low
+
+
+@jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
+def mode_scores(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend, mode,
+                scores_out, positions_out):  # fmt: skip
+    """:func:`mode_pairs` without the paths: the score and end positions only (start columns left as they are),
+    the same cells and ties, several times faster."""
+    local = mode == 1
+    free_target_start = mode == 1 or mode == 2 or mode == 3
+    free_query_start = mode == 1 or mode == 2
+    longest = _longest_target(t_off, pair_t, first, last) + 1
+    H = np.empty(longest, np.int64)
+    F = np.empty(longest, np.int64)
+    for p in range(first, last):
+        t0 = t_off[pair_t[p]]
+        n = t_off[pair_t[p] + 1] - t0
+        q0 = q_off[pair_q[p]]
+        m = q_off[pair_q[p] + 1] - q0
+        H[0] = 0
+        for j in range(1, n + 1):
+            H[j] = 0 if free_target_start else -(gap_open + (j - 1) * gap_extend)
+            F[j] = NEG
+        best, best_i, best_j = NEG, 0, 0
+        if local:
+            best, best_i, best_j = 0, 1, 1
+        for i in range(1, m + 1):
+            diag = H[0]
+            H[0] = 0 if free_query_start else -(gap_open + (i - 1) * gap_extend)
+            west = H[0]
+            e = NEG
+            row = by_query[q_codes[q0 + i - 1]]
+            for j in range(1, n + 1):
+                north = H[j]
+                f = max(north - gap_open, F[j] - gap_extend)
+                e = max(west - gap_open, e - gap_extend)
+                h = max(diag + row[t_codes[t0 + j - 1]], max(e, f))
+                if local:
+                    h = max(h, 0)
+                    if h > best or (h == best and j < best_j):
+                        best, best_i, best_j = h, i, j
+                diag = north
+                F[j] = f
+                H[j] = h
+                west = h
+            if mode == 2 and n > 0 and H[n] > best:
+                best, best_i, best_j = H[n], i, n
+        if mode == 0 or (not local and (m == 0 or n == 0)):
+            best, best_i, best_j = H[n], m, n
+        elif mode == 2:
+            for j in range(1, n):
+                if H[j] > best or (H[j] == best and j < best_j):
+                    best, best_i, best_j = H[j], m, j
+        elif mode == 3 or mode == 4:
+            best, best_i, best_j = H[0], m, 0
+            for j in range(1, n + 1):
+                if H[j] > best:
+                    best, best_i, best_j = H[j], m, j
+        elif local and (m == 0 or n == 0):
+            best, best_i, best_j = 0, 0, 0
+        scores_out[p] = best
+        positions_out[p, 1] = best_j - 1
+        positions_out[p, 3] = best_i - 1
+
+
+LANE_PAD = -(1 << 28)  # the score of the padding code, beyond a lane's sequences: far below any real cell
+LANE_PAD_16 = -(1 << 13)  # the same in int16 lanes, for groups whose values stay within +-2**13
+LANE_LIMIT = 1 << 27  # the lanes' 32-bit cells hold scores of magnitude below this (with the padding's, below 2**30)
+
+
+# Traceback directions, one byte a cell: bits 0-1 where H came from, bit 2 F opened here, bit 3 E opened here.
+_FROM_DIAGONAL, _FROM_F, _FROM_E, _STOP = 0, 1, 2, 3
+
+
+@jit(reads=("t", "q"))
+def mode_traceback(t, q, by_query, gap_open, gap_extend, mode, end_i, end_j, ops):
+    """The alignment of one pair ending at cell ``(end_i, end_j)`` (1-based rows of ``q``, columns of ``t``),
+    along the path :func:`mode_pairs` follows: operation codes (0 M, 1 I: target letter against a gap, 2 D: query
+    letter against a gap) at the end of ``ops``. Returns ``(first op index, start row, start column)``."""
+    local = mode == 1
+    free_target_start = mode == 1 or mode == 2 or mode == 3
+    free_query_start = mode == 1 or mode == 2
+    m, n = end_i, end_j
+    way = np.zeros((m + 1, n + 1), np.uint8)
+    H = np.empty(n + 1, np.int64)
+    F = np.empty(n + 1, np.int64)
+    H[0] = 0
+    for j in range(1, n + 1):
+        H[j] = 0 if free_target_start else -(gap_open + (j - 1) * gap_extend)
+        F[j] = NEG
+    for i in range(1, m + 1):
+        diag = H[0]
+        H[0] = 0 if free_query_start else -(gap_open + (i - 1) * gap_extend)
+        west_h = H[0]
+        e = NEG
+        row = by_query[q[i - 1]]
+        for j in range(1, n + 1):
+            north = H[j]
+            code = 0
+            f_open = north - gap_open
+            f_extend = F[j] - gap_extend
+            if f_open > f_extend:
+                F[j] = f_open
+                code |= 4
+            else:
+                F[j] = f_extend
+            e_open = west_h - gap_open
+            e_extend = e - gap_extend
+            if e_open > e_extend:
+                e = e_open
+                code |= 8
+            else:
+                e = e_extend
+            h_diag = diag + row[t[j - 1]]
+            h = max(h_diag, max(e, F[j]))
+            if local and h < 0:
+                h = 0
+            if local and h <= 0:
+                code |= _STOP
+            elif h == h_diag:
+                code |= _FROM_DIAGONAL
+            elif h == F[j]:
+                code |= _FROM_F
+            else:
+                code |= _FROM_E
+            way[i, j] = code
+            diag = north
+            H[j] = h
+            west_h = h
+    at = ops.size
+    i, j, state = m, n, 0  # state 0 H, 1 F, 2 E
+    while True:
+        if state == 0:
+            if i == 0 or j == 0:
+                if (i == 0 and free_target_start) or (j == 0 and free_query_start):
+                    break
+                while j > 0:  # leading gaps along the first row or column
+                    at -= 1
+                    ops[at] = 1
+                    j -= 1
+                while i > 0:
+                    at -= 1
+                    ops[at] = 2
+                    i -= 1
+                break
+            source = way[i, j] & 3
+            if source == _STOP:
+                break
+            if source == _FROM_DIAGONAL:
+                at -= 1
+                ops[at] = 0
+                i -= 1
+                j -= 1
+            else:
+                state = 1 if source == _FROM_F else 2
+        elif state == 1:
+            at -= 1
+            ops[at] = 2
+            if way[i, j] & 4:
+                state = 0
+            i -= 1
+        else:
+            at -= 1
+            ops[at] = 1
+            if way[i, j] & 8:
+                state = 0
+            j -= 1
+    return at, i, j
+
+
+# The scores pass of one query against many targets on explicit SIMD vectors (seqcompare._simd), one target a
+# lane, eight query rows a sweep held in registers, as strips.py holds them for NW: a column costs two loads and
+# two stores (the row above and below the strip) and the eight rows' profile vectors. (An auto-vectorised form,
+# every cell's state in arrays, ran at 2.2 GCUPS a thread; this one's int16 kernel at 11.4 local, 16.7 global.)
+STRIP = 8
+
+
+@jit(inline="always")
+def _cell(diag, left, up, e, f, score, go, ge, floor):
+    """A cell (maximised): ``e`` the best ending in a horizontal gap, ``f`` in a vertical one, then H."""
+    e = maximum(subtract(e, ge), subtract(left, go))
+    f = maximum(subtract(f, ge), subtract(up, go))
+    return maximum(maximum(add(diag, score), maximum(e, f)), floor), e, f
+
+
+@jit(inline="always")
+def _track(h, best, best_column, column):
+    """A row's maximum so far and the first column that reached it."""
+    return maximum(best, h), where_greater(h, best, column, best_column)
+
+
+@jit
+def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scores_out, t_end_out, q_end_out):
+    """:func:`mode_scores` of one query ``q`` against ``L`` targets at once, one per SIMD lane, in the profile's
+    integer type (int16 or int32; ``gap_open``, ``gap_extend`` and ``negative``, the unreachable value, of the same
+    type; the caller bounds every value, the padding's sums included, within it).
+
+    ``profile[b, j, lane]`` is the score of lane ``lane``'s target letter at column ``j + 1`` against query code
+    ``b``, ``L`` the lanes of one vector of its type (:func:`seqcompare._simd.lanes_of`): with the query shared by
+    the lanes a row's scores are one vector load a column, with no gather. The padding code (the last) scores
+    :data:`LANE_PAD` against everything; ``q`` holds the query's ``m`` codes, padded with it to whole strips of
+    :data:`STRIP` rows, and targets shorter than the longest are padded with it too. Padded cells are computed
+    but never chosen: their values come from real cells by adding the padding's score or subtracting gaps, so
+    they are lower than a real cell or equal to one of a smaller row or column, which the tie rules prefer. The
+    other modes' end cells are read from each lane's own last column and the query's last row."""
+    codes, n_max, L = profile.shape
+    kind = profile.dtype
+    flat = profile.reshape(-1)
+    local = mode == 1
+    free_target_start = mode == 1 or mode == 2 or mode == 3
+    free_query_start = mode == 1 or mode == 2
+    zero = sub_narrow(gap_open, gap_open)
+    H = np.empty((n_max + 1) * L, kind)
+    F = np.empty((n_max + 1) * L, kind)
+    last_row = np.empty((n_max + 1) * L, kind)  # row m, for the modes that end there
+    column_values = np.empty(STRIP * L, kind)  # semi-global: each row's cell at each lane's last column
+    row_best = np.empty(STRIP * L, kind)
+    row_column = np.empty(STRIP * L, kind)
+    best = np.empty(L, kind)
+    best_i = np.zeros(L, np.int64)
+    best_j = np.zeros(L, np.int64)
+    lengths = np.empty(L, kind)
+    ones = np.ones(L, kind)
+    for lane in range(L):
+        best[lane] = zero if local else negative
+        lengths[lane] = t_len[lane]
+        if local:
+            best_i[lane] = 1
+            best_j[lane] = 1
+    opening = zero
+    for j in range(n_max + 1):
+        if j == 1:
+            opening = sub_narrow(zero, gap_open)
+        elif j > 1:
+            opening = sub_narrow(opening, gap_extend)
+        for lane in range(L):
+            H[j * L + lane] = zero if free_target_start else opening
+            F[j * L + lane] = negative
+            last_row[j * L + lane] = zero if free_target_start else opening
+    go, ge, floor = splat(gap_open), splat(gap_extend), splat(zero if local else negative)
+    none = splat(negative)
+    ends = load(lengths, 0)
+    one = load(ones, 0)
+    border = zero
+    for first in range(0, q.size, STRIP):
+        # Column 0 of the strip's rows (leading gaps in the narrow type, one subtraction at a time).
+        h = np.empty(STRIP, kind)
+        for r in range(STRIP):
+            i = first + r + 1
+            border = sub_narrow(zero, gap_open) if i == 1 else sub_narrow(border, gap_extend)
+            h[r] = zero if free_query_start else border
+        h0, h1, h2, h3, h4, h5, h6, h7 = (splat(h[0]), splat(h[1]), splat(h[2]), splat(h[3]), splat(h[4]),
+                                          splat(h[5]), splat(h[6]), splat(h[7]))  # fmt: skip
+        e0 = e1 = e2 = e3 = e4 = e5 = e6 = e7 = none
+        # Below any cell, so each row's first cell starts its maximum (local cells are at least 0).
+        b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = none
+        c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = splat(zero)
+        v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = none
+        rows = (q[first] * n_max, q[first + 1] * n_max, q[first + 2] * n_max, q[first + 3] * n_max,
+                q[first + 4] * n_max, q[first + 5] * n_max, q[first + 6] * n_max, q[first + 7] * n_max)  # fmt: skip
+        diag = load(H, 0)
+        store(H, 0, h7)
+        keep_last = first < m <= first + STRIP
+        last_at = m - first - 1
+        if keep_last:
+            store(last_row, 0, splat(h[last_at]))
+        column = splat(zero)
+        for j in range(1, n_max + 1):
+            at = j * L
+            up = load(H, at)
+            f = load(F, at)
+            column = add(column, one)
+            x = (j - 1) * L
+            n0, e0, f = _cell(diag, h0, up, e0, f, load(flat, rows[0] * L + x), go, ge, floor)
+            n1, e1, f = _cell(h0, h1, n0, e1, f, load(flat, rows[1] * L + x), go, ge, floor)
+            n2, e2, f = _cell(h1, h2, n1, e2, f, load(flat, rows[2] * L + x), go, ge, floor)
+            n3, e3, f = _cell(h2, h3, n2, e3, f, load(flat, rows[3] * L + x), go, ge, floor)
+            n4, e4, f = _cell(h3, h4, n3, e4, f, load(flat, rows[4] * L + x), go, ge, floor)
+            n5, e5, f = _cell(h4, h5, n4, e5, f, load(flat, rows[5] * L + x), go, ge, floor)
+            n6, e6, f = _cell(h5, h6, n5, e6, f, load(flat, rows[6] * L + x), go, ge, floor)
+            n7, e7, f = _cell(h6, h7, n6, e7, f, load(flat, rows[7] * L + x), go, ge, floor)
+            if local:
+                b0, c0 = _track(n0, b0, c0, column)
+                b1, c1 = _track(n1, b1, c1, column)
+                b2, c2 = _track(n2, b2, c2, column)
+                b3, c3 = _track(n3, b3, c3, column)
+                b4, c4 = _track(n4, b4, c4, column)
+                b5, c5 = _track(n5, b5, c5, column)
+                b6, c6 = _track(n6, b6, c6, column)
+                b7, c7 = _track(n7, b7, c7, column)
+            elif mode == 2:  # each row's cell at each lane's last column
+                v0 = where_equal(ends, column, n0, v0)
+                v1 = where_equal(ends, column, n1, v1)
+                v2 = where_equal(ends, column, n2, v2)
+                v3 = where_equal(ends, column, n3, v3)
+                v4 = where_equal(ends, column, n4, v4)
+                v5 = where_equal(ends, column, n5, v5)
+                v6 = where_equal(ends, column, n6, v6)
+                v7 = where_equal(ends, column, n7, v7)
+            if keep_last:
+                picked = n0
+                picked = n1 if last_at == 1 else picked
+                picked = n2 if last_at == 2 else picked
+                picked = n3 if last_at == 3 else picked
+                picked = n4 if last_at == 4 else picked
+                picked = n5 if last_at == 5 else picked
+                picked = n6 if last_at == 6 else picked
+                picked = n7 if last_at == 7 else picked
+                store(last_row, at, picked)
+            diag = up
+            h0, h1, h2, h3, h4, h5, h6, h7 = n0, n1, n2, n3, n4, n5, n6, n7
+            store(H, at, n7)
+            store(F, at, f)
+        real = min(STRIP, m - first)
+        if local:
+            for r, (value, where) in enumerate(((b0, c0), (b1, c1), (b2, c2), (b3, c3), (b4, c4), (b5, c5),
+                                                (b6, c6), (b7, c7))):  # fmt: skip
+                store(row_best, r * L, value)
+                store(row_column, r * L, where)
+            for r in range(real):
+                for lane in range(L):
+                    value, j = row_best[r * L + lane], np.int64(row_column[r * L + lane])
+                    if value > best[lane] or (value == best[lane] and j < best_j[lane]):
+                        best[lane], best_i[lane], best_j[lane] = value, first + r + 1, j
+        elif mode == 2:
+            for r, value in enumerate((v0, v1, v2, v3, v4, v5, v6, v7)):
+                store(column_values, r * L, value)
+            for r in range(real):
+                for lane in range(L):
+                    n = t_len[lane]
+                    if n > 0 and column_values[r * L + lane] > best[lane]:
+                        best[lane], best_i[lane], best_j[lane] = column_values[r * L + lane], first + r + 1, n
+    for lane in range(L):
+        n = t_len[lane]
+        if local:
+            if m == 0 or n == 0:
+                best[lane], best_i[lane], best_j[lane] = zero, 0, 0
+        elif mode == 0 or m == 0 or n == 0:
+            best[lane], best_i[lane], best_j[lane] = last_row[n * L + lane], m, n
+        elif mode == 2:
+            for j in range(1, n):
+                value = last_row[j * L + lane]
+                if value > best[lane] or (value == best[lane] and j < best_j[lane]):
+                    best[lane], best_i[lane], best_j[lane] = value, m, j
+        else:
+            best[lane], best_i[lane], best_j[lane] = last_row[lane], m, 0
+            for j in range(1, n + 1):
+                if last_row[j * L + lane] > best[lane]:
+                    best[lane], best_i[lane], best_j[lane] = last_row[j * L + lane], m, j
+        scores_out[lane] = best[lane]
+        t_end_out[lane] = best_j[lane] - 1
+        q_end_out[lane] = best_i[lane] - 1

@@ -1,0 +1,308 @@
+"""Alignment modes on the CPU: global, local, semi-global, infix and prefix, any alphabet and matrix, with end
+and start positions, parasail's statistics and CIGARs.
+
+The model (spec/dp.md's Gotoh recurrence, maximised; parasail's conventions): ``scores[a, b]`` scores target code
+``a`` against query code ``b``; a gap of length L costs ``gap_open + (L - 1) * gap_extend``. The query runs down
+the rows ``i``, the target along the columns ``j``. Ties are broken as parasail breaks them (see
+:func:`~seqcompare.align.reference.mode_reference`), and the statistics follow the path parasail's ``_stats``
+functions follow: at each cell the diagonal if it gives the best score, else the vertical gap, else the
+horizontal one; a gap state extends unless opening is strictly better. That path is also the one the traceback
+takes, so the CIGAR, the start positions and the statistics all describe one alignment.
+
+Statistics, per pair (parasail's ``matches``, ``similar`` and ``length``, plus the aligned pairs): ``matches``
+counts aligned pairs of the same code, ``similar`` pairs whose score is positive, ``pairs`` aligned pairs, and
+``length`` the alignment's columns, where, as parasail counts them, gaps along the first row or column (leading
+gaps of a global alignment) are not columns.
+
+:class:`ModeScorer` is what :class:`~seqcompare.align.work.PairWork` runs: its ``cpu`` spreads pairs over threads,
+its ``gpu`` runs :mod:`.modes_gpu`. The compiled kernels are in :mod:`.mode_kernels` (imported when first
+needed, with Numba).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..progress import SILENT
+from .alphabets import Alphabet
+from .batch import cigar_string, equal_work_bounds
+
+MODE_CODES = {"global": 0, "local": 1, "semi-global": 2, "infix": 3, "prefix": 4}
+MIN_LANE_PAIRS = 4  # fewer pairs of one query go to the scalar kernel (the lanes run about 10x its rate)
+PROFILE_BYTES = 1 << 30  # target profiles kept for reuse by other queries, at most
+# Columns of the positions and counts arrays.
+POSITIONS = ("target_start", "target_end", "query_start", "query_end")
+COUNTS = ("matches", "similar", "pairs", "length")
+
+
+@dataclass(frozen=True)
+class ModeScoring:
+    """What a mode alignment maximises.
+
+    Attributes
+    ----------
+    mode : str
+        One of :data:`MODE_CODES`.
+    scores : numpy.ndarray of int64, shape (K, K)
+        ``scores[target code, query code]``.
+    gap_open, gap_extend : int
+        A gap of length L costs ``gap_open + (L - 1) * gap_extend`` (``gap_open >= gap_extend``).
+    alphabet : Alphabet
+        The codes' alphabet.
+    sign : int
+        The reported value is ``sign * score``: -1 turns the maximised score back into a cost.
+    """
+
+    mode: str
+    scores: np.ndarray
+    gap_open: int
+    gap_extend: int
+    alphabet: Alphabet
+    sign: int = 1
+
+    @property
+    def bound(self) -> int:
+        """The largest magnitude one column can add to a score."""
+        return int(max(np.abs(self.scores).max(initial=0), abs(self.gap_open), abs(self.gap_extend)))
+
+
+@dataclass
+class ModeScorer:
+    """Alignments in a mode (:class:`ModeScoring`) of pairs of codes; with ``q_reverse`` (the queries' reverse
+    complements, laid out as ``q_codes``) each pair also tries the query's other strand and keeps the better
+    (the forward strand on ties). With ``paths`` the start positions and counts are made too; without (and
+    without CIGARs), they are -1. Both strands need the paths: a reverse alignment's end on the query as given
+    is its start on the reverse complement. Without ``ends`` (nor the paths) the positions are ``(k, 0)``: the
+    scores alone, which the GPU's search kernel finds faster."""
+
+    t_codes: np.ndarray
+    t_off: np.ndarray
+    q_codes: np.ndarray
+    q_off: np.ndarray
+    scoring: ModeScoring
+    cigar: bool = False
+    q_reverse: np.ndarray | None = None
+    paths: bool = True
+    ends: bool = True
+
+    @property
+    def needs_paths(self) -> bool:
+        """Whether the pass must carry the paths: asked for, or needed by CIGARs or the reverse strand."""
+        return self.paths or self.cigar or self.q_reverse is not None
+
+    def _by_query(self) -> np.ndarray:
+        """The table transposed, as the scalar kernels read it (a query code's row contiguous)."""
+        return np.ascontiguousarray(self.scoring.scores.T, dtype=np.int64)
+
+    def _lanes(self, q_codes, plan, threads, report, scores, positions) -> np.ndarray:
+        """Scores and ends, into ``scores`` and ``positions``, by :func:`.mode_kernels.mode_strips`: each query's
+        pairs, targets sorted by length, in groups of a vector's 16-bit lanes (threads over groups). Returns the
+        pairs left out (groups of fewer than :data:`MIN_LANE_PAIRS`, for the scalar kernel: a vector of mostly
+        padding costs more than it gives)."""
+        from .._simd import lanes_of
+        from .mode_kernels import LANE_PAD, LANE_PAD_16, STRIP, mode_strips
+
+        threads = threads or os.cpu_count() or 1
+        k = len(plan)
+        t_len = np.diff(self.t_off)[plan[:, 0]].astype(np.int64)
+        s = self.scoring
+        size = s.scores.shape[0]
+        # by_query[b, a]: query code b against target code a; column `size` is the padding's. Groups whose values
+        # provably stay within 16 bits run in int16 (twice the lanes a vector), the others in int32.
+        # Row `size` too: the padding of the query to whole strips of rows.
+        by_query = {np.int32: np.full((size + 1, size + 1), LANE_PAD, dtype=np.int32),
+                    np.int16: np.full((size + 1, size + 1), LANE_PAD_16, dtype=np.int16)}  # fmt: skip
+        for table in by_query.values():
+            table[:size, :size] = s.scores.T
+        q_len = np.diff(self.q_off)[plan[:, 1]].astype(np.int64)
+        top = int(max(0, s.scores.max(initial=0)))
+        order = np.lexsort((-t_len, plan[:, 1]))
+        groups, left_out, start = [], [], 0
+        # Cut where the query changes or the group is full. Not where target lengths fall: a lane's padding costs
+        # less than the scalar kernel (31 UniProt proteins, 24 to 5,478 residues, against each other on 2 threads:
+        # 1.6 s in groups padded to their longest, 2.1 s cut where lengths fell 4x, 4.6 s scalar).
+        for at in range(1, k + 1):
+            if at == k or plan[order[at], 1] != plan[order[start], 1] or at - start == lanes_of(np.dtype(np.int16)):
+                (groups if at - start >= MIN_LANE_PAIRS else left_out).append(order[start:at])
+                start = at
+        mode = np.int64(MODE_CODES[s.mode])
+        profiles, kept = {}, [0]
+
+        def narrow(group) -> bool:
+            """Whether every value of the group's DP stays within +-2**13 (the padding's -2**13 added to it then
+            stays within int16): local scores are at least -(open + extend) and at most the shorter side times
+            the best score; other modes' at most (n + m) x (bound + 1) in magnitude."""
+            longest_t, m = int(t_len[group].max()), int(q_len[group[0]])
+            if s.mode == "local":
+                reach = min(longest_t, m) * top + s.gap_open + s.gap_extend
+            else:
+                reach = (longest_t + m + 1) * (s.bound + 1)
+            return reach < (1 << 13)
+
+        def work(group):
+            b = plan[group[0], 1]
+            kind = np.int16 if narrow(group) else np.int32
+            width = lanes_of(np.dtype(kind))
+            if len(group) > width:  # a group of 16-bit size in 32-bit lanes: two vectors
+                half = len(group) // 2
+                work(group[:half])
+                work(group[half:])
+                return
+            lengths = np.zeros(width, np.int64)
+            lengths[: len(group)] = t_len[group]
+            profile = profiles.get((kind, plan[group, 0].tobytes()))
+            if profile is None:
+                codes = np.full((int(lengths.max()), width), size, dtype=np.int64)  # the padding code
+                for lane, a in enumerate(plan[group, 0].tolist()):
+                    codes[: lengths[lane], lane] = self.t_codes[self.t_off[a] : self.t_off[a + 1]]
+                # (query code, column, lane), contiguous: the kernel loads a lane vector of it a cell row. Kept
+                # for the other queries of the same targets (a search meets each group once a query).
+                profile = np.ascontiguousarray(by_query[kind][:, codes])
+                if kept[0] + profile.nbytes <= PROFILE_BYTES:
+                    profiles[(kind, plan[group, 0].tobytes())] = profile
+                    kept[0] += profile.nbytes
+            query = q_codes[self.q_off[b] : self.q_off[b + 1]]
+            padded = np.full(-(-max(1, query.size) // STRIP) * STRIP, size, dtype=np.int64)
+            padded[: query.size] = query
+            got = (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64))
+            steps = (kind(s.gap_open), kind(s.gap_extend), kind(-(1 << 14) if kind is np.int16 else -(1 << 30)), mode)
+            mode_strips(profile, padded, np.int64(query.size), lengths, *steps, *got)
+            scores[group] = got[0][: len(group)]
+            positions[group, 1] = got[1][: len(group)]
+            positions[group, 3] = got[2][: len(group)]
+            report.update(len(group))
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(work, groups))
+        return np.concatenate(left_out) if left_out else np.zeros(0, np.int64)
+
+    def _strand(self, q_codes, plan, threads, report):
+        threads = threads or os.cpu_count() or 1
+        k = len(plan)
+        scores = np.empty(k, np.int64)
+        positions = np.full((k, 4), -1, np.int64)
+        counts = np.full((k, 4), -1, np.int64)
+        if k == 0:
+            return scores, positions, counts
+        from .mode_kernels import LANE_LIMIT, mode_pairs, mode_scores
+
+        t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
+        paths = self.needs_paths
+        reach = (int((t_len + q_len).max()) + 1) * (self.scoring.bound + 1)
+        rest = np.arange(k)
+        if not paths and reach < LANE_LIMIT and k >= MIN_LANE_PAIRS:
+            # Queries met by several targets: lanes that share a query vectorise (see mode_strips); the rest below.
+            rest = self._lanes(q_codes, plan, threads, report, scores, positions)
+            if not rest.size:
+                return scores, positions, counts
+        bounds = equal_work_bounds(t_len[rest] * np.maximum(q_len[rest], 1) + 1, threads)
+        pair_t, pair_q = np.ascontiguousarray(plan[rest, 0]), np.ascontiguousarray(plan[rest, 1])
+        by_query = self._by_query()
+        s = self.scoring
+        # The kernels write the pairs they are given in order: the rest's own arrays, put back after.
+        part = (np.empty(rest.size, np.int64), np.full((rest.size, 4), -1, np.int64),
+                np.full((rest.size, 4), -1, np.int64))  # fmt: skip
+        steps = (by_query, np.int64(s.gap_open), np.int64(s.gap_extend), np.int64(MODE_CODES[s.mode]), *part[:2])
+
+        def chunk(first, last):
+            if paths:
+                mode_pairs(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps, part[2])
+            else:
+                mode_scores(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps)
+            report.update(last - first)
+
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(chunk, bounds[:-1], bounds[1:]))
+        scores[rest], positions[rest], counts[rest] = part
+        return scores, positions, counts
+
+    def cpu(self, plan: np.ndarray, threads: int | None, report=SILENT):
+        """``(scores, positions (k, 4), counts (k, 4), reverse (k,), CIGARs)`` of ``plan``'s pairs: raw
+        maximised scores; positions as :data:`POSITIONS` (0-based, inclusive; an empty alignment starts one past
+        its end); counts as :data:`COUNTS`; reverse True where the query's reverse complement aligned (its
+        positions are then on the query as given)."""
+        scores, positions, counts = self._strand(self.q_codes, plan, threads, report)
+        if not (self.ends or self.needs_paths):
+            positions = positions[:, :0]  # the kernels found the ends anyway; the GPU's scores-only pass does not
+        return self._finish(plan, scores, positions, counts, threads, self._strand_runner(threads))
+
+    def _strand_runner(self, threads):
+        return lambda plan: self._strand(self.q_reverse, plan, threads, SILENT)
+
+    def _finish(self, plan, scores, positions, counts, threads, other_strand, gpu: bool = False):
+        reverse = np.zeros(len(plan), dtype=bool)
+        if self.q_reverse is not None and len(plan):
+            r_scores, r_positions, r_counts = other_strand(plan)
+            reverse = r_scores > scores
+            scores = np.where(reverse, r_scores, scores)
+            positions = np.where(reverse[:, None], r_positions, positions)
+            counts = np.where(reverse[:, None], r_counts, counts)
+        cigars = np.empty(0, dtype=object)
+        if self.cigar:
+            cigars = (self._gpu_cigars if gpu else self._cigars)(plan, scores, positions, reverse, threads)
+        if reverse.any():  # the reverse strand's query positions, on the query as given
+            q_len = np.diff(self.q_off)[plan[:, 1]]
+            start, end = positions[:, 2].copy(), positions[:, 3].copy()
+            positions[:, 2] = np.where(reverse, q_len - 1 - end, start)
+            positions[:, 3] = np.where(reverse, q_len - 1 - start, end)
+        return scores, positions, counts, reverse, cigars
+
+    def _gpu_cigars(self, plan, scores, positions, reverse, threads) -> np.ndarray:
+        """CIGARs by traceback on the GPU (each strand's pairs in one call), checked as :meth:`_cigars` checks."""
+        from .modes_gpu import traceback_on_gpu
+
+        s = self.scoring
+        cigars = np.empty(len(plan), dtype=object)
+        for strand in (False, True):
+            chosen = np.flatnonzero(reverse == strand)
+            if not chosen.size:
+                continue
+            q_codes = self.q_reverse if strand else self.q_codes
+            found, end_scores, starts = traceback_on_gpu(
+                self.t_codes, self.t_off, q_codes, self.q_off, plan[chosen], s.scores, s.gap_open, s.gap_extend,
+                s.gap_open, s.gap_extend, MODE_CODES[s.mode], positions[chosen, 3] + 1, positions[chosen, 1] + 1)
+            expected = np.stack([positions[chosen, 2], positions[chosen, 0]], axis=1)
+            if not (np.array_equal(starts, expected) and np.array_equal(end_scores, scores[chosen])):
+                raise AssertionError("the GPU's traceback does not start or score where the scores' pass said")
+            cigars[chosen] = found
+        return cigars
+
+    def _cigars(self, plan, scores, positions, reverse, threads) -> np.ndarray:
+        """CIGARs by traceback (threads over pairs), each checked to start where the scores' pass said."""
+        from .mode_kernels import mode_traceback
+
+        s = self.scoring
+        by_query = self._by_query()
+        steps = (np.int64(s.gap_open), np.int64(s.gap_extend), np.int64(MODE_CODES[s.mode]))
+
+        def one(k):
+            a, b = plan[k]
+            t = self.t_codes[self.t_off[a] : self.t_off[a + 1]]
+            codes = self.q_reverse if reverse[k] else self.q_codes
+            q = codes[self.q_off[b] : self.q_off[b + 1]]
+            end_i, end_j = positions[k, 3] + 1, positions[k, 1] + 1
+            ops = np.empty(end_i + end_j, np.uint8)
+            at, start_i, start_j = mode_traceback(t, q, by_query, *steps, np.int64(end_i), np.int64(end_j), ops)
+            if (start_j, start_i) != (positions[k, 0], positions[k, 2]):
+                raise AssertionError(f"pair {k}: the traceback starts at ({start_j}, {start_i}), the scores' pass "
+                                     f"at ({positions[k, 0]}, {positions[k, 2]})")  # fmt: skip
+            return cigar_string(ops[at:])
+
+        with ThreadPoolExecutor(threads or os.cpu_count() or 1) as pool:
+            return np.array(list(pool.map(one, range(len(plan)))) + [None], dtype=object)[:-1]
+
+    def gpu(self, plan: np.ndarray):
+        """As :meth:`cpu`, on the GPU (:mod:`.modes_gpu`): the scores' pass, and the CIGARs by traceback there."""
+        from .modes_gpu import mode_pairs_on_gpu
+
+        s = self.scoring
+        paths = self.needs_paths
+        run = lambda q_codes, plan: mode_pairs_on_gpu(self.t_codes, self.t_off, q_codes, self.q_off, plan,  # noqa: E731
+                                                      s.scores, s.gap_open, s.gap_extend, MODE_CODES[s.mode], paths,
+                                                      self.ends)  # fmt: skip
+        scores, positions, counts = run(self.q_codes, plan)
+        return self._finish(plan, scores, positions, counts, None, lambda plan: run(self.q_reverse, plan), gpu=True)
