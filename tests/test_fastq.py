@@ -255,6 +255,81 @@ def test_codes_packed_eight_at_a_time_equal_the_numpy_decoding(rng):
     assert all(value == (1 << (32 - int(length % 32))) - 1 for value, length in zip(padding, lengths[lengths % 32 > 0]))
 
 
+def plain_fastq(rng) -> bytes:
+    """Four-line records, quality lines often starting with '@' or '+', sometimes one flaw that makes the file
+    not plain (a wrapped line, a blank line, an empty sequence, a quality line of another length or with a
+    newline-free bad byte) or a bad base, CRLF, and a last line with or without its newline."""
+    out = []
+    end = b"\r\n" if rng.random() < 0.2 else b"\n"
+    for k in range(int(rng.integers(1, 30))):
+        length = int(rng.integers(1, 90))
+        sequence = bytes(rng.choice(list(b"ACGTNacgtn"), length).tolist())
+        quality = bytes(rng.choice(list(b"@+I#!~5"), length).tolist())
+        out.append(end.join([b"@r%d x" % k, sequence, b"+", quality]) + end)
+    if rng.random() < 0.3:
+        k = int(rng.integers(0, len(out)))
+        header, sequence, plus, quality = out[k].split(end)[:4]
+        flaw = int(rng.integers(0, 7))
+        if flaw == 0 and len(sequence) > 2:
+            out[k] = end.join([header, sequence[:2], sequence[2:], plus, quality]) + end
+        elif flaw == 1:
+            out[k] = end + out[k]
+        elif flaw == 2:
+            out[k] = end.join([header, b"", plus, b""]) + end
+        elif flaw == 3:
+            out[k] = end.join([header, sequence, plus, quality + b"I"]) + end
+        elif flaw == 4:
+            out[k] = end.join([header, sequence, plus, quality[:-1] + b" "]) + end
+        elif flaw == 5:
+            out[k] = end.join([header, sequence[:-1] + b"X", plus, quality]) + end
+        else:
+            out[k] = end.join([header, sequence, plus, quality[:1], quality[1:]]) + end
+    text = b"".join(out)
+    return text[: -len(end)] if rng.random() < 0.3 else text
+
+
+def test_plain_records_found_by_threads_equal_the_general_passes(tmp_path, rng, monkeypatch):
+    # Files of plain four-line records are read in runs by threads (their first records guessed, then checked);
+    # anything else by the general passes. Both must give the same records, or the same error.
+    import seqcompare.io.fastq as fastq
+
+    general = {"taken": 0}
+    plain_structure = fastq._plain_structure
+
+    def counted(*args):
+        found = plain_structure(*args)
+        general["taken"] += found is None
+        return found
+
+    record_start_after = fastq._record_start_after
+
+    def guessed_badly_at_times(image, words, p):  # a run may start mid-record: it must be read again
+        found = record_start_after(image, words, p)
+        return found if rng.random() < 0.5 else min(image.size, found + int(rng.integers(1, 40)))
+
+    monkeypatch.setattr(fastq, "SMALL_BYTES", -1)
+    monkeypatch.setattr(fastq, "_PIECE_BYTES", 7)  # as many runs as the threads allow: guesses at every record
+    monkeypatch.setattr(fastq, "_record_start_after", guessed_badly_at_times)
+    outcomes_seen = set()
+    for case in range(300):
+        path = write(tmp_path, f"{case}.fq", plain_fastq(rng))
+        outcomes = []
+        for structure in (counted, lambda *args: None):
+            monkeypatch.setattr(fastq, "_plain_structure", structure)
+            try:
+                found = read_fastq(path, threads=int(rng.integers(1, 5)))
+                outcomes.append(("ok", list(found.names), found.codes.tolist(), found.quality.tolist(),
+                                 found.offsets.tolist()))  # fmt: skip
+                kept = read_fastq(path, threads=3, pack_into=np.empty)
+                assert kept.codes.tolist() == found.codes.tolist()
+            except InputError as exc:
+                outcomes.append(("error", str(exc)))
+        assert outcomes[0] == outcomes[1], path
+        outcomes_seen.add(outcomes[0][0])
+    assert outcomes_seen == {"ok", "error"}
+    assert 0 < general["taken"] < 150  # both ways were taken, the plain one mostly
+
+
 @pytest.mark.parametrize("small_bytes", [None, -1])
 def test_a_last_line_without_a_newline(tmp_path, monkeypatch, small_bytes):
     import seqcompare.io.fastq as fastq
