@@ -368,6 +368,27 @@ def test_the_gpu_helpers_side_and_the_parser_import_no_numba():
     assert done.stdout.strip() == "False"
 
 
+def test_the_scan_helper_is_forked_before_the_parent_imports_numpy(tmp_path):
+    # Up to the helper's fork the command imports no NumPy either: the helper then imports it while the parent
+    # does, and starts CUDA about 0.2 s sooner on a lent H200's host (bench/RESULTS.md, session 40).
+    code = f"""
+import os, sys
+import seqcompare.cuda.runtime, seqcompare.scan.gpu_helper
+seqcompare.cuda.runtime.require_gpu_quickly = lambda: None
+seqcompare.scan.gpu_helper._start_cuda = lambda: {{}}
+fork = os.fork
+def reporting_fork():
+    print("numpy before the fork:", "numpy" in sys.modules, flush=True)
+    return fork()
+os.fork = reporting_fork
+from seqcompare.cli import main
+main(["scan", {os.path.join(EXAMPLE, "reads.fastq")!r}, {os.path.join(EXAMPLE, "signatures.fasta")!r}, "--device", "cuda",
+      "-q", "-o", {str(tmp_path / "out.txt")!r}])
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "numpy before the fork: False" in done.stdout, done.stdout + done.stderr
+
+
 # -- the GPU's own limits: launches, lengths, the command line's helper process on a real GPU -----------------
 
 

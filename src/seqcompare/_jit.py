@@ -20,8 +20,6 @@ import inspect
 import os
 import threading
 
-import numpy as np
-
 from .progress import notice_compilation
 
 _USE_CACHE = os.environ.get("SEQCOMPARE_DISABLE_NUMBA_CACHE", "") in ("", "0")
@@ -237,7 +235,10 @@ class Kernel:
 
 
 def _read_only(value):
-    """``value``, or a read-only view of it where it is a writable NumPy array."""
+    """``value``, or a read-only view of it where it is a writable NumPy array. (NumPy is not imported here at
+    module level: the command line's parser and the GPU helper's fork import this module before NumPy.)"""
+    import numpy as np
+
     if isinstance(value, np.ndarray) and value.flags.writeable:
         value = value.view()
         value.flags.writeable = False

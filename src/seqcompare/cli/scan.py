@@ -10,7 +10,7 @@ from .common import (HelpFormatter, Log, add_common, check_cluster_options, dask
 
 
 def add_parser(subparsers) -> None:
-    from ..scan.common import DEFAULT_COVERAGE_KMER, DEFAULT_K, MAX_K, METHODS, REPORTS
+    from ..scan.options import DEFAULT_COVERAGE_KMER, DEFAULT_K, MAX_K, METHODS, REPORTS
 
     parser = subparsers.add_parser(
         "scan",
@@ -85,7 +85,7 @@ def allowance(text: str):
 
 def run_command(args) -> int:
     from ..scan import gpu_helper
-    from ..scan.common import MAX_K
+    from ..scan.options import MAX_K
 
     if not 1 <= args.kmer <= MAX_K:
         raise InputError(f"--kmer must be between 1 and {MAX_K}, not {args.kmer}")

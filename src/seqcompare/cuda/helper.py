@@ -25,8 +25,6 @@ import pickle
 import sys
 import time
 
-import numpy as np
-
 from ..errors import DeviceError, InputError
 
 _PAGE = mmap.ALLOCATIONGRANULARITY
@@ -67,6 +65,8 @@ class SharedArrays:
 
     def empty(self, shape, dtype) -> np.ndarray:
         """An uninitialised array in a new region of the shared file (the signature of ``np.empty``)."""
+        import numpy as np
+
         dtype = np.dtype(dtype)
         count = int(np.prod(shape))
         length = -(-max(1, count * dtype.itemsize) // _PAGE) * _PAGE
@@ -104,7 +104,8 @@ class SharedPickler(pickle.Pickler):
         self._arrays = arrays
 
     def persistent_id(self, obj):
-        if type(obj) is np.ndarray:
+        numpy = sys.modules.get("numpy")  # (no arrays before NumPy is imported: the helper forks before it is)
+        if numpy is not None and type(obj) is numpy.ndarray:
             return self._arrays.reference(obj)
         return None
 
@@ -135,6 +136,8 @@ class _Regions:
             return True
         from .runtime import require_cupy
 
+        import numpy as np
+
         cupy = require_cupy()
         address = np.frombuffer(self.mapping(region), np.uint8).ctypes.data
         try:
@@ -153,6 +156,8 @@ class _SharedUnpickler(pickle.Unpickler):
         self._regions = regions
 
     def persistent_load(self, reference):
+        import numpy as np
+
         region, offset, dtype, shape, strides = reference
         array = np.ndarray(shape, dtype, buffer=self._regions.mapping(region), offset=offset, strides=strides)
         array.flags.writeable = False

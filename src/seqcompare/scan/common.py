@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-REPORTS = ("first", "best", "all")
-METHODS = ("auto", "index", "reference")
-DEFAULT_K = 12
-# k-mers of --coverage: on the bundled nanopore lambda reads (about 10% errors) 25-mers cover 98% of lambda and
-# none of the 81 other viral references; 21-mers cover 99% of lambda and 1.2% of one influenza segment.
-DEFAULT_COVERAGE_KMER = 25
-MAX_K = 13  # the index's bucket table has 4**k entries
+from .options import DEFAULT_COVERAGE_KMER, DEFAULT_K, MAX_K, METHODS, REPORTS  # noqa: F401 - names of this module too
+
 # Window counts of the clean-window dilation ladder (each level one pass over a sample's bitset).
 LADDER = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
                    3072, 4096, 6144, 8192, 12288, 16384], dtype=np.int64)  # fmt: skip

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from ..cuda.helper import GpuHelper, supported  # noqa: F401 - supported() is this module's too
 
 
@@ -50,6 +48,8 @@ class ScanHelper:
         samples with an occurrence, whose bases and qualities are all that gets translated; otherwise it is
         ``samples`` itself.
         """
+        import numpy as np
+
         from .packed import host_rows, index_host_parts, pack_records
 
         started = time.perf_counter()
