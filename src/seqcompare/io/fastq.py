@@ -217,14 +217,20 @@ def _plain_structure(image: np.ndarray, pool, pieces: int):
 
 
 @jit
-def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, codes, quality):
-    """Translate records ``first:last``; returns ``(status, record, position, byte)`` of the first bad byte."""
+def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, dna, codes, quality):
+    """Translate records ``first:last``; returns ``(status, record, position, byte)`` of the first bad byte.
+    With ``dna`` 0 or 1, bases are translated by :func:`~seqcompare.io.sequences.translate_dna_run` (``iupac_as_n``
+    = ``dna``; ``codes_table`` is then :func:`~seqcompare.io.sequences.code_table`'s, 3x the rate of the table),
+    with -1 by ``codes_table``."""
     for r in range(first, last):
         at = offsets[r]
         for k in range(table[r, 2], table[r, 3]):
             start = line_ends[k - 1] + 1 if k > 0 else 0
             n = _line_stop(buf, line_ends, k, start) - start
-            bad = _translate_run(buf[start : start + n], codes_table, codes[at : at + n])
+            if dna >= 0:
+                bad = translate_dna_run(buf[start : start + n], codes[at : at + n], dna == 1)
+            else:
+                bad = _translate_run(buf[start : start + n], codes_table, codes[at : at + n])
             if bad >= 0:
                 return _ILLEGAL_BASE, r, at + bad - offsets[r], buf[start + bad]
             at += n
@@ -392,6 +398,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     threads = threads or default_threads()
     translate = code_table(iupac_as_n) if alphabet is None else alphabet.table
     allowed = None if alphabet is None else alphabet.allowed
+    dna = -1 if alphabet is not None else int(iupac_as_n)  # DNA's codes by arithmetic; another alphabet by its table
     clock.append(time.perf_counter())
     if image.size <= SMALL_BYTES and pack_into is None:  # a small file of plain records: NumPy alone, no compiled pass
         parsed = _parse_four_line_records(image, translate)
@@ -433,7 +440,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         offsets = np.zeros(len(table) + 1, dtype=np.int64)
         np.cumsum(table[:, 6], out=offsets[1:])
         if pack_into is None:
-            codes, quality, results = _translate_records(image, line_ends, table, offsets, translate, pool, threads)
+            codes, quality, results = _translate_records(image, line_ends, table, offsets, translate, dna, pool, threads)
         else:
             packed, results = _pack_records(image, line_ends, table, offsets, iupac_as_n, pool, threads, pack_into,
                                             check_quality=found is None)  # fmt: skip
@@ -451,7 +458,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         timings.update(zip(("read_s", "plain_s", "records_s", "translate_s", "names_s"), np.diff(clock).tolist()))
     if pack_into is None:
         return SequenceSet(names, codes, offsets, quality, source)
-    return FastqRecords(names, offsets, source, packed, _Image(image, line_ends, table, translate, threads))
+    return FastqRecords(names, offsets, source, packed, _Image(image, line_ends, table, translate, dna, threads))
 
 
 def _record_chunks(offsets: np.ndarray, parts: int) -> list:
@@ -462,11 +469,12 @@ def _record_chunks(offsets: np.ndarray, parts: int) -> list:
     return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def _translate_records(image, line_ends, table, offsets, translate, pool, threads: int):
-    """``(codes, quality, statuses)`` of the records of ``table``, laid out by ``offsets``, by the threads."""
+def _translate_records(image, line_ends, table, offsets, translate, dna: int, pool, threads: int):
+    """``(codes, quality, statuses)`` of the records of ``table``, laid out by ``offsets``, by the threads
+    (:func:`_copy_records`)."""
     codes = empty_array(int(offsets[-1]))
     quality = empty_array(int(offsets[-1]))
-    results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate,
+    results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate, dna,
                                                       codes, quality), _record_chunks(offsets, 4 * threads)))  # fmt: skip
     return codes, quality, results
 
@@ -495,8 +503,9 @@ class _Image:
     """Where a :class:`FastqRecords`' bases and qualities are: the file's bytes, its line ends, the records'
     table (:func:`_fastq_records`), and how bytes translate to codes."""
 
-    def __init__(self, image, line_ends, table, translate, threads: int):
-        self.image, self.line_ends, self.table, self.translate, self.threads = image, line_ends, table, translate, threads
+    def __init__(self, image, line_ends, table, translate, dna: int, threads: int):
+        self.image, self.line_ends, self.table, self.translate = image, line_ends, table, translate
+        self.dna, self.threads = dna, threads
 
     def translated(self, records: np.ndarray):
         """``(codes, quality, offsets)`` of ``records``, end to end."""
@@ -504,9 +513,14 @@ class _Image:
         offsets = np.zeros(records.size + 1, dtype=np.int64)
         np.cumsum(table[:, 6], out=offsets[1:])
         threads = max(1, min(self.threads, records.size // 64))
+        if threads == 1:  # a few records (one, for text()): no pool to start
+            codes, quality = empty_array(int(offsets[-1])), empty_array(int(offsets[-1]))
+            _copy_records(self.image, self.line_ends, table, offsets, 0, records.size, self.translate, self.dna, codes,
+                          quality)  # fmt: skip
+            return codes, quality, offsets
         with ThreadPoolExecutor(threads) as pool:
-            codes, quality, _ = _translate_records(self.image, self.line_ends, table, offsets, self.translate, pool,
-                                                   threads)  # fmt: skip
+            codes, quality, _ = _translate_records(self.image, self.line_ends, table, offsets, self.translate, self.dna,
+                                                   pool, threads)  # fmt: skip
         return codes, quality, offsets
 
 
