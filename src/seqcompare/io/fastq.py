@@ -146,12 +146,15 @@ def _plain_records(buf, words, start, stop):
             after += 1
         if after < size and buf[after] != 10:
             return False, p, line_ends[: 4 * r], table[:r]
-        if r == rows:
+        if r == rows:  # (copied element by element: a slice assignment compiles Numba's 5 s shape-error path)
             rows *= 2
             grown_ends = np.empty(4 * rows, np.int64)
-            grown_ends[: 4 * r] = line_ends[: 4 * r]
+            for i in range(4 * r):
+                grown_ends[i] = line_ends[i]
             grown_table = np.empty((rows, 7), np.int64)
-            grown_table[:r] = table[:r]
+            for i in range(r):
+                for j in range(7):
+                    grown_table[i, j] = table[i, j]
             line_ends, table = grown_ends, grown_table
         line_ends[4 * r] = header_end
         line_ends[4 * r + 1] = sequence_end
