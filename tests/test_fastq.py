@@ -303,9 +303,9 @@ def test_plain_records_found_by_threads_equal_the_general_passes(tmp_path, rng, 
 
     record_start_after = fastq._record_start_after
 
-    def guessed_badly_at_times(image, words, p):  # a run may start mid-record: it must be read again
-        found = record_start_after(image, words, p)
-        return found if rng.random() < 0.5 else min(image.size, found + int(rng.integers(1, 40)))
+    def guessed_badly_at_times(raw, p):  # a run may start mid-record: it must be read again
+        found = record_start_after(raw, p)
+        return found if rng.random() < 0.5 else min(len(raw), found + int(rng.integers(1, 40)))
 
     monkeypatch.setattr(fastq, "SMALL_BYTES", -1)
     monkeypatch.setattr(fastq, "_PIECE_BYTES", 7)  # as many runs as the threads allow: guesses at every record

@@ -173,28 +173,27 @@ def _plain_records(buf, words, start, stop):
     return True, p, line_ends[: 4 * r], table[:r]
 
 
-@jit
-def _record_start_after(buf, words, p):
-    """The first line start from ``p`` on that begins with '@' and whose line after next begins with '+' (a
-    quality line may begin with '@', but the line after next is then a sequence), or ``buf.size``."""
-    size = buf.size
-    while p < size:
-        if (p == 0 or buf[p - 1] == 10) and buf[p] == 64:
-            second = _newline_at_or_after(buf, words, p) + 1
-            third = _newline_at_or_after(buf, words, second) + 1 if second < size else size
-            if third < size and buf[third] == 43:
-                return p
-        p = _newline_at_or_after(buf, words, p) + 1
-    return size
+def _record_start_after(raw, p: int) -> int:
+    """The first line start after ``p`` that begins with '@' and whose line after next begins with '+' (a quality
+    line may begin with '@', but the line after next is then a sequence), or the end of ``raw``. Byte searches
+    of the file: a kernel for this cost 0.9 s of a cold run's compile."""
+    at = raw.find(b"\n@", p)
+    while at >= 0:
+        second = raw.find(b"\n", at + 1)
+        third = raw.find(b"\n", second + 1) if second >= 0 else -1
+        if third >= 0 and raw[third + 1 : third + 2] == b"+":
+            return at + 1
+        at = raw.find(b"\n@", at + 1)
+    return len(raw)
 
 
-def _plain_structure(image: np.ndarray, pool, pieces: int):
+def _plain_structure(raw, image: np.ndarray, pool, pieces: int):
     """``(line_ends, table)`` as :func:`_parallel_line_ends` and :func:`_fastq_records` would give them, for a
     file of plain four-line records (:func:`_plain_records`), found by the threads of ``pool`` in ``pieces``
     runs of records; None for any other file. A run's guessed first record is checked against where the run
     before it ended, and read again from there when they differ."""
     words = image[: image.size // 8 * 8].view(np.uint64)
-    starts = [0] + [_record_start_after(image, words, k * image.size // pieces) for k in range(1, pieces)]
+    starts = [0] + [_record_start_after(raw, k * image.size // pieces) for k in range(1, pieces)]
     starts = sorted(set(starts)) + [image.size]
     scans = list(pool.map(lambda k: _plain_records(image, words, starts[k], starts[k + 1]), range(len(starts) - 1)))
     for k in range(len(scans)):
@@ -220,20 +219,16 @@ def _plain_structure(image: np.ndarray, pool, pieces: int):
 
 
 @jit
-def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, dna, codes, quality):
+def _copy_records(buf, line_ends, table, offsets, first, last, codes_table, codes, quality):
     """Translate records ``first:last``; returns ``(status, record, position, byte)`` of the first bad byte.
-    With ``dna`` 0 or 1, bases are translated by :func:`~seqcompare.io.sequences.translate_dna_run` (``iupac_as_n``
-    = ``dna``; ``codes_table`` is then :func:`~seqcompare.io.sequences.code_table`'s, 3x the rate of the table),
-    with -1 by ``codes_table``."""
+    (Bases go through ``codes_table``: :func:`~seqcompare.io.sequences.translate_dna_run` here too added 1.7 s to
+    a cold run's compile for 0.3 s a gigabase on 2 cores.)"""
     for r in range(first, last):
         at = offsets[r]
         for k in range(table[r, 2], table[r, 3]):
             start = line_ends[k - 1] + 1 if k > 0 else 0
             n = _line_stop(buf, line_ends, k, start) - start
-            if dna >= 0:
-                bad = translate_dna_run(buf[start : start + n], codes[at : at + n], dna == 1)
-            else:
-                bad = _translate_run(buf[start : start + n], codes_table, codes[at : at + n])
+            bad = _translate_run(buf[start : start + n], codes_table, codes[at : at + n])
             if bad >= 0:
                 return _ILLEGAL_BASE, r, at + bad - offsets[r], buf[start + bad]
             at += n
@@ -401,7 +396,6 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     threads = threads or default_threads()
     translate = code_table(iupac_as_n) if alphabet is None else alphabet.table
     allowed = None if alphabet is None else alphabet.allowed
-    dna = -1 if alphabet is not None else int(iupac_as_n)  # DNA's codes by arithmetic; another alphabet by its table
     clock.append(time.perf_counter())
     if image.size <= SMALL_BYTES and pack_into is None:  # a small file of plain records: NumPy alone, no compiled pass
         parsed = _parse_four_line_records(image, translate)
@@ -410,7 +404,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     with ThreadPoolExecutor(threads) as pool:
         pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
         # Plain four-line records are found by the threads in one pass; any other file as below.
-        found = _plain_structure(image, pool, pieces) if image.size else None
+        found = _plain_structure(raw, image, pool, pieces) if image.size else None
         clock.append(time.perf_counter())
         if found is not None:
             line_ends, table = found
@@ -443,7 +437,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         offsets = np.zeros(len(table) + 1, dtype=np.int64)
         np.cumsum(table[:, 6], out=offsets[1:])
         if pack_into is None:
-            codes, quality, results = _translate_records(image, line_ends, table, offsets, translate, dna, pool, threads)
+            codes, quality, results = _translate_records(image, line_ends, table, offsets, translate, pool, threads)
         else:
             packed, results = _pack_records(image, line_ends, table, offsets, iupac_as_n, pool, threads, pack_into,
                                             check_quality=found is None)  # fmt: skip
@@ -461,7 +455,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         timings.update(zip(("read_s", "plain_s", "records_s", "translate_s", "names_s"), np.diff(clock).tolist()))
     if pack_into is None:
         return SequenceSet(names, codes, offsets, quality, source)
-    return FastqRecords(names, offsets, source, packed, _Image(image, line_ends, table, translate, dna, threads))
+    return FastqRecords(names, offsets, source, packed, _Image(image, line_ends, table, translate, threads))
 
 
 def _record_chunks(offsets: np.ndarray, parts: int) -> list:
@@ -472,12 +466,12 @@ def _record_chunks(offsets: np.ndarray, parts: int) -> list:
     return [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def _translate_records(image, line_ends, table, offsets, translate, dna: int, pool, threads: int):
+def _translate_records(image, line_ends, table, offsets, translate, pool, threads: int):
     """``(codes, quality, statuses)`` of the records of ``table``, laid out by ``offsets``, by the threads
     (:func:`_copy_records`)."""
     codes = empty_array(int(offsets[-1]))
     quality = empty_array(int(offsets[-1]))
-    results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate, dna,
+    results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate,
                                                       codes, quality), _record_chunks(offsets, 4 * threads)))  # fmt: skip
     return codes, quality, results
 
@@ -506,9 +500,8 @@ class _Image:
     """Where a :class:`FastqRecords`' bases and qualities are: the file's bytes, its line ends, the records'
     table (:func:`_fastq_records`), and how bytes translate to codes."""
 
-    def __init__(self, image, line_ends, table, translate, dna: int, threads: int):
-        self.image, self.line_ends, self.table, self.translate = image, line_ends, table, translate
-        self.dna, self.threads = dna, threads
+    def __init__(self, image, line_ends, table, translate, threads: int):
+        self.image, self.line_ends, self.table, self.translate, self.threads = image, line_ends, table, translate, threads
 
     def translated(self, records: np.ndarray):
         """``(codes, quality, offsets)`` of ``records``, end to end."""
@@ -518,12 +511,11 @@ class _Image:
         threads = max(1, min(self.threads, records.size // 64))
         if threads == 1:  # a few records (one, for text()): no pool to start
             codes, quality = empty_array(int(offsets[-1])), empty_array(int(offsets[-1]))
-            _copy_records(self.image, self.line_ends, table, offsets, 0, records.size, self.translate, self.dna, codes,
-                          quality)  # fmt: skip
+            _copy_records(self.image, self.line_ends, table, offsets, 0, records.size, self.translate, codes, quality)
             return codes, quality, offsets
         with ThreadPoolExecutor(threads) as pool:
-            codes, quality, _ = _translate_records(self.image, self.line_ends, table, offsets, self.translate, self.dna,
-                                                   pool, threads)  # fmt: skip
+            codes, quality, _ = _translate_records(self.image, self.line_ends, table, offsets, self.translate, pool,
+                                                   threads)  # fmt: skip
         return codes, quality, offsets
 
 
