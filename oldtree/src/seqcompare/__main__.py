@@ -1,3 +1,0 @@
-from .cli import entry
-
-entry()

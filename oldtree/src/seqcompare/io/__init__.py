@@ -1,1 +1,0 @@
-"""Readers and writers of the file formats seqcompare consumes and produces."""
