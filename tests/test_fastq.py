@@ -184,7 +184,7 @@ def test_records_packed_by_the_reader_read_and_select_as_the_plain_set(tmp_path,
     from conftest import unpack
 
     outcomes_seen = set()
-    for case in range(150):
+    for case in range(100):
         path = write(tmp_path, f"{case}.fq", random_fastq(rng))
         iupac_as_n = case % 3 == 0
         try:
@@ -311,7 +311,7 @@ def test_plain_records_found_by_threads_equal_the_general_passes(tmp_path, rng, 
     monkeypatch.setattr(fastq, "_PIECE_BYTES", 7)  # as many runs as the threads allow: guesses at every record
     monkeypatch.setattr(fastq, "_record_start_after", guessed_badly_at_times)
     outcomes_seen = set()
-    for case in range(150):
+    for case in range(100):
         path = write(tmp_path, f"{case}.fq", plain_fastq(rng))
         outcomes = []
         for structure in (counted, lambda *args: None):
@@ -327,7 +327,7 @@ def test_plain_records_found_by_threads_equal_the_general_passes(tmp_path, rng, 
         assert outcomes[0] == outcomes[1], path
         outcomes_seen.add(outcomes[0][0])
     assert outcomes_seen == {"ok", "error"}
-    assert 0 < general["taken"] < 75  # both ways were taken, the plain one mostly
+    assert 0 < general["taken"] < 100  # of 200 reads: both ways were taken, the plain one mostly
 
 
 @pytest.mark.parametrize("small_bytes", [None, -1])

@@ -305,8 +305,7 @@ def helper_on_cpu(monkeypatch):
 @pytest.mark.parametrize("options", [("--both-strands", "--tsv"), ("--report", "all", "--integrity-hash"),
                                      ("--report", "best", "--min-score", "12"),
                                      ("--max-edits", "3", "--both-strands", "--report", "all", "--integrity-hash"),
-                                     ("--max-mismatches", "2", "--report", "best", "--min-score", "12"),
-                                     ("--iupac", "--max-mismatches", "1", "--tsv")])  # fmt: skip
+                                     ("--iupac", "--max-mismatches", "1", "--report", "best", "--min-score", "12")])  # fmt: skip
 def test_cli_gpu_helper_process_output_equals_the_in_process_scan(helper_on_cpu, tmp_path, options):
     from seqcompare.cli import main
 
