@@ -330,6 +330,24 @@ def test_plain_records_found_by_threads_equal_the_general_passes(tmp_path, rng, 
     assert 0 < general["taken"] < 100  # of 200 reads: both ways were taken, the plain one mostly
 
 
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_selected_records_are_copied_as_they_are_in_the_file(tmp_path, monkeypatch, wrapped):
+    # Plain records are found by the threads (in runs of a few bytes here), wrapped ones by the general passes.
+    import seqcompare.io.fastq as fastq
+    from seqcompare.io.fastq import write_selected_records
+
+    monkeypatch.setattr(fastq, "_PIECE_BYTES", 7)
+    records = [b"@r%d c\nACGT%s\n+\n%s\n" % (k, b"\nAC" if wrapped and k == 3 else b"", b"@II@" + (b"\nII" if wrapped and k == 3 else b""))
+               for k in range(9)]  # fmt: skip
+    source = write(tmp_path, "s.fq", b"".join(records))
+    selected = np.array([k % 3 == 1 for k in range(9)])
+    hits, misses = tmp_path / "hits.fq", tmp_path / "misses.fq.gz"
+    write_selected_records(source, selected, {("--matched-out", str(hits)): True, ("--unmatched-out", str(misses)): False},
+                           threads=3)  # fmt: skip
+    assert hits.read_bytes() == b"".join(r for r, s in zip(records, selected) if s)
+    assert gzip.decompress(misses.read_bytes()) == b"".join(r for r, s in zip(records, selected) if not s)
+
+
 @pytest.mark.parametrize("small_bytes", [None, -1])
 def test_a_last_line_without_a_newline(tmp_path, monkeypatch, small_bytes):
     import seqcompare.io.fastq as fastq

@@ -629,8 +629,15 @@ def write_selected_records(source, selected: np.ndarray, destinations: dict, thr
         raise InputError("--matched-out/--unmatched-out need the samples in a file: standard input cannot be read twice")
     raw = read_bytes(source)
     image = np.frombuffer(raw, dtype=np.uint8)
-    line_ends = _line_ends(image) if image.size else np.empty(0, np.int64)
-    status, count, _, _, table = _fastq_records(image, line_ends)
+    threads = threads or default_threads()
+    with ThreadPoolExecutor(threads) as pool:  # plain records by the threads, as read_fastq finds them
+        found = _plain_structure(raw, image, pool, max(1, min(4 * threads, image.size // _PIECE_BYTES))) if image.size else None
+    if found is not None:
+        (line_ends, table), status = found, _OK
+        count = len(table)
+    else:
+        line_ends = _line_ends(image) if image.size else np.empty(0, np.int64)
+        status, count, _, _, table = _fastq_records(image, line_ends)
     if status != _OK or count != selected.size:
         raise InputError(f"{source}: changed while it was scanned ({count} records now, {selected.size} scanned)")
     starts = table[:, 0] - 1  # the '@'
@@ -640,7 +647,7 @@ def write_selected_records(source, selected: np.ndarray, destinations: dict, thr
         with open_output(path, option) as stream, contextlib.ExitStack() as compressing:
             out = stream
             if str(path).endswith(".gz"):
-                out = compressing.enter_context(ParallelGzipWriter(stream, threads or default_threads()))
+                out = compressing.enter_context(ParallelGzipWriter(stream, threads))
             # Runs of consecutive chosen records are one slice of the file each.
             breaks = np.flatnonzero(np.diff(chosen) != 1) + 1
             for run in np.split(chosen, breaks) if chosen.size else []:
