@@ -42,11 +42,12 @@ class ScanHelper:
         :class:`~seqcompare.io.fastq.FastqRecords`), as :func:`~seqcompare.scan.gpu.scan_on_gpu` finds them.
 
         ``packed`` is ``(bases, nmask, word0)`` of the samples already packed in :meth:`empty` memory (by
-        :func:`~seqcompare.io.fastq.read_fastq`), or None to pack them here. Returns ``(matched, chosen,
-        rows)``: ``(sample, signature row, offset, quality sum)`` rows whose sample numbers index ``chosen``, the
-        samples ``matched`` (indices). With ``packed``, ``chosen`` is ``samples.select(matched)``, only the
-        samples with an occurrence, whose bases and qualities are all that gets translated; otherwise it is
-        ``samples`` itself.
+        :func:`~seqcompare.io.fastq.read_fastq`), or None to pack them here. Returns ``(matched, chosen, rows)``:
+        - ``rows``, the ``(sample, signature row, offset, quality sum)`` rows, whose sample numbers index
+          ``chosen``;
+        - ``chosen``: with ``packed``, ``samples.select(matched)``, the samples with an occurrence (the only ones
+          whose bases and qualities are ever translated); otherwise ``samples`` itself;
+        - ``matched``, the index in ``samples`` of each of ``chosen``.
         """
         import numpy as np
 
