@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -385,8 +386,6 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     """
     from ..validation import default_threads
 
-    import time
-
     if pack_into is not None and alphabet is not None:
         raise ValueError("pack_into packs codes 0..4: it takes no alphabet")
     clock = [time.perf_counter()]
@@ -402,17 +401,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
         if parsed is not None:
             return SequenceSet(*parsed, source)
     with ThreadPoolExecutor(threads) as pool:
-        pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
-        # Plain four-line records are found by the threads in one pass; any other file as below.
-        found = _plain_structure(raw, image, pool, pieces) if image.size else None
-        clock.append(time.perf_counter())
-        if found is not None:
-            line_ends, table = found
-            status = _OK
-        else:
-            # (a last line without a newline ends at image.size: _line_ends adds that end itself)
-            line_ends = _parallel_line_ends(raw, image, pool, pieces) if image.size else np.empty(0, np.int64)
-            status, record, a, b, table = _fastq_records(image, line_ends)
+        status, record, a, b, table, line_ends, checked = _find_records(raw, image, pool, threads, clock)
         clock.append(time.perf_counter())
 
         def name_of(r: int) -> str:
@@ -440,7 +429,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
             codes, quality, results = _translate_records(image, line_ends, table, offsets, translate, pool, threads)
         else:
             packed, results = _pack_records(image, line_ends, table, offsets, iupac_as_n, pool, threads, pack_into,
-                                            check_quality=found is None)  # fmt: skip
+                                            check_quality=not checked)  # fmt: skip
         clock.append(time.perf_counter())
         names = header_names(image, table[:, 0], table[:, 1], pool, 4 * threads)
         clock.append(time.perf_counter())
@@ -458,6 +447,22 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     return FastqRecords(names, offsets, source, packed, _Image(image, line_ends, table, translate, threads))
 
 
+def _find_records(raw, image: np.ndarray, pool, threads: int, clock: list):
+    """``(status, records, detail_a, detail_b, table, line_ends, qualities_checked)`` of a FASTQ image, as
+    :func:`_fastq_records` gives them with its line ends: a file of plain four-line records from the threads of
+    ``pool`` (:func:`_plain_structure`, which also checks the qualities), any other by NumPy's newline search in
+    pieces and the record pass. Appends the time when the plain attempt ended to ``clock``."""
+    pieces = max(1, min(4 * threads, image.size // _PIECE_BYTES))
+    found = _plain_structure(raw, image, pool, pieces) if image.size else None
+    clock.append(time.perf_counter())
+    if found is not None:
+        line_ends, table = found
+        return _OK, len(table), 0, 0, table, line_ends, True
+    # (a last line without a newline ends at image.size: _line_ends adds that end itself)
+    line_ends = _parallel_line_ends(raw, image, pool, pieces) if image.size else np.empty(0, np.int64)
+    return (*_fastq_records(image, line_ends), line_ends, False)
+
+
 def _record_chunks(offsets: np.ndarray, parts: int) -> list:
     """``(first, last)`` runs of records of about equal bases, in order."""
     count = offsets.size - 1
@@ -471,8 +476,10 @@ def _translate_records(image, line_ends, table, offsets, translate, pool, thread
     (:func:`_copy_records`)."""
     codes = empty_array(int(offsets[-1]))
     quality = empty_array(int(offsets[-1]))
-    results = list(pool.map(lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate,
-                                                      codes, quality), _record_chunks(offsets, 4 * threads)))  # fmt: skip
+    results = list((pool.map if pool is not None else map)(
+        lambda job: _copy_records(image, line_ends, table, offsets, job[0], job[1], translate, codes, quality),
+        _record_chunks(offsets, 4 * threads),
+    ))  # fmt: skip
     return codes, quality, results
 
 
@@ -509,11 +516,7 @@ class _Image:
         offsets = np.zeros(records.size + 1, dtype=np.int64)
         np.cumsum(table[:, 6], out=offsets[1:])
         threads = max(1, min(self.threads, records.size // 64))
-        if threads == 1:  # a few records (one, for text()): no pool to start
-            codes, quality = empty_array(int(offsets[-1])), empty_array(int(offsets[-1]))
-            _copy_records(self.image, self.line_ends, table, offsets, 0, records.size, self.translate, codes, quality)
-            return codes, quality, offsets
-        with ThreadPoolExecutor(threads) as pool:
+        with ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:  # (none for a few)
             codes, quality, _ = _translate_records(self.image, self.line_ends, table, offsets, self.translate, pool,
                                                    threads)  # fmt: skip
         return codes, quality, offsets
@@ -630,14 +633,8 @@ def write_selected_records(source, selected: np.ndarray, destinations: dict, thr
     raw = read_bytes(source)
     image = np.frombuffer(raw, dtype=np.uint8)
     threads = threads or default_threads()
-    with ThreadPoolExecutor(threads) as pool:  # plain records by the threads, as read_fastq finds them
-        found = _plain_structure(raw, image, pool, max(1, min(4 * threads, image.size // _PIECE_BYTES))) if image.size else None
-    if found is not None:
-        (line_ends, table), status = found, _OK
-        count = len(table)
-    else:
-        line_ends = _line_ends(image) if image.size else np.empty(0, np.int64)
-        status, count, _, _, table = _fastq_records(image, line_ends)
+    with ThreadPoolExecutor(threads) as pool:  # the records as read_fastq finds them
+        status, count, _, _, table, line_ends, _ = _find_records(raw, image, pool, threads, [])
     if status != _OK or count != selected.size:
         raise InputError(f"{source}: changed while it was scanned ({count} records now, {selected.size} scanned)")
     starts = table[:, 0] - 1  # the '@'
