@@ -137,7 +137,7 @@ def run_command(*args) -> "subprocess.CompletedProcess":
 
 
 def unpack(bases, nmask, word0, lengths):
-    """Base codes and offsets of records packed 2 bits a base with an N mask (:func:`seqcompare.io.sequences.pack_record`),
+    """Base codes and offsets of records packed 2 bits a base with an N mask (:func:`seqcompare.io.sequences.pack_words`),
     decoded by NumPy alone."""
     codes = []
     for start, length in zip(word0, lengths):

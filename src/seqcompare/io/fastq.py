@@ -369,7 +369,7 @@ def read_fastq(path: str | os.PathLike, *, iupac_as_n: bool = False, threads: in
     pack_into : callable, optional
         ``pack_into(shape, dtype)`` makes arrays (e.g. page-locked memory). When given, the records are checked
         and their bases packed 2 bits a base into such arrays in the same pass
-        (:func:`~seqcompare.io.sequences.pack_record`, one spare word at the end), and no codes or qualities are
+        (:func:`~seqcompare.io.sequences.pack_words`, one spare word at the end), and no codes or qualities are
         written: a :class:`FastqRecords` is returned. The codes must be 0..4 (no ``alphabet``).
 
     Returns
@@ -524,7 +524,7 @@ class _Image:
 
 class FastqRecords:
     """The records of a FASTQ file, checked, with their bases packed (``packed``: ``(bases, nmask, word0)``,
-    :func:`~seqcompare.io.sequences.pack_record`) while their codes and qualities stay in the file's bytes.
+    :func:`~seqcompare.io.sequences.pack_words`) while their codes and qualities stay in the file's bytes.
 
     :func:`read_fastq` makes it when asked to pack (a GPU scan sends the packed bases to the device, and needs
     the codes and qualities of the few records where it finds something). It reads as a

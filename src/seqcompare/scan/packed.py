@@ -9,38 +9,42 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._jit import jit
-from ..io.sequences import pack_record, packed_layout
+from ..io.sequences import pack_words, packed_layout
 from .index import clean_runs, window_keys
 
 
 @jit(reads=("codes", "offsets", "word0"))
-def _pack(codes, offsets, word0, first, last, bases, nmask):
-    """Pack records ``first:last``, each from its word ``word0[r]`` (:func:`~seqcompare.io.sequences.pack_record`)."""
+def _pack(codes, offsets, word0, first, last, bases16, nmask8, scratch, scratch_words):
+    """Pack records ``first:last``, each from its word ``word0[r]`` (:func:`~seqcompare.io.sequences.pack_words`),
+    its codes copied first into ``scratch`` (``scratch_words`` as bytes: records start anywhere in ``codes``)."""
     for r in range(first, last):
-        pack_record(codes, offsets[r], offsets[r + 1], word0[r], bases, nmask)
+        start = offsets[r]
+        for q in range(offsets[r + 1] - start):
+            scratch[q] = codes[start + q]
+        pack_words(scratch_words, offsets[r + 1] - start, word0[r], bases16, nmask8)
 
 
 def pack_records(codes: np.ndarray, offsets: np.ndarray, threads: int = 1, allocate=np.empty):
-    """``(bases, nmask, word0)``: records packed from 32-base word boundaries, plus one spare word.
-    ``allocate(shape, dtype)`` makes the outputs (e.g. in page-locked memory)."""
+    """``(bases, nmask, word0)``: records packed from 32-base word boundaries
+    (:func:`~seqcompare.io.sequences.packed_layout`), plus one spare word. ``allocate(shape, dtype)`` makes the
+    outputs (e.g. in page-locked memory)."""
     lengths = np.diff(offsets)
-    word0, total = sample_layout(lengths)
+    word0, total = packed_layout(lengths)
     bases = allocate((total + 1,), np.uint64)
     nmask = allocate((total + 1,), np.uint32)
     bases[total] = 0
     nmask[total] = 0xFFFFFFFF
     bounds = np.unique(np.searchsorted(offsets, np.linspace(0, offsets[-1], 4 * threads + 1)).clip(0, lengths.size))
     bounds = np.unique(np.concatenate([[0], bounds, [lengths.size]]))
+
+    def pack(first: int, last: int) -> None:
+        scratch_words = np.empty((int(lengths[first:last].max(initial=0)) + 7) // 8 + 1, dtype=np.uint64)
+        _pack(codes, offsets, word0, first, last, bases.view(np.uint16), nmask.view(np.uint8),
+              scratch_words.view(np.uint8), scratch_words)  # fmt: skip
+
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda lo_hi: _pack(codes, offsets, word0, lo_hi[0], lo_hi[1], bases, nmask),
-                      zip(bounds[:-1], bounds[1:])))  # fmt: skip
+        list(pool.map(lambda lo_hi: pack(int(lo_hi[0]), int(lo_hi[1])), zip(bounds[:-1], bounds[1:])))
     return bases, nmask, word0
-
-
-def sample_layout(lengths: np.ndarray):
-    """``(word0, total_words)``: where each sample's packed words start, as :func:`pack_records` lays them out
-    (:func:`~seqcompare.io.sequences.packed_layout`), and how many words that takes (without the spare word)."""
-    return packed_layout(lengths)
 
 
 def index_host_parts(codes: np.ndarray, offsets: np.ndarray, k: int, allocate=np.empty) -> dict:
