@@ -499,6 +499,20 @@ def test_clean_runs_are_each_signatures_longest_first_then_leftmost(rng):
     assert run_offsets[-1] > 40
 
 
+def test_candidate_keys_sort_as_python_sorts_them(rng):
+    from seqcompare.scan.index import _sort_keys
+
+    cases = [np.zeros(0, np.int64), np.array([7], np.int64), np.arange(50, dtype=np.int64),
+             np.arange(50, dtype=np.int64)[::-1].copy(), np.full(9, 3, np.int64)]  # fmt: skip
+    for n in rng.integers(2, 300, 60):
+        high = int(rng.choice([3, 1000, 1 << 62]))  # many equal keys, a few, none
+        cases.append(rng.integers(0, high, int(n)).astype(np.int64))
+    for keys in cases:
+        expected = sorted(keys.tolist())
+        _sort_keys(keys)
+        assert keys.tolist() == expected
+
+
 def test_buffers_grow_between_and_within_samples(device):
     """A read with more index candidates than the CPU engine's first buffer holds (70,000 windows of A that
     never end in the C), a read with more occurrences than its first output holds, after another one's: the
