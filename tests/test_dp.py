@@ -668,6 +668,38 @@ def test_gpu_checks_values_where_it_reads_them():
         dtw(signals, signals[::-1].copy(), device="cuda")
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("route", ["staging", "in place"])
+def test_gpu_checks_every_piece_of_large_sides(rng, monkeypatch, route):
+    # Sides in many pieces, each folded into the checks on the device: a bad value in the first, a middle or the
+    # last piece of either side is found, past int32 too, and good values pass with the CPU's scores.
+    from seqcompare.align import gpu
+
+    monkeypatch.setattr(gpu, "_STREAM_FROM", 0)
+    monkeypatch.setattr(gpu, "_MIN_PIECE_PAIRS", 500)
+    monkeypatch.setattr(gpu, "_PIECE_BYTES", 4000)
+    monkeypatch.setattr(gpu, "NARROW_IN_TRANSIT", False)
+    monkeypatch.setattr(gpu, "PIN_IN_PLACE", route == "in place")
+    monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
+    count, width = 4000, 16
+    cases = [(np.int32, 2**30, "2\\*\\*29"), (np.int32, -(2**31), "2\\*\\*29"), (np.int64, 2**40, "2\\*\\*29"),
+             (np.int64, -(2**40), "2\\*\\*29"), (np.int16, -(2**15), None), (np.float32, np.nan, "NaN"),
+             (np.float64, -np.inf, "NaN"), (np.uint8, 5, "0..4")]  # fmt: skip
+    for dtype, bad, message in cases:
+        high = 5 if dtype == np.uint8 else 100
+        sides = [rng.integers(0, high, (count, width)).astype(dtype) for _ in range(2)]
+        call = align if dtype == np.uint8 else dtw
+        assert np.array_equal(call(*sides, device="cuda").scores, call(*sides).scores), dtype
+        for side, row, column in [(0, 0, 0), (1, count // 2, 3), (1, count - 1, width - 1), (0, count - 1, 0)]:
+            spoiled = [values.copy() for values in sides]
+            spoiled[side][row, column] = bad
+            if message is None:  # int16's extreme is within the DP's range
+                assert np.array_equal(call(*spoiled, device="cuda").scores, call(*spoiled).scores)
+                continue
+            with pytest.raises(InputError, match=message):
+                call(*spoiled, device="cuda")
+
+
 @pytest.fixture(params=["staging", "in place", "narrowed"])
 def upload_route(request, monkeypatch):
     """How sides paired in order go up: through page-locked staging buffers, or page-locked where they lie

@@ -25,8 +25,8 @@ The host path is built so that a call costs about what its kernels cost:
   a side that every piece reads (all-vs-all, the query of a search) goes up once, and so does a side under
   4 MB (``_STREAM_FROM``), in one plain copy;
 - the checks the result depends on (base codes at most 4; integer signals within the 32-bit DP's range;
-  floats finite) are reductions on the device over the pieces as they arrive (on the host, for a side under
-  4 MB), read once at the end: a failed check raises, and no score is returned;
+  floats finite) are folded on the device over the pieces as they arrive, one kernel a piece (on the host,
+  for a side under 4 MB), and read once at the end: a failed check raises, and no score is returned;
 - pairs are grouped by strip and paired for the 16-bit kernel with array operations, with no per-pair Python.
 """
 
@@ -425,27 +425,43 @@ def _narrowed_in_transit(cupy, sides, streamed) -> bool:
     return narrowing_ready()
 
 
+_CHECKS_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checks.cu")
+_FOLDS = {np.dtype(np.uint8): "fold_range<unsigned char>", np.dtype(np.int16): "fold_range<short>",
+          np.dtype(np.int32): "fold_range<int>", np.dtype(np.int64): "fold_range<long long>",
+          np.dtype(np.float32): "fold_finite<float>", np.dtype(np.float64): "fold_finite<double>"}  # fmt: skip
+_FOLD_THREADS = 256
+_FOLD_BLOCKS = 528  # four blocks of 256 a multiprocessor of an H200: each thread folds a strided run of values
+
+
 class _Checks:
-    """Reductions on the device over every piece of values that arrives, read back once (:meth:`verify`), and
-    the same on the host for small sides."""
+    """The checks a call's result depends on, folded on the device over every piece of values as it arrives
+    (one kernel a piece, ``checks.cu``: the minimum and maximum of integers, or whether every float is finite,
+    into two device words by atomics) and read back once (:meth:`verify`); the same on the host for small
+    sides. :meth:`prepare` sets the words on a stream that every later piece's stream waits for."""
 
     def __init__(self, cupy, floating: bool):
         self.cupy = cupy
         self.floating = floating
-        self.found = []  # per piece, on the device
-        self.found_on_host = []  # per small side
+        self.words = None  # on the device: [minimum, maximum], or [any not finite, 0]
+        self.folded = False
+        self.found_on_host = []  # per small side, and per piece narrowed by the staging threads
+
+    def prepare(self) -> None:
+        """Set the device words, on the current stream (before anything is folded into them)."""
+        start = [0, 0] if self.floating else [np.iinfo(np.int64).max, np.iinfo(np.int64).min]
+        self.words = self.cupy.asarray(np.array(start, dtype=np.int64))
 
     def add(self, values) -> None:
+        """Fold ``values`` (on the device) into the words, on the current stream."""
         if values.size == 0:
             return
-        cupy = self.cupy
-        if self.floating:
-            self.found.append(cupy.stack([cupy.isfinite(values).all().astype(cupy.float64)]))
-        else:
-            self.found.append(cupy.stack([values.min().astype(cupy.float64), values.max().astype(cupy.float64)]))
+        kernel = module(_CHECKS_SOURCE, tuple(_FOLDS.values())).get_function(_FOLDS[values.dtype])
+        blocks = max(1, min(_FOLD_BLOCKS, -(-values.size // _FOLD_THREADS)))
+        kernel((blocks,), (_FOLD_THREADS,), (values, np.int64(values.size), self.words))
+        self.folded = True
 
     def add_host(self, values: np.ndarray) -> None:
-        """The same reductions over values still in host memory (a small side: NumPy is quicker there)."""
+        """The same checks over values still in host memory (a small side: NumPy is quicker there)."""
         if values.size == 0:
             return
         if self.floating:
@@ -454,9 +470,13 @@ class _Checks:
             self.found_on_host.append([float(values.min()), float(values.max())])
 
     def verify(self, kind: int, longest: int) -> None:
-        if not self.found and not self.found_on_host:
+        found = list(self.found_on_host)
+        if self.folded:
+            first, second = self.words.get().tolist()
+            found.append([float(not first)] if self.floating else [float(first), float(second)])
+        if not found:
             return
-        found = np.array(self.found_on_host + (self.cupy.stack(self.found).get().tolist() if self.found else []))
+        found = np.array(found)
         if self.floating:
             if not found.all():  # one "all finite" flag per piece
                 raise InputError("signals contain NaN or infinity")
@@ -586,6 +606,8 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
         with streams[0]:
             # offsets and pair indices in one copy (each small copy from pageable memory costs 0.1-0.2 ms)
             # (series of one length, as from a 2-D array, have their offsets made on the device)
+            if check:
+                checks.prepare()  # before the ready event below, which every piece's stream waits for
             steps = [uniform_step(off) for off in (t_off, q_off)]
             uploaded = [off for off, step in zip((t_off, q_off), steps) if step is None]
             uploaded += [column.values for column in columns if column.kind == "listed"]
