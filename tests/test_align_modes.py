@@ -319,6 +319,35 @@ def test_lanes_of_one_query_against_many_targets_equal_the_oracle(rng, mode):
     assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_lanes_of_pairs_with_their_own_queries_equal_the_oracle(rng, mode):
+    # Pairs by order: no two share a query, so the CPU's scores pass gives each lane its own query and target (a
+    # row's scores gathered from the table), lanes of unequal query and target lengths padded together, and a few
+    # pairs left over for the scalar kernel; the scores and ends must not move.
+    from seqcompare.align import mode_kernels
+
+    letters = "ACDEF"
+    matrix = random_matrix(rng, letters)
+    count = 3 * 32 + 2  # whole vectors of the widest lanes, and a remainder under MIN_LANE_PAIRS
+    targets = ["".join(rng.choice(list(letters), rng.integers(0, 40))) for _ in range(count)]
+    queries = ["".join(rng.choice(list(letters), rng.integers(0, 40))) for _ in range(count)]
+    own = []
+    original = mode_kernels.mode_strips
+
+    def counted(*args):
+        own.append(args[-3].size > 0)  # lane_rows: the lanes' own queries
+        return original(*args)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(mode_kernels, "mode_strips", counted):
+        result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=3, gap_extend=1)
+    assert any(own), "the lanes of own queries were not used"
+    scores, positions, _, _ = expected(targets, queries, result.pairs, matrix, 3, 1, mode)
+    assert result.scores.tolist() == scores
+    assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]
+
+
 def test_fastq_reads_align_as_dna(tmp_path, capsysbinary):
     run_cli = InProcess(capsysbinary)
     # Read sets come as FASTQ (16S amplicons, nanopore runs): the scan example's first ten real nanopore reads give

@@ -338,10 +338,23 @@ def _track(h, best, best_column, column):
 
 
 @jit
-def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scores_out, t_end_out, q_end_out):
+def _own_query_scores(lane_rows, row_at, flat, code_numbers, letters, stride, x, pad_scores, lanes):
+    """One strip row's scores when every lane has its own query: each lane's letter (``lane_rows[row_at:]``) picks its
+    row of the targets' profile, one compare and select per letter the queries hold (``letters``; no gather)."""
+    own = load(lane_rows, row_at)
+    scores = pad_scores
+    for c in letters:
+        scores = where_equal(own, load(code_numbers, c * lanes), load(flat, c * stride + x), scores)
+    return scores
+
+
+@jit
+def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scores_out, t_end_out, q_end_out,
+                lane_rows, letters, q_len):  # fmt: skip
     """:func:`mode_scores` of one query ``q`` against ``L`` targets at once, one per SIMD lane, in the profile's
     integer type (int16 or int32; ``gap_open``, ``gap_extend`` and ``negative``, the unreachable value, of the same
-    type; the caller bounds every value, the padding's sums included, within it).
+    type; the caller bounds every value, the padding's sums included, within it); or of ``L`` pairs that each have
+    their own query (``lane_rows`` not empty).
 
     ``profile[b, j, lane]`` is the score of lane ``lane``'s target letter at column ``j + 1`` against query code
     ``b``, ``L`` the lanes of one vector of its type (:func:`seqcompare._simd.lanes_of`): with the query shared by
@@ -350,10 +363,32 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
     :data:`STRIP` rows, and targets shorter than the longest are padded with it too. Padded cells are computed
     but never chosen: their values come from real cells by adding the padding's score or subtracting gaps, so
     they are lower than a real cell or equal to one of a smaller row or column, which the tie rules prefer. The
-    other modes' end cells are read from each lane's own last column and the query's last row."""
+    other modes' end cells are read from each lane's own last column and the query's last row.
+
+    Pairs with a query each (pairs by order, where no two share a query): ``lane_rows[i L + lane]`` (the profile's
+    type) is the lane's own query code at row ``i + 1``, rows padded to ``q.size`` with the padding's code (``q``
+    itself is then only that padding); ``letters`` the codes those queries hold (the padding's not among them);
+    ``q_len`` each lane's query length, ``m`` their largest. Each lane's letter picks its row of the profile by a
+    compare and select per letter (a DNA group: four, whatever the matrix's alphabet), and each lane's ends come
+    from its own last row. With one query shared (``lane_rows`` and ``letters`` empty), ``q_len`` is ``m`` in every
+    lane."""
     codes, n_max, L = profile.shape
     kind = profile.dtype
     flat = profile.reshape(-1)
+    per_lane = lane_rows.size > 0
+    code_numbers = np.empty(codes * L, kind)  # code c in every lane: what each lane's own query letter is matched with
+    for c in range(codes):
+        for lane in range(L):
+            code_numbers[c * L + lane] = c
+    stride = n_max * L  # one code's profile
+    last_at_lanes = np.full(L, -1, kind)
+    last_rows = load(last_at_lanes, 0)
+    row_numbers = np.empty(STRIP * L, kind)  # row r of a strip in every lane: what each lane's last row is matched with
+    for r in range(STRIP):
+        for lane in range(L):
+            row_numbers[r * L + lane] = r
+    r0, r1, r2, r3 = load(row_numbers, 0), load(row_numbers, L), load(row_numbers, 2 * L), load(row_numbers, 3 * L)
+    r4, r5, r6, r7 = load(row_numbers, 4 * L), load(row_numbers, 5 * L), load(row_numbers, 6 * L), load(row_numbers, 7 * L)
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
     free_query_start = mode == 1 or mode == 2
@@ -410,7 +445,17 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
         store(H, 0, h7)
         keep_last = first < m <= first + STRIP
         last_at = m - first - 1
-        if keep_last:
+        if per_lane:  # each lane's own last row, where it falls in this strip (else -1, matching no row)
+            keep_last = False
+            for lane in range(L):
+                at_row = q_len[lane] - first - 1
+                inside = 0 <= at_row < STRIP
+                keep_last = keep_last or inside
+                last_at_lanes[lane] = at_row if inside else -1
+                if inside:
+                    last_row[lane] = h[at_row]
+            last_rows = load(last_at_lanes, 0)
+        elif keep_last:
             store(last_row, 0, splat(h[last_at]))
         column = splat(zero)
         for j in range(1, n_max + 1):
@@ -419,14 +464,30 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
             f = load(F, at)
             column = add(column, one)
             x = (j - 1) * L
-            n0, e0, f = _cell(diag, h0, up, e0, f, load(flat, rows[0] * L + x), go, ge, floor)
-            n1, e1, f = _cell(h0, h1, n0, e1, f, load(flat, rows[1] * L + x), go, ge, floor)
-            n2, e2, f = _cell(h1, h2, n1, e2, f, load(flat, rows[2] * L + x), go, ge, floor)
-            n3, e3, f = _cell(h2, h3, n2, e3, f, load(flat, rows[3] * L + x), go, ge, floor)
-            n4, e4, f = _cell(h3, h4, n3, e4, f, load(flat, rows[4] * L + x), go, ge, floor)
-            n5, e5, f = _cell(h4, h5, n4, e5, f, load(flat, rows[5] * L + x), go, ge, floor)
-            n6, e6, f = _cell(h5, h6, n5, e6, f, load(flat, rows[6] * L + x), go, ge, floor)
-            n7, e7, f = _cell(h6, h7, n6, e7, f, load(flat, rows[7] * L + x), go, ge, floor)
+            if per_lane:
+                pad = load(flat, (codes - 1) * stride + x)
+                own_at = first * L
+                s0 = _own_query_scores(lane_rows, own_at, flat, code_numbers, letters, stride, x, pad, L)
+                s1 = _own_query_scores(lane_rows, own_at + L, flat, code_numbers, letters, stride, x, pad, L)
+                s2 = _own_query_scores(lane_rows, own_at + 2 * L, flat, code_numbers, letters, stride, x, pad, L)
+                s3 = _own_query_scores(lane_rows, own_at + 3 * L, flat, code_numbers, letters, stride, x, pad, L)
+                s4 = _own_query_scores(lane_rows, own_at + 4 * L, flat, code_numbers, letters, stride, x, pad, L)
+                s5 = _own_query_scores(lane_rows, own_at + 5 * L, flat, code_numbers, letters, stride, x, pad, L)
+                s6 = _own_query_scores(lane_rows, own_at + 6 * L, flat, code_numbers, letters, stride, x, pad, L)
+                s7 = _own_query_scores(lane_rows, own_at + 7 * L, flat, code_numbers, letters, stride, x, pad, L)
+            else:
+                s0, s1, s2, s3 = (load(flat, rows[0] * L + x), load(flat, rows[1] * L + x), load(flat, rows[2] * L + x),
+                                  load(flat, rows[3] * L + x))  # fmt: skip
+                s4, s5, s6, s7 = (load(flat, rows[4] * L + x), load(flat, rows[5] * L + x), load(flat, rows[6] * L + x),
+                                  load(flat, rows[7] * L + x))  # fmt: skip
+            n0, e0, f = _cell(diag, h0, up, e0, f, s0, go, ge, floor)
+            n1, e1, f = _cell(h0, h1, n0, e1, f, s1, go, ge, floor)
+            n2, e2, f = _cell(h1, h2, n1, e2, f, s2, go, ge, floor)
+            n3, e3, f = _cell(h2, h3, n2, e3, f, s3, go, ge, floor)
+            n4, e4, f = _cell(h3, h4, n3, e4, f, s4, go, ge, floor)
+            n5, e5, f = _cell(h4, h5, n4, e5, f, s5, go, ge, floor)
+            n6, e6, f = _cell(h5, h6, n5, e6, f, s6, go, ge, floor)
+            n7, e7, f = _cell(h6, h7, n6, e7, f, s7, go, ge, floor)
             if local:
                 b0, c0 = _track(n0, b0, c0, column)
                 b1, c1 = _track(n1, b1, c1, column)
@@ -445,7 +506,18 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
                 v5 = where_equal(ends, column, n5, v5)
                 v6 = where_equal(ends, column, n6, v6)
                 v7 = where_equal(ends, column, n7, v7)
-            if keep_last:
+            if keep_last and per_lane:
+                picked = load(last_row, at)
+                picked = where_equal(last_rows, r0, n0, picked)
+                picked = where_equal(last_rows, r1, n1, picked)
+                picked = where_equal(last_rows, r2, n2, picked)
+                picked = where_equal(last_rows, r3, n3, picked)
+                picked = where_equal(last_rows, r4, n4, picked)
+                picked = where_equal(last_rows, r5, n5, picked)
+                picked = where_equal(last_rows, r6, n6, picked)
+                picked = where_equal(last_rows, r7, n7, picked)
+                store(last_row, at, picked)
+            elif keep_last:
                 picked = n0
                 picked = n1 if last_at == 1 else picked
                 picked = n2 if last_at == 2 else picked
@@ -459,27 +531,29 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
             h0, h1, h2, h3, h4, h5, h6, h7 = n0, n1, n2, n3, n4, n5, n6, n7
             store(H, at, n7)
             store(F, at, f)
-        real = min(STRIP, m - first)
         if local:
             for r, (value, where) in enumerate(((b0, c0), (b1, c1), (b2, c2), (b3, c3), (b4, c4), (b5, c5),
                                                 (b6, c6), (b7, c7))):  # fmt: skip
                 store(row_best, r * L, value)
                 store(row_column, r * L, where)
-            for r in range(real):
+            for r in range(STRIP):
                 for lane in range(L):
+                    if first + r >= q_len[lane]:  # a padding row of this lane's query
+                        continue
                     value, j = row_best[r * L + lane], np.int64(row_column[r * L + lane])
                     if value > best[lane] or (value == best[lane] and j < best_j[lane]):
                         best[lane], best_i[lane], best_j[lane] = value, first + r + 1, j
         elif mode == 2:
             for r, value in enumerate((v0, v1, v2, v3, v4, v5, v6, v7)):
                 store(column_values, r * L, value)
-            for r in range(real):
+            for r in range(STRIP):
                 for lane in range(L):
                     n = t_len[lane]
-                    if n > 0 and column_values[r * L + lane] > best[lane]:
+                    if first + r < q_len[lane] and n > 0 and column_values[r * L + lane] > best[lane]:
                         best[lane], best_i[lane], best_j[lane] = column_values[r * L + lane], first + r + 1, n
     for lane in range(L):
         n = t_len[lane]
+        m = q_len[lane]
         if local:
             if m == 0 or n == 0:
                 best[lane], best_i[lane], best_j[lane] = zero, 0, 0

@@ -129,6 +129,19 @@ class ModeScorer:
             if at == k or plan[order[at], 1] != plan[order[start], 1] or at - start == lanes_of(np.dtype(np.int16)):
                 (groups if at - start >= MIN_LANE_PAIRS else left_out).append(order[start:at])
                 start = at
+        # Pairs whose query few others share (pairs by order): lanes of their own queries, queries and targets of
+        # like lengths together (sorted longest first), a row's scores gathered from the table.
+        mixed = []
+        if left_out:
+            lone = np.concatenate(left_out)
+            lone = lone[np.lexsort((-t_len[lone], -q_len[lone]))]
+            width = lanes_of(np.dtype(np.int16))
+            cut = len(lone) - len(lone) % width
+            if len(lone) - cut < MIN_LANE_PAIRS:
+                left_out = [lone[cut:]]
+            else:
+                left_out, cut = [], len(lone)
+            mixed = [lone[a : min(a + width, cut)] for a in range(0, cut, width)]
         mode = np.int64(MODE_CODES[s.mode])
         profiles, kept = {}, [0]
 
@@ -136,24 +149,27 @@ class ModeScorer:
             """Whether every value of the group's DP stays within +-2**13 (the padding's -2**13 added to it then
             stays within int16): local scores are at least -(open + extend) and at most the shorter side times
             the best score; other modes' at most (n + m) x (bound + 1) in magnitude."""
-            longest_t, m = int(t_len[group].max()), int(q_len[group[0]])
+            longest_t, m = int(t_len[group].max()), int(q_len[group].max())
             if s.mode == "local":
                 reach = min(longest_t, m) * top + s.gap_open + s.gap_extend
             else:
                 reach = (longest_t + m + 1) * (s.bound + 1)
             return reach < (1 << 13)
 
-        def work(group):
+        def work(group, shared: bool = True):
             b = plan[group[0], 1]
             kind = np.int16 if narrow(group) else np.int32
             width = lanes_of(np.dtype(kind))
             if len(group) > width:  # a group of 16-bit size in 32-bit lanes: two vectors
                 half = len(group) // 2
-                work(group[:half])
-                work(group[half:])
+                work(group[:half], shared)
+                work(group[half:], shared)
                 return
             lengths = np.zeros(width, np.int64)
             lengths[: len(group)] = t_len[group]
+            if not shared:
+                own_queries(group, kind, width, lengths)
+                return
             profile = profiles.get((kind, plan[group, 0].tobytes()))
             if profile is None:
                 codes = np.full((int(lengths.max()), width), size, dtype=np.int64)  # the padding code
@@ -168,9 +184,28 @@ class ModeScorer:
             query = q_codes[self.q_off[b] : self.q_off[b + 1]]
             padded = np.full(-(-max(1, query.size) // STRIP) * STRIP, size, dtype=np.int64)
             padded[: query.size] = query
+            shared_query = (np.empty(0, kind), np.empty(0, np.int64), np.full(width, query.size, np.int64))
+            run(group, kind, width, profile, padded, query.size, lengths, shared_query)
+
+        def own_queries(group, kind, width, lengths):
+            """The lanes of ``group``'s pairs, each with its own query: the targets' profile as for a shared query,
+            and the queries' codes laid lane by lane, padded."""
+            codes = np.full((int(lengths.max()), width), size, dtype=np.int64)  # the padding code
+            lane_lengths = np.zeros(width, np.int64)
+            lane_lengths[: len(group)] = q_len[group]
+            rows = np.full((-(-max(1, int(lane_lengths.max())) // STRIP) * STRIP, width), size, dtype=kind)
+            for lane, (a, b) in enumerate(plan[group].tolist()):
+                codes[: lengths[lane], lane] = self.t_codes[self.t_off[a] : self.t_off[a + 1]]
+                rows[: lane_lengths[lane], lane] = q_codes[self.q_off[b] : self.q_off[b + 1]]
+            profile = np.ascontiguousarray(by_query[kind][:, codes])
+            letters = np.flatnonzero(np.bincount(rows.reshape(-1), minlength=size + 1)[:size]).astype(np.int64)
+            run(group, kind, width, profile, np.full(rows.shape[0], size, np.int64), lane_lengths.max(), lengths,
+                (rows.reshape(-1), letters, lane_lengths))  # fmt: skip
+
+        def run(group, kind, width, profile, padded, m, lengths, lanes):
             got = (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64))
             steps = (kind(s.gap_open), kind(s.gap_extend), kind(-(1 << 14) if kind is np.int16 else -(1 << 30)), mode)
-            mode_strips(profile, padded, np.int64(query.size), lengths, *steps, *got)
+            mode_strips(profile, padded, np.int64(m), lengths, *steps, *got, *lanes)
             scores[group] = got[0][: len(group)]
             positions[group, 1] = got[1][: len(group)]
             positions[group, 3] = got[2][: len(group)]
@@ -178,6 +213,7 @@ class ModeScorer:
 
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(work, groups))
+            list(pool.map(lambda group: work(group, shared=False), mixed))
         return np.concatenate(left_out) if left_out else np.zeros(0, np.int64)
 
     def _strand(self, q_codes, plan, threads, report):
