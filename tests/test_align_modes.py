@@ -348,6 +348,50 @@ def test_lanes_of_pairs_with_their_own_queries_equal_the_oracle(rng, mode):
     assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]
 
 
+@pytest.mark.parametrize("mode", [mode for mode in MODES if mode != "local"])
+def test_lanes_in_int16_at_the_edge_of_its_bound(rng, monkeypatch, mode):
+    # Long pairs whose cells come within a few of the 16-bit lanes' bound (2**13): identical sequences of 1,630
+    # (8,150 at the end), all mismatches, and an empty query (the lowest cells). The lanes must take int16 for
+    # them and give the scalar kernel's scores and ends.
+    from seqcompare.align import mode_kernels, modes
+
+    matrix = SubstitutionMatrix("edge", "ACGT", np.where(np.eye(4, dtype=bool), 5, -4))
+    length = 1630
+    same = "".join(rng.choice(list("ACGT"), length))
+    targets = [same, "A" * length, "A" * length, same] + ["".join(rng.choice(list("ACGT"), length)) for _ in range(4)]
+    queries = [same, "C" * length, "", same[:10]] + ["".join(rng.choice(list("ACGT"), length)) for _ in range(4)]
+    kinds = []
+    original = mode_kernels.mode_strips
+
+    def counted(*args):
+        kinds.append(args[0].dtype)
+        return original(*args)
+
+    options = {"mode": mode, "matrix": matrix, "gap_open": 5, "gap_extend": 2}
+    with monkeypatch.context() as patched:
+        patched.setattr(mode_kernels, "mode_strips", counted)
+        lanes = seqcompare.align(targets, queries, **options)
+    assert kinds and all(kind == np.int16 for kind in kinds)
+    monkeypatch.setattr(modes, "MIN_LANE_PAIRS", 10**9)  # every pair to the scalar kernel
+    scalar = seqcompare.align(targets, queries, **options)
+    assert lanes.scores.tolist() == scalar.scores.tolist()
+    assert lanes.positions.tolist() == scalar.positions.tolist()
+    if mode == "global":
+        assert lanes.scores[0] == 5 * length
+    # Where the bound is passed, int32: the best score past it (1,700 matches), or the gap states' floor
+    # (3 x 5 + (1,040 + 1,040) x 4 + 1 with gaps 5/4 and scores +-1; 1,000 each way stays within it).
+    unit = SubstitutionMatrix("unit", "ACGT", np.where(np.eye(4, dtype=bool), 1, -1))
+    for table, gaps, length, kind in ((matrix, (5, 2), 1700, np.int32), (unit, (5, 4), 1040, np.int32),
+                                      (unit, (5, 4), 1000, np.int16)):  # fmt: skip
+        kinds.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(modes, "MIN_LANE_PAIRS", 4)
+            patched.setattr(mode_kernels, "mode_strips", counted)
+            seqcompare.align(["A" * length] * 4, ["C" * length] * 4, mode=mode, matrix=table, gap_open=gaps[0],
+                             gap_extend=gaps[1])  # fmt: skip
+        assert kinds and all(found == kind for found in kinds), (length, kind)
+
+
 def test_fastq_reads_align_as_dna(tmp_path, capsysbinary):
     run_cli = InProcess(capsysbinary)
     # Read sets come as FASTQ (16S amplicons, nanopore runs): the scan example's first ten real nanopore reads give

@@ -120,6 +120,7 @@ class ModeScorer:
             table[:size, :size] = s.scores.T
         q_len = np.diff(self.q_off)[plan[:, 1]].astype(np.int64)
         top = int(max(0, s.scores.max(initial=0)))
+        lowest_score = int(max(0, -s.scores.min(initial=0)))
         order = np.lexsort((-t_len, plan[:, 1]))
         groups, left_out, start = [], [], 0
         # Cut where the query changes or the group is full. Not where target lengths fall: a lane's padding costs
@@ -147,13 +148,20 @@ class ModeScorer:
 
         def narrow(group) -> bool:
             """Whether every value of the group's DP stays within +-2**13 (the padding's -2**13 added to it then
-            stays within int16): local scores are at least -(open + extend) and at most the shorter side times
-            the best score; other modes' at most (n + m) x (bound + 1) in magnitude."""
+            stays within int16). Local scores are at least -(open + extend) and at most the shorter side times
+            the best score. In the other modes a cell is at most that too, and at least what the path of two gaps
+            gives it (every mode's cell is a maximum over paths that include that one): -(2 open + (n + m) extend)
+            over the group's padded sides, with one more open below it for the gap states and the lowest score
+            below it for a diagonal step before the maximum."""
             longest_t, m = int(t_len[group].max()), int(q_len[group].max())
+            highest = min(longest_t, m) * top
             if s.mode == "local":
-                reach = min(longest_t, m) * top + s.gap_open + s.gap_extend
-            else:
+                reach = highest + s.gap_open + s.gap_extend
+            elif min(s.gap_open, s.gap_extend) < 0:  # gaps that reward: the plain bound of a column's change
                 reach = (longest_t + m + 1) * (s.bound + 1)
+            else:
+                lowest = 3 * s.gap_open + (longest_t + m) * s.gap_extend + lowest_score
+                reach = max(highest, lowest)
             return reach < (1 << 13)
 
         def work(group, shared: bool = True):
