@@ -112,6 +112,7 @@ def test_narrower_simd_widths_give_the_same_scores(width):
         "    print(align(seqs[:35], seqs[35:], costs=costs).scores.tolist())\n"
         "for mode in ('local', 'semi-global'):\n"  # the modes' vector strips (mode_kernels.mode_strips)
         "    print(align(seqs, mode=mode, costs=Costs.scores(2, -3, -5, -2)).scores.tolist())\n"
+        "    print(align(seqs[:35], seqs[35:], mode=mode, costs=Costs.scores(2, -3, -5, -2)).scores.tolist())\n"
         "from seqcompare._jit import DEFAULT_OPTIONS, _cacheable\n"
         "print(_cacheable(DEFAULT_OPTIONS)['cache'])\n"
     )
@@ -123,13 +124,16 @@ def test_narrower_simd_widths_give_the_same_scores(width):
     for line, costs in zip(lines[:2], (Costs.scores(2, -3, -5, -2), Costs.seed(0, 300, 200, 500)), strict=True):
         expected = [costs.sign * nw_reference(codes(t), codes(q), costs) for t, q in zip(seqs[:35], seqs[35:])]
         assert line == str(expected)
-    for line, mode in zip(lines[2:4], ("local", "semi-global"), strict=True):  # as the full width computes them
-        assert line == str(align(seqs, mode=mode, costs=Costs.scores(2, -3, -5, -2)).scores.tolist())
+    for k, mode in enumerate(("local", "semi-global")):  # as the full width computes them: all against all, and
+        # pairs by order (lanes with a query each)
+        scoring = Costs.scores(2, -3, -5, -2)
+        assert lines[2 + 2 * k] == str(align(seqs, mode=mode, costs=scoring).scores.tolist())
+        assert lines[3 + 2 * k] == str(align(seqs[:35], seqs[35:], mode=mode, costs=scoring).scores.tolist())
     # A width other than this CPU's keeps its machine code out of the on-disk cache; the CPU's own width uses it.
     from seqcompare._simd import NATIVE_VECTOR_BYTES
 
     cache_on = os.environ.get("SEQCOMPARE_DISABLE_NUMBA_CACHE", "") in ("", "0")
-    assert lines[4] == str(int(width) == NATIVE_VECTOR_BYTES and cache_on)
+    assert lines[6] == str(int(width) == NATIVE_VECTOR_BYTES and cache_on)
 
 
 def test_edit_distance_by_bit_vectors_equals_the_oracle(rng, device):
