@@ -20,15 +20,7 @@ def has_gpu() -> bool:
         return False
 
 
-# The files whose tests take longest on CI's two cores (seconds, warm, session 41's `--durations=0`): run first,
-# so that `-n 2 --dist loadfile` ends with short files on both workers instead of one worker finishing a long one.
-_LONGEST_FILES = {"test_distributed.py": 78, "test_dp.py": 30, "test_models.py": 28, "test_scan.py": 21,
-                  "test_scan_approximate.py": 21, "test_hamming.py": 20, "test_jit.py": 18, "test_cli_errors.py": 12,
-                  "test_readme.py": 12}  # fmt: skip
-
-
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: -_LONGEST_FILES.get(os.path.basename(str(item.fspath)), 0))  # stable: file order kept
     if has_gpu():
         return
     skip = pytest.mark.skip(reason="no CUDA GPU with CuPy on this machine")
