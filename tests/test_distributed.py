@@ -247,6 +247,8 @@ def test_a_killed_worker_loses_and_duplicates_nothing(fresh_pair, rng, tmp_path,
     got = hamming_pairs(rows, max_dist=120, client=fresh_pair, tile_size=25)
     same(got, expected)
     assert len(expected[0]) > 0
+    if fresh_pair._seqcompare_shared is not None:
+        return  # shared-memory blocks outlive a worker (the easier case): one kill; scattered blocks take them all
     # Shares dealt up front (as to GPU workers): the dead worker's share goes to the others.
     with monkeypatch.context() as dealt:
         dealt.setattr(dask_executor, "_balanced_by_default", lambda device: True)
