@@ -100,9 +100,10 @@ class ModeScorer:
 
     def _lanes(self, q_codes, plan, threads, report, scores, positions) -> np.ndarray:
         """Scores and ends, into ``scores`` and ``positions``, by :func:`.mode_kernels.mode_strips`: each query's
-        pairs, targets sorted by length, in groups of a vector's 16-bit lanes (threads over groups). Returns the
-        pairs left out (groups of fewer than :data:`MIN_LANE_PAIRS`, for the scalar kernel: a vector of mostly
-        padding costs more than it gives)."""
+        pairs, targets sorted by length, in groups of a vector's 16-bit lanes (threads over groups); the pairs of
+        queries met by fewer than :data:`MIN_LANE_PAIRS` targets in groups of lanes that each have their own
+        query. Returns the pairs left out (fewer than :data:`MIN_LANE_PAIRS` of those, for the scalar kernel: a
+        vector of mostly padding costs more than it gives)."""
         from .._simd import lanes_of
         from .mode_kernels import LANE_PAD, LANE_PAD_16, STRIP, mode_strips
 
@@ -131,7 +132,7 @@ class ModeScorer:
                 (groups if at - start >= MIN_LANE_PAIRS else left_out).append(order[start:at])
                 start = at
         # Pairs whose query few others share (pairs by order): lanes of their own queries, queries and targets of
-        # like lengths together (sorted longest first), a row's scores gathered from the table.
+        # like lengths together (sorted longest first), each lane's letter picking its row of the targets' profile.
         mixed = []
         if left_out:
             lone = np.concatenate(left_out)
@@ -193,7 +194,7 @@ class ModeScorer:
             padded = np.full(-(-max(1, query.size) // STRIP) * STRIP, size, dtype=np.int64)
             padded[: query.size] = query
             shared_query = (np.empty(0, kind), np.empty(0, np.int64), np.full(width, query.size, np.int64))
-            run(group, kind, width, profile, padded, query.size, lengths, shared_query)
+            run_lanes(group, kind, width, profile, padded, query.size, lengths, shared_query)
 
         def own_queries(group, kind, width, lengths):
             """The lanes of ``group``'s pairs, each with its own query: the targets' profile as for a shared query,
@@ -207,10 +208,10 @@ class ModeScorer:
                 rows[: lane_lengths[lane], lane] = q_codes[self.q_off[b] : self.q_off[b + 1]]
             profile = np.ascontiguousarray(by_query[kind][:, codes])
             letters = np.flatnonzero(np.bincount(rows.reshape(-1), minlength=size + 1)[:size]).astype(np.int64)
-            run(group, kind, width, profile, np.full(rows.shape[0], size, np.int64), lane_lengths.max(), lengths,
-                (rows.reshape(-1), letters, lane_lengths))  # fmt: skip
+            run_lanes(group, kind, width, profile, np.full(rows.shape[0], size, np.int64), lane_lengths.max(), lengths,
+                      (rows.reshape(-1), letters, lane_lengths))  # fmt: skip
 
-        def run(group, kind, width, profile, padded, m, lengths, lanes):
+        def run_lanes(group, kind, width, profile, padded, m, lengths, lanes):
             got = (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64))
             steps = (kind(s.gap_open), kind(s.gap_extend), kind(-(1 << 14) if kind is np.int16 else -(1 << 30)), mode)
             mode_strips(profile, padded, np.int64(m), lengths, *steps, *got, *lanes)
