@@ -148,6 +148,34 @@ def test_categorical_arrays(rng, variant):
     np.testing.assert_array_equal(distances(variant, floats, missing=-1.0), expected)
 
 
+@pytest.mark.parametrize("sites", [1, 63, 64, 65, 200, 640])
+def test_bit_planes_hold_each_sites_pattern_bits(rng, sites):
+    """``pack_planes`` against NumPy's ``packbits``: bit ``k`` of word ``w`` of plane ``p`` is bit ``p`` of the
+    pattern of site ``64 w + k``, for one-byte input through a table (the multiply gather, 3 planes for DNA) and
+    for codes of more than 8 planes (the bit-by-bit loop); padding bits are zero."""
+    from seqcompare.hamming.encoding import pack_planes, plane_patterns
+
+    def packed_by_numpy(values, patterns, n_plane_bits):
+        bits = patterns[values]
+        words = -(-values.shape[1] // 64)
+        padded = np.zeros((len(values), words * 64), np.uint64)
+        padded[:, : values.shape[1]] = bits
+        planes = [np.packbits(((padded >> np.uint64(p)) & 1).astype(np.uint8), axis=1, bitorder="little")
+                  for p in range(n_plane_bits)]  # fmt: skip
+        return np.stack([plane.view("<u8") for plane in planes], axis=1)
+
+    dna = rng.choice(np.frombuffer(b"ACGTNacgt-RY", np.uint8), size=(9, sites))
+    encoded = encode_inputs(dna.view("S1"), missing="N-")
+    got = pack_planes(dna, encoded.space, encoded.table, threads=2)
+    assert got.shape[1] == encoded.space.n_value_planes + 1
+    expected = packed_by_numpy(dna, plane_patterns(encoded.space, encoded.table), got.shape[1])
+    np.testing.assert_array_equal(got, expected)
+    many = encode_inputs(rng.integers(0, 5000, size=(600, sites)))
+    got = pack_planes(many.left, many.space, threads=3)
+    assert got.shape[1] > 8
+    np.testing.assert_array_equal(got, packed_by_numpy(many.left, plane_patterns(many.space), got.shape[1]))
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_max_count_caps(rng, variant):
     rows = random_alignment(rng, 9, 200)
