@@ -461,9 +461,10 @@ def test_gpu_workers_on_larger_problems(gpu_client, rng):
          (expected.entry_index, expected.entry_bits, expected.entry_value))  # fmt: skip
 
 
-def test_regions_are_dealt_in_equal_shares_that_share_blocks():
-    """A triangle of 8 row blocks (a diagonal tile is half a tile) over 4 workers: 16 half-tiles each, although
-    the last block is a row short; every region dealt once."""
+def test_regions_are_dealt_in_equal_shares_with_an_undealt_tail():
+    """A triangle of 8 row blocks (a diagonal tile is half a tile) over 4 workers, in the order the blocks are
+    made: each worker gets one of the first four regions, the last ones (up to a fifth of the work) go to no
+    worker, and the dealt shares are equal to a tile, although the last block is a row short."""
     from seqcompare.allpairs import Region
 
     edge, last = 100, 99
@@ -473,12 +474,21 @@ def test_regions_are_dealt_in_equal_shares_that_share_blocks():
             rows, cols = (last if row == 7 else edge), (last if col == 7 else edge)
             size = rows * (rows - 1) // 2 if row == col else rows * cols
             regions.append(Region([row] if row == col else [row, col], (row, col), size))
-    owner = dask_executor.assign_regions(regions, 4)
+    order = sorted(range(len(regions)), key=lambda n: (max(regions[n].blocks), n))
+    owner = dask_executor.assign_regions(regions, 4, order)
+    assert sorted(owner[n] for n in order[:4]) == [0, 1, 2, 3]
+    undealt = [position for position, n in enumerate(order) if owner[n] is None]
+    assert undealt == list(range(len(order) - len(undealt), len(order)))  # the last ones in order
+    total = sum(region.size for region in regions)
+    tail = sum(regions[order[p]].size for p in undealt)
+    assert 0.15 * total < tail <= 0.2 * total
     half_tiles = [0] * 4
     for region, worker in zip(regions, owner, strict=True):
-        half_tiles[worker] += 1 if len(region.blocks) == 1 else 2
-    assert half_tiles == [16, 16, 16, 16]
-    assert dask_executor.assign_regions(regions, 1) == [0] * len(regions)
+        if worker is not None:
+            half_tiles[worker] += 1 if len(region.blocks) == 1 else 2
+    assert sum(half_tiles) == 64 - 11 and max(half_tiles) - min(half_tiles) <= 2
+    assert None not in dask_executor.assign_regions(regions, 4, order, undealt_share=0)
+    assert dask_executor.assign_regions(regions, 1, order) == [0] * len(regions)
     assert dask_executor.assign_regions([], 3) == []
 
 

@@ -191,25 +191,57 @@ def _run_region(blocks, template, spec, reduction, device: str, keys: tuple, joi
             return [partial for _, partial in executor.partials(work, reduction)]
 
 
-def assign_regions(regions, workers: int) -> list:
-    """The worker (``0 .. workers - 1``) of each region, for equal shares of work: the largest regions first, each
-    to the least loaded worker (loads counted in steps of 1/16 of the median region, so that regions that differ
-    by a row count the same), among those the one that already needs most of the region's blocks (fewer
-    uploads), then the lowest number. Dask's own dealing, task by task as workers free up, left 11 to 14
-    half-tiles on each of 4 GPUs, 12.25 the mean (bench/RESULTS.md, session 35)."""
+# The last regions in block order, up to this share of the work, are dealt to no worker: whichever frees up first
+# takes them, which evens out the workers' ends (each starts when its first blocks exist, one block apart).
+UNDEALT_SHARE = 0.2
+
+
+def assign_regions(regions, workers: int, order: list | None = None, undealt_share: float = UNDEALT_SHARE) -> list:
+    """The worker (``0 .. workers - 1``) of each region, for equal shares of work; ``None`` for a region left to
+    whichever worker frees up first.
+
+    ``order`` is the order in which the regions become ready to run (their blocks are made in turn; default:
+    their own order). With more than one worker:
+
+    - the first ``workers`` regions in that order go one to each worker, so that every worker starts as soon as
+      the first blocks exist;
+    - the last regions in that order, up to ``undealt_share`` of the work, are dealt to none: they even out the
+      workers' ends, whatever each one's start and speed;
+    - the rest go largest first, each to the least loaded worker (loads counted in steps of 1/16 of the median
+      region, so that regions that differ by a row count the same), among those the one that already needs most
+      of the region's blocks (fewer uploads), then the lowest number.
+
+    Dask's own dealing, task by task as workers free up, left 11 to 14 half-tiles on each of 4 GPUs (12.25 the
+    mean), and their uploads made it slower (bench/RESULTS.md, session 35).
+    """
     if not regions:
         return []
+    order = list(range(len(regions))) if order is None else list(order)
+    if workers == 1:
+        return [0] * len(regions)
     sizes = sorted(region.size for region in regions)
     step = max(1, sizes[len(sizes) // 2] // 16)
     load = [0] * workers
     held = [set() for _ in range(workers)]
-    owner = [0] * len(regions)
-    for number in sorted(range(len(regions)), key=lambda n: (-regions[n].size, n)):
+    owner: list = [None] * len(regions)
+
+    def deal(number, worker):
+        owner[number] = worker
+        load[worker] += regions[number].size
+        held[worker].update(regions[number].blocks)
+
+    for worker, number in enumerate(order[:workers]):
+        deal(number, worker)
+    undealt, total, tail = set(), sum(sizes), 0
+    for number in reversed(order[workers:]):
+        if tail + regions[number].size > undealt_share * total:
+            break
+        tail += regions[number].size
+        undealt.add(number)
+    rest = [number for number in order[workers:] if number not in undealt]
+    for number in sorted(rest, key=lambda n: (-regions[n].size, n)):
         needs = set(regions[number].blocks)
-        chosen = min(range(workers), key=lambda w: (load[w] // step, -len(needs & held[w]), w))
-        owner[number] = chosen
-        load[chosen] += regions[number].size
-        held[chosen] |= needs
+        deal(number, min(range(workers), key=lambda w: (load[w] // step, -len(needs & held[w]), w)))
     return owner
 
 
@@ -274,8 +306,8 @@ class DaskExecutor:
                        key=lambda n: (max(split.regions[n].blocks, default=-1), -split.regions[n].priority, n))
         addresses = sorted(self.client.scheduler_info()["workers"]) if self.balance else []
         if addresses:
-            dealt = assign_regions(split.regions, len(addresses))
-            owners = {number: addresses[dealt[number]] for number in order}
+            dealt = assign_regions(split.regions, len(addresses), order)
+            owners = {number: addresses[dealt[number]] for number in order if dealt[number] is not None}
         for position, number in enumerate(order):
             region = split.regions[number]
             keys = tuple((run, b) for b in region.blocks)
