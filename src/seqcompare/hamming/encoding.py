@@ -252,7 +252,7 @@ def pack_planes(matrix: np.ndarray, space: CodeSpace, table: np.ndarray | None =
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from .packing import pack_rows
+    from .packing import row_packer
 
     n, m = matrix.shape
     n_planes = space.n_value_planes
@@ -265,6 +265,7 @@ def pack_planes(matrix: np.ndarray, space: CodeSpace, table: np.ndarray | None =
         return out
     patterns = plane_patterns(space, table)
     matrix = np.ascontiguousarray(matrix)
+    pack_rows = row_packer(matrix, n_planes + 1)
     bounds = np.linspace(0, n, max(1, min(threads, n)) + 1).astype(int)
     with ThreadPoolExecutor(len(bounds) - 1) as pool:
         jobs = [pool.submit(pack_rows, matrix, patterns, n_planes + 1, lo, hi, out)

@@ -27,13 +27,10 @@ def pack_rows(matrix, patterns, n_plane_bits, row_start, row_stop, out):
     ``patterns[matrix[i, 64 w + k]]``.
 
     ``patterns`` maps each input value straight to its plane bits (value planes, then validity), so the
-    code matrix is never materialised. With at most 8 plane bits, eight sites' patterns go into the bytes of
-    one word and each plane takes one multiply per eight sites (1.5x the per-bit loop on a Zen core,
-    bench/RESULTS.md session 42); wider patterns gather bit by bit over a 64-entry buffer.
+    code matrix is never materialised. One table look-up per site; the per-plane bit gathering then runs
+    over a 64-entry buffer in loops LLVM vectorises. :func:`row_packer` picks :func:`pack_byte_rows` where it
+    serves.
     """
-    if n_plane_bits <= 8 and matrix.itemsize == 1:
-        _pack_rows_bytes(matrix, patterns, n_plane_bits, row_start, row_stop, out)
-        return
     m = matrix.shape[1]
     words = out.shape[2]
     site_bits = np.zeros(64, np.uint64)
@@ -54,9 +51,18 @@ def pack_rows(matrix, patterns, n_plane_bits, row_start, row_stop, out):
                 out[i, p, w] = word
 
 
+def row_packer(matrix, n_plane_bits: int):
+    """The kernel that packs ``matrix`` into ``n_plane_bits`` planes: :func:`pack_byte_rows` for one-byte values
+    and at most 8 planes (sequences, small code spaces), else :func:`pack_rows`. Chosen here, not inside one
+    kernel, so that a run compiles only the one it uses."""
+    return pack_byte_rows if n_plane_bits <= 8 and matrix.dtype.itemsize == 1 else pack_rows
+
+
 @jit(reads=("matrix", "patterns"))
-def _pack_rows_bytes(matrix, patterns, n_plane_bits, row_start, row_stop, out):
-    """:func:`pack_rows` for one-byte inputs and patterns of at most 8 bits."""
+def pack_byte_rows(matrix, patterns, n_plane_bits, row_start, row_stop, out):
+    """:func:`pack_rows` for one-byte values and at most 8 plane bits: eight sites' patterns go into the bytes
+    of one word, and each plane takes one multiply per eight sites (1.3-1.4x the per-bit loop on a Zen core,
+    bench/RESULTS.md session 42)."""
     m = matrix.shape[1]
     words = out.shape[2]
     byte_patterns = np.zeros(256, np.uint8)

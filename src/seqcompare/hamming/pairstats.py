@@ -70,7 +70,7 @@ class SiteCodes:
         """One-hot planes of the resolved bases, rows of ``4 * W`` words (A, C, G, T)."""
         key = "left" if self.symmetric else side
         if key not in self._planes:
-            from .packing import pack_rows
+            from .packing import row_packer
 
             codes = np.ascontiguousarray(self.side(side))
             n, m = codes.shape
@@ -80,7 +80,7 @@ class SiteCodes:
             if n and m:
                 from ..allpairs import over_row_blocks
 
-                over_row_blocks(pack_rows, n, (codes, patterns, 4), (out,))
+                over_row_blocks(row_packer(codes, 4), n, (codes, patterns, 4), (out,))
             self._planes[key] = out.reshape(n, -1)
         return self._planes[key]
 
