@@ -6,7 +6,8 @@ export PYTHONUNBUFFERED=1
 bash bench/gpu_run.sh "$OUT" none > "$OUT/install.log" 2>&1
 export PYTHONPATH=/tmp/site
 nproc
-(cd tests && timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider -n 4 test_hamming.py test_models.py test_distributed.py test_duplicates.py 2>&1 | tail -3) | tee "$OUT/gpu_tests.log"
+(cd tests && timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider -n 4 test_hamming.py test_models.py test_duplicates.py 2>&1 | tail -3) | tee "$OUT/gpu_tests.log"
+(cd tests && timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider test_distributed.py 2>&1 | tail -3) | tee -a "$OUT/gpu_tests.log"
 for round in 1 2; do
   for tree in new old; do
     if [ $tree = new ]; then P=/tmp/site; C=a4c9dbb; else P=$PWD/oldtree/src:/tmp/site; C=ddd58d8; fi
