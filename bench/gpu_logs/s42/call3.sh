@@ -1,9 +1,9 @@
 # Session 42, call 3 (one H200): is a Dask GPU worker slower per pair on smaller tiles? One worker, two tasks at
 # once, 400,000 x 30,000 Hamming pairs in tiles of 133,334 rows (3 blocks: what one GPU gets), 66,667 (6) and
-# 50,000 (8 blocks: the edge 4 GPUs get on twice the rows), alternated, at 8faa4e6.
+# 50,000 (8 blocks: the edge 4 GPUs get on twice the rows), alternated, at a4c9dbb (the last code commit).
 set -u
 export PYTHONUNBUFFERED=1
-export SEQCOMPARE_COMMIT=8faa4e6
+export SEQCOMPARE_COMMIT=a4c9dbb
 bash bench/gpu_run.sh "$OUT" none > "$OUT/install.log" 2>&1
 export PYTHONPATH=/tmp/site
 for round in 1 2; do
