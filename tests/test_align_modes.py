@@ -321,38 +321,47 @@ def test_lanes_of_one_query_against_many_targets_equal_the_oracle(rng, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_lanes_of_pairs_with_their_own_queries_equal_the_oracle(rng, mode):
-    # Pairs by order: no two share a query, so the CPU's scores pass gives each lane its own query and target (a
-    # row's scores gathered from the table), lanes of unequal query and target lengths padded together, and a few
-    # pairs left over for the scalar kernel; the scores and ends must not move.
+    # Pairs by order: no two share a query, so the CPU's scores pass gives each lane its own query and target, lanes
+    # of unequal query and target lengths padded together, and a few pairs left over for the scalar kernel; the
+    # scores and ends must not move. A general table picks each lane's row of scores by its letter; a table of one
+    # score for equal letters and one for others (and only those letters in the group) compares the two codes.
     from seqcompare.align import mode_kernels
 
-    letters = "ACDEF"
-    matrix = random_matrix(rng, letters)
     count = 3 * 32 + 2  # whole vectors of the widest lanes, and a remainder under MIN_LANE_PAIRS
-    targets = ["".join(rng.choice(list(letters), rng.integers(0, 40))) for _ in range(count)]
-    queries = ["".join(rng.choice(list(letters), rng.integers(0, 40))) for _ in range(count)]
-    own = []
-    original = mode_kernels.mode_strips
+    for letters, matrix, compared in (("ACDEF", random_matrix(rng, "ACDEF"), False),
+                                      ("ACGT", SubstitutionMatrix("mm", "ACGT", np.where(np.eye(4, dtype=bool), 4, -3)),
+                                       True),
+                                      # mismatches that score: only the padding's score keeps a local best out of a
+                                      # lane's padded columns
+                                      ("GT", SubstitutionMatrix("mm+", "ACGT", np.where(np.eye(4, dtype=bool), 4, 1)),
+                                       True),
+                                      ("ACGTN", substitution_matrix("NUC.4.4"), False)):  # fmt: skip
+        targets = ["".join(rng.choice(list(letters), rng.integers(0, 40))) for _ in range(count)]
+        queries = ["".join(rng.choice(list(letters), rng.integers(0, 40))) for _ in range(count)]
+        paths = []
+        original = mode_kernels.mode_strips
 
-    def counted(*args):
-        own.append(args[-3].size > 0)  # lane_rows: the lanes' own queries
-        return original(*args)
+        def counted(*args):
+            paths.append((args[-4].size > 0, args[-1].size > 0))  # lanes of their own queries; codes compared
+            return original(*args)
 
-    import unittest.mock
+        import unittest.mock
 
-    with unittest.mock.patch.object(mode_kernels, "mode_strips", counted):
-        result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=3, gap_extend=1)
-    assert any(own), "the lanes of own queries were not used"
-    scores, positions, _, _ = expected(targets, queries, result.pairs, matrix, 3, 1, mode)
-    assert result.scores.tolist() == scores
-    assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]
+        with unittest.mock.patch.object(mode_kernels, "mode_strips", counted):
+            result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=3, gap_extend=1)
+        assert paths and all(own for own, _ in paths), "the lanes of own queries were not used"
+        assert all(equal == compared for _, equal in paths), (letters, paths)
+        scores, positions, _, _ = expected(targets, queries, result.pairs, matrix, 3, 1, mode)
+        assert result.scores.tolist() == scores
+        assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]
 
 
 @pytest.mark.parametrize("mode", [mode for mode in MODES if mode != "local"])
 def test_lanes_in_int16_at_the_edge_of_its_bound(rng, monkeypatch, mode):
     # Long pairs whose cells come within a few of the 16-bit lanes' bound (2**13): identical sequences of 1,630
     # (8,150 at the end), all mismatches, and an empty query (the lowest cells). The lanes must take int16 for
-    # them and give the scalar kernel's scores and ends.
+    # them and give the scalar kernel's scores and ends. The table scores equal letters 5 and others -4: each
+    # lane compares its query's code with its target's (see the test above).
     from seqcompare.align import mode_kernels, modes
 
     matrix = SubstitutionMatrix("edge", "ACGT", np.where(np.eye(4, dtype=bool), 5, -4))
@@ -365,6 +374,7 @@ def test_lanes_in_int16_at_the_edge_of_its_bound(rng, monkeypatch, mode):
 
     def counted(*args):
         kinds.append(args[0].dtype)
+        assert args[-1].size > 0, "the lanes did not compare codes"
         return original(*args)
 
     options = {"mode": mode, "matrix": matrix, "gap_open": 5, "gap_extend": 2}

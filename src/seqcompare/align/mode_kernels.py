@@ -350,7 +350,7 @@ def _own_query_scores(lane_rows, row_at, flat, code_numbers, letters, stride, x,
 
 @jit
 def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scores_out, t_end_out, q_end_out,
-                lane_rows, letters, q_len):  # fmt: skip
+                lane_rows, letters, q_len, equal_letters):  # fmt: skip
     """:func:`mode_scores` of one query ``q`` against ``L`` targets at once, one per SIMD lane, in the profile's
     integer type (int16 or int32; ``gap_open``, ``gap_extend`` and ``negative``, the unreachable value, of the same
     type; the caller bounds every value, the padding's sums included, within it); or of ``L`` pairs that each have
@@ -371,11 +371,24 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
     ``q_len`` each lane's query length, ``m`` their largest. Each lane's letter picks its row of the profile by a
     compare and select per letter (a DNA group: four, whatever the matrix's alphabet), and each lane's ends come
     from its own last row. With one query shared (``lane_rows`` and ``letters`` empty), ``q_len`` is ``m`` in every
-    lane."""
+    lane.
+
+    Pairs with a query each, scored ``match`` between equal letters and ``mismatch`` between others (DNA under
+    NUC.4.4, say): ``equal_letters`` is ``[match, mismatch, the padding's score, the padding's code]`` and
+    ``profile`` (shape ``(1, n, L)``) holds the targets' codes, the padding's in padded columns. A cell's score is
+    then one compare of the lane's query code with its target code, and one select between the column's two
+    scores (the padding's in a padded column); a padded row of a lane's query scores as a real one, and no
+    real cell depends on it (the lane's ends are read above it). Otherwise ``equal_letters`` is empty."""
     codes, n_max, L = profile.shape
     kind = profile.dtype
     flat = profile.reshape(-1)
     per_lane = lane_rows.size > 0
+    equal = equal_letters.size > 0
+    if equal:
+        match, mismatch = splat(equal_letters[0]), splat(equal_letters[1])
+        pad_score, pad_code = splat(equal_letters[2]), splat(equal_letters[3])
+    else:
+        match = mismatch = pad_score = pad_code = splat(gap_open)
     code_numbers = np.empty(codes * L, kind)  # code c in every lane: what each lane's own query letter is matched with
     for c in range(codes):
         for lane in range(L):
@@ -464,7 +477,20 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
             f = load(F, at)
             column = add(column, one)
             x = (j - 1) * L
-            if per_lane:
+            if equal:
+                target = load(flat, x)
+                hit = match  # a real letter never equals the padding's code, so a padded column takes `miss`
+                miss = where_equal(target, pad_code, pad_score, mismatch)
+                own_at = first * L
+                s0 = where_equal(load(lane_rows, own_at), target, hit, miss)
+                s1 = where_equal(load(lane_rows, own_at + L), target, hit, miss)
+                s2 = where_equal(load(lane_rows, own_at + 2 * L), target, hit, miss)
+                s3 = where_equal(load(lane_rows, own_at + 3 * L), target, hit, miss)
+                s4 = where_equal(load(lane_rows, own_at + 4 * L), target, hit, miss)
+                s5 = where_equal(load(lane_rows, own_at + 5 * L), target, hit, miss)
+                s6 = where_equal(load(lane_rows, own_at + 6 * L), target, hit, miss)
+                s7 = where_equal(load(lane_rows, own_at + 7 * L), target, hit, miss)
+            elif per_lane:
                 pad = load(flat, (codes - 1) * stride + x)
                 own_at = first * L
                 s0 = _own_query_scores(lane_rows, own_at, flat, code_numbers, letters, stride, x, pad, L)

@@ -193,7 +193,8 @@ class ModeScorer:
             query = q_codes[self.q_off[b] : self.q_off[b + 1]]
             padded = np.full(-(-max(1, query.size) // STRIP) * STRIP, size, dtype=np.int64)
             padded[: query.size] = query
-            shared_query = (np.empty(0, kind), np.empty(0, np.int64), np.full(width, query.size, np.int64))
+            shared_query = (np.empty(0, kind), np.empty(0, np.int64), np.full(width, query.size, np.int64),
+                            np.empty(0, kind))  # fmt: skip
             run_lanes(group, kind, width, profile, padded, query.size, lengths, shared_query)
 
         def own_queries(group, kind, width, lengths):
@@ -206,10 +207,27 @@ class ModeScorer:
             for lane, (a, b) in enumerate(plan[group].tolist()):
                 codes[: lengths[lane], lane] = self.t_codes[self.t_off[a] : self.t_off[a + 1]]
                 rows[: lane_lengths[lane], lane] = q_codes[self.q_off[b] : self.q_off[b + 1]]
-            profile = np.ascontiguousarray(by_query[kind][:, codes])
             letters = np.flatnonzero(np.bincount(rows.reshape(-1), minlength=size + 1)[:size]).astype(np.int64)
+            equal = equal_letters(letters, codes, kind)
+            if equal.size:  # the targets' codes: each cell's score is a compare and a select (see mode_strips)
+                profile = np.ascontiguousarray(codes.astype(kind)[None])
+            else:
+                profile = np.ascontiguousarray(by_query[kind][:, codes])
             run_lanes(group, kind, width, profile, np.full(rows.shape[0], size, np.int64), lane_lengths.max(), lengths,
-                      (rows.reshape(-1), letters, lane_lengths))  # fmt: skip
+                      (rows.reshape(-1), letters, lane_lengths, equal))  # fmt: skip
+
+        def equal_letters(query_letters, target_codes, kind) -> np.ndarray:
+            """``[match, mismatch, padding score, padding code]`` where every letter of the group scores one value
+            against itself and one against every other (DNA under NUC.4.4, or match and mismatch costs), as
+            :func:`.mode_kernels.mode_strips` takes them; else empty."""
+            present = np.union1d(query_letters, np.flatnonzero(np.bincount(target_codes.reshape(-1),
+                                                                           minlength=size + 1)[:size]))  # fmt: skip
+            among = s.scores[np.ix_(present, present)]
+            same, other = np.diagonal(among), among[~np.eye(len(present), dtype=bool)]
+            if not same.size or (same != same[0]).any() or (other != (other[0] if other.size else 0)).any():
+                return np.empty(0, kind)
+            pad = LANE_PAD_16 if kind is np.int16 else LANE_PAD
+            return np.array([same[0], other[0] if other.size else same[0], pad, size], dtype=kind)
 
         def run_lanes(group, kind, width, profile, padded, m, lengths, lanes):
             got = (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64))
