@@ -335,9 +335,14 @@ def test_lanes_of_pairs_with_their_own_queries_equal_the_oracle(rng, mode):
                                       # lane's padded columns
                                       ("GT", SubstitutionMatrix("mm+", "ACGT", np.where(np.eye(4, dtype=bool), 4, 1)),
                                        True),
-                                      ("ACGTN", substitution_matrix("NUC.4.4"), False)):  # fmt: skip
+                                      ("ACGTN", substitution_matrix("NUC.4.4"), False),
+                                      # reads with an N among reads without: those go apart, in groups that compare
+                                      ("ACGT", substitution_matrix("NUC.4.4"), "both")):  # fmt: skip
         targets = ["".join(rng.choice(list(letters), rng.integers(0, 40))) for _ in range(count)]
         queries = ["".join(rng.choice(list(letters), rng.integers(0, 40))) for _ in range(count)]
+        if compared == "both":
+            for k in rng.choice(count, 15, replace=False).tolist():
+                queries[k] += "N"
         paths = []
         original = mode_kernels.mode_strips
 
@@ -350,7 +355,10 @@ def test_lanes_of_pairs_with_their_own_queries_equal_the_oracle(rng, mode):
         with unittest.mock.patch.object(mode_kernels, "mode_strips", counted):
             result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=3, gap_extend=1)
         assert paths and all(own for own, _ in paths), "the lanes of own queries were not used"
-        assert all(equal == compared for _, equal in paths), (letters, paths)
+        if compared == "both":  # the 15 pairs with an N fill one group, and straddle at most one more
+            assert any(equal for _, equal in paths) and sum(not equal for _, equal in paths) <= 2, paths
+        else:
+            assert all(equal == compared for _, equal in paths), (letters, paths)
         scores, positions, _, _ = expected(targets, queries, result.pairs, matrix, 3, 1, mode)
         assert result.scores.tolist() == scores
         assert result.positions[:, [1, 3]].tolist() == [[p[1], p[3]] for p in positions]

@@ -136,7 +136,11 @@ class ModeScorer:
         mixed = []
         if left_out:
             lone = np.concatenate(left_out)
-            lone = lone[np.lexsort((-t_len[lone], -q_len[lone]))]
+            # Pairs whose letters all score one value against themselves and one against the others come first,
+            # in groups of their own: those compare codes (see mode_strips), and one read with an N among them
+            # would send its whole group the slower way.
+            other_letters = ~self._equal_letter_pairs(q_codes, plan[lone])
+            lone = lone[np.lexsort((-t_len[lone], -q_len[lone], other_letters))]
             width = lanes_of(np.dtype(np.int16))
             cut = len(lone) - len(lone) % width
             if len(lone) - cut < MIN_LANE_PAIRS:
@@ -242,6 +246,32 @@ class ModeScorer:
             list(pool.map(work, groups))
             list(pool.map(lambda group: work(group, shared=False), mixed))
         return np.concatenate(left_out) if left_out else np.zeros(0, np.int64)
+
+    def _equal_letter_pairs(self, q_codes, pairs) -> np.ndarray:
+        """Whether each pair (rows of ``pairs``: target, query) holds only letters of the largest set, taken
+        greedily from the most frequent letter down, whose members score one value against themselves and one
+        against each other (A, C, G and T under NUC.4.4, not N)."""
+        table = self.scoring.scores
+        size = table.shape[0]
+        counts = np.bincount(self.t_codes, minlength=size)[:size] + np.bincount(q_codes, minlength=size)[:size]
+        chosen: list = []
+        for letter in np.argsort(-counts, kind="stable").tolist():
+            if counts[letter] == 0:
+                break
+            trial = chosen + [letter]
+            among = table[np.ix_(trial, trial)]
+            same, other = np.diagonal(among), among[~np.eye(len(trial), dtype=bool)]
+            if (same == same[0]).all() and (other.size == 0 or (other == other[0]).all()):
+                chosen = trial
+        outside = np.ones(size, dtype=bool)
+        outside[chosen] = False
+
+        def clean(codes, offsets, which):
+            """Whether sequences ``which`` hold none of the other letters (counted between their offsets)."""
+            found = np.flatnonzero(outside[codes])
+            return np.searchsorted(found, offsets[which + 1]) == np.searchsorted(found, offsets[which])
+
+        return clean(self.t_codes, self.t_off, pairs[:, 0]) & clean(q_codes, self.q_off, pairs[:, 1])
 
     def _strand(self, q_codes, plan, threads, report):
         threads = threads or os.cpu_count() or 1
