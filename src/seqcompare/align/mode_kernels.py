@@ -377,8 +377,9 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
     NUC.4.4, say): ``equal_letters`` is ``[match, mismatch, the padding's score, the padding's code]`` and
     ``profile`` (shape ``(1, n, L)``) holds the targets' codes, the padding's in padded columns. A cell's score is
     then one compare of the lane's query code with its target code, and one select between the column's two
-    scores (the padding's in a padded column); a padded row of a lane's query scores as a real one, and no
-    real cell depends on it (the lane's ends are read above it). Otherwise ``equal_letters`` is empty."""
+    scores (the padding's in a padded column, which keeps a local best out of it); a padded row of a lane's query
+    scores match or mismatch as a real row would, and no real cell depends on it (the lane's ends are read above
+    it). Otherwise ``equal_letters`` is empty."""
     codes, n_max, L = profile.shape
     kind = profile.dtype
     flat = profile.reshape(-1)
@@ -387,7 +388,7 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
     if equal:
         match, mismatch = splat(equal_letters[0]), splat(equal_letters[1])
         pad_score, pad_code = splat(equal_letters[2]), splat(equal_letters[3])
-    else:
+    else:  # unused, but typed alike on both branches for Numba
         match = mismatch = pad_score = pad_code = splat(gap_open)
     code_numbers = np.empty(codes * L, kind)  # code c in every lane: what each lane's own query letter is matched with
     for c in range(codes):
