@@ -287,12 +287,13 @@ class SparseOperands:
                 light_counts = side_counts[:, light_sites]
                 starts = np.zeros(light_sites.size + 1, dtype=np.int64)
                 np.cumsum(light_counts.sum(axis=0), out=starts[1:])
-                # Block t of rows writes each list after the entries of blocks 0..t-1.
+                # Block t of rows writes each list after the entries of blocks 0..t-1. (A row of `cursors` can be
+                # strided; passed contiguous, every call shares one compiled specialization.)
                 cursors = starts[:-1] + np.cumsum(light_counts, axis=0) - light_counts
                 entries = np.empty(int(starts[-1]), dtype=np.uint32)
                 totals = np.zeros(side_keys.shape[0], dtype=np.int64)
                 _run(pool, fill_lists, [(side_keys, consensus, slot, key_codes, consensus_codes, self.differ, lo, hi,
-                                         cursors[t], entries, totals)
+                                         np.ascontiguousarray(cursors[t]), entries, totals)
                                         for t, (lo, hi) in enumerate(zip(edges[:-1], edges[1:]))])  # fmt: skip
                 self.lists.append(SiteLists(starts, entries, totals))
             self.list_consensus = consensus_codes[light_sites]
