@@ -70,6 +70,17 @@ class ModeScoring:
         return int(max(np.abs(self.scores).max(initial=0), abs(self.gap_open), abs(self.gap_extend)))
 
 
+def equal_and_other_scores(table: np.ndarray, letters) -> tuple[int, int] | None:
+    """``(match, mismatch)`` where ``letters`` (codes) each score ``match`` against themselves and ``mismatch``
+    against each other under ``table`` (one letter: its own score twice); None where they do not, or for no
+    letters."""
+    among = table[np.ix_(letters, letters)]
+    same, other = np.diagonal(among), among[~np.eye(len(among), dtype=bool)]
+    if not same.size or (same != same[0]).any() or (other.size and (other != other[0]).any()):
+        return None
+    return int(same[0]), int(other[0] if other.size else same[0])
+
+
 @dataclass
 class ModeScorer:
     """Alignments in a mode (:class:`ModeScoring`) of pairs of codes; with ``q_reverse`` (the queries' reverse
@@ -226,12 +237,11 @@ class ModeScorer:
             :func:`.mode_kernels.mode_strips` takes them; else empty."""
             present = np.union1d(query_letters, np.flatnonzero(np.bincount(target_codes.reshape(-1),
                                                                            minlength=size + 1)[:size]))  # fmt: skip
-            among = s.scores[np.ix_(present, present)]
-            same, other = np.diagonal(among), among[~np.eye(len(present), dtype=bool)]
-            if not same.size or (same != same[0]).any() or (other != (other[0] if other.size else 0)).any():
+            scores = equal_and_other_scores(s.scores, present)
+            if scores is None:
                 return np.empty(0, kind)
             pad = LANE_PAD_16 if kind is np.int16 else LANE_PAD
-            return np.array([same[0], other[0] if other.size else same[0], pad, size], dtype=kind)
+            return np.array([*scores, pad, size], dtype=kind)
 
         def run_lanes(group, kind, width, profile, padded, m, lengths, lanes):
             got = (np.empty(width, np.int64), np.empty(width, np.int64), np.empty(width, np.int64))
@@ -263,11 +273,8 @@ class ModeScorer:
         for letter in np.argsort(-counts, kind="stable").tolist():
             if counts[letter] == 0:
                 break
-            trial = chosen + [letter]
-            among = table[np.ix_(trial, trial)]
-            same, other = np.diagonal(among), among[~np.eye(len(trial), dtype=bool)]
-            if (same == same[0]).all() and (other.size == 0 or (other == other[0]).all()):
-                chosen = trial
+            if equal_and_other_scores(table, chosen + [letter]) is not None:
+                chosen.append(letter)
         outside = np.ones(256, dtype=np.uint8)
         outside[chosen] = 0
         translation = outside.tobytes()
