@@ -338,10 +338,9 @@ def _track(h, best, best_column, column):
 
 
 @jit
-def _own_query_scores(lane_rows, row_at, flat, code_numbers, letters, stride, x, pad_scores, lanes):
-    """One strip row's scores when every lane has its own query: each lane's letter (``lane_rows[row_at:]``) picks its
-    row of the targets' profile, one compare and select per letter the queries hold (``letters``; no gather)."""
-    own = load(lane_rows, row_at)
+def _own_query_scores(own, flat, code_numbers, letters, stride, x, pad_scores, lanes):
+    """One strip row's scores when every lane has its own query: each lane's letter (``own``) picks its row of the
+    targets' profile, one compare and select per letter the queries hold (``letters``; no gather)."""
     scores = pad_scores
     for c in letters:
         scores = where_equal(own, load(code_numbers, c * lanes), load(flat, c * stride + x), scores)
@@ -472,6 +471,13 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
         elif keep_last:
             store(last_row, 0, splat(h[last_at]))
         column = splat(zero)
+        own0 = own1 = own2 = own3 = own4 = own5 = own6 = own7 = none  # the strip's query codes, lane by lane
+        if per_lane:  # loaded once a strip: the column loop's stores could alias them, so LLVM would not hoist them
+            own_at = first * L
+            own0, own1, own2, own3 = (load(lane_rows, own_at), load(lane_rows, own_at + L),
+                                      load(lane_rows, own_at + 2 * L), load(lane_rows, own_at + 3 * L))  # fmt: skip
+            own4, own5, own6, own7 = (load(lane_rows, own_at + 4 * L), load(lane_rows, own_at + 5 * L),
+                                      load(lane_rows, own_at + 6 * L), load(lane_rows, own_at + 7 * L))  # fmt: skip
         for j in range(1, n_max + 1):
             at = j * L
             up = load(H, at)
@@ -482,26 +488,24 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
                 target = load(flat, x)
                 hit = match  # a real letter never equals the padding's code, so a padded column takes `miss`
                 miss = where_equal(target, pad_code, pad_score, mismatch)
-                own_at = first * L
-                s0 = where_equal(load(lane_rows, own_at), target, hit, miss)
-                s1 = where_equal(load(lane_rows, own_at + L), target, hit, miss)
-                s2 = where_equal(load(lane_rows, own_at + 2 * L), target, hit, miss)
-                s3 = where_equal(load(lane_rows, own_at + 3 * L), target, hit, miss)
-                s4 = where_equal(load(lane_rows, own_at + 4 * L), target, hit, miss)
-                s5 = where_equal(load(lane_rows, own_at + 5 * L), target, hit, miss)
-                s6 = where_equal(load(lane_rows, own_at + 6 * L), target, hit, miss)
-                s7 = where_equal(load(lane_rows, own_at + 7 * L), target, hit, miss)
+                s0 = where_equal(own0, target, hit, miss)
+                s1 = where_equal(own1, target, hit, miss)
+                s2 = where_equal(own2, target, hit, miss)
+                s3 = where_equal(own3, target, hit, miss)
+                s4 = where_equal(own4, target, hit, miss)
+                s5 = where_equal(own5, target, hit, miss)
+                s6 = where_equal(own6, target, hit, miss)
+                s7 = where_equal(own7, target, hit, miss)
             elif per_lane:
                 pad = load(flat, (codes - 1) * stride + x)
-                own_at = first * L
-                s0 = _own_query_scores(lane_rows, own_at, flat, code_numbers, letters, stride, x, pad, L)
-                s1 = _own_query_scores(lane_rows, own_at + L, flat, code_numbers, letters, stride, x, pad, L)
-                s2 = _own_query_scores(lane_rows, own_at + 2 * L, flat, code_numbers, letters, stride, x, pad, L)
-                s3 = _own_query_scores(lane_rows, own_at + 3 * L, flat, code_numbers, letters, stride, x, pad, L)
-                s4 = _own_query_scores(lane_rows, own_at + 4 * L, flat, code_numbers, letters, stride, x, pad, L)
-                s5 = _own_query_scores(lane_rows, own_at + 5 * L, flat, code_numbers, letters, stride, x, pad, L)
-                s6 = _own_query_scores(lane_rows, own_at + 6 * L, flat, code_numbers, letters, stride, x, pad, L)
-                s7 = _own_query_scores(lane_rows, own_at + 7 * L, flat, code_numbers, letters, stride, x, pad, L)
+                s0 = _own_query_scores(own0, flat, code_numbers, letters, stride, x, pad, L)
+                s1 = _own_query_scores(own1, flat, code_numbers, letters, stride, x, pad, L)
+                s2 = _own_query_scores(own2, flat, code_numbers, letters, stride, x, pad, L)
+                s3 = _own_query_scores(own3, flat, code_numbers, letters, stride, x, pad, L)
+                s4 = _own_query_scores(own4, flat, code_numbers, letters, stride, x, pad, L)
+                s5 = _own_query_scores(own5, flat, code_numbers, letters, stride, x, pad, L)
+                s6 = _own_query_scores(own6, flat, code_numbers, letters, stride, x, pad, L)
+                s7 = _own_query_scores(own7, flat, code_numbers, letters, stride, x, pad, L)
             else:
                 s0, s1, s2, s3 = (load(flat, rows[0] * L + x), load(flat, rows[1] * L + x), load(flat, rows[2] * L + x),
                                   load(flat, rows[3] * L + x))  # fmt: skip
