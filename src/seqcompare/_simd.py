@@ -161,3 +161,32 @@ def where_equal(typingctx, a, b, if_equal, otherwise):
         return builder.select(builder.icmp_signed("==", args[0], args[1]), args[2], args[3])
 
     return if_equal(a, b, if_equal, otherwise), codegen
+
+
+@intrinsic
+def any_greater(typingctx, a, b):
+    """Whether ``a > b`` in any lane (one compare and a mask test: a branch a kernel takes rarely)."""
+    if not (isinstance(a, Vector) and a == b):
+        return None
+
+    def codegen(context, builder, sig, args):
+        greater = builder.icmp_signed(">", args[0], args[1])
+        mask = builder.bitcast(greater, ir.IntType(a.lanes))
+        return builder.icmp_unsigned("!=", mask, ir.Constant(ir.IntType(a.lanes), 0))
+
+    return types.boolean(a, b), codegen
+
+
+@intrinsic
+def constant(typingctx, like, value):
+    """A vector of ``like``'s type with ``value`` (an integer literal) in every lane: a constant LLVM sees, which
+    an instruction reads from memory where it needs it, where a splat of a loaded value would hold a register."""
+    if not (isinstance(like, Vector) and isinstance(value, types.IntegerLiteral)):
+        return None
+    number = value.literal_value
+
+    def codegen(context, builder, sig, args):
+        element = context.get_value_type(like.dtype)
+        return ir.Constant(ir.VectorType(element, like.lanes), [ir.Constant(element, number)] * like.lanes)
+
+    return like(like, value), codegen

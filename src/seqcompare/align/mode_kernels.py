@@ -8,7 +8,7 @@ import numpy as np
 
 from .._intrinsics import sub_narrow
 from .._jit import jit
-from .._simd import add, load, maximum, splat, store, subtract, where_equal, where_greater
+from .._simd import add, any_greater, constant, load, maximum, splat, store, subtract, where_equal, where_greater
 from .kernels import _longest_target
 
 NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalty is subtracted
@@ -331,12 +331,6 @@ def _cell(diag, left, up, e, f, score, go, ge, floor):
     return maximum(maximum(add(diag, score), maximum(e, f)), floor), e, f
 
 
-@jit(inline="always")
-def _track(h, best, best_column, column):
-    """A row's maximum so far and the first column that reached it."""
-    return maximum(best, h), where_greater(h, best, column, best_column)
-
-
 @jit
 def _own_query_scores(own, flat, code_numbers, letters, stride, x, pad_scores, lanes):
     """One strip row's scores when every lane has its own query: each lane's letter (``own``) picks its row of the
@@ -396,12 +390,9 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
     stride = n_max * L  # one code's profile
     last_at_lanes = np.full(L, -1, kind)
     last_rows = load(last_at_lanes, 0)
-    row_numbers = np.empty(STRIP * L, kind)  # row r of a strip in every lane: what each lane's last row is matched with
-    for r in range(STRIP):
-        for lane in range(L):
-            row_numbers[r * L + lane] = r
-    r0, r1, r2, r3 = load(row_numbers, 0), load(row_numbers, L), load(row_numbers, 2 * L), load(row_numbers, 3 * L)
-    r4, r5, r6, r7 = load(row_numbers, 4 * L), load(row_numbers, 5 * L), load(row_numbers, 6 * L), load(row_numbers, 7 * L)
+    # Row r of a strip in every lane: what each lane's last row, and a column's first best row, is matched with.
+    r0, r1, r2, r3 = constant(last_rows, 0), constant(last_rows, 1), constant(last_rows, 2), constant(last_rows, 3)
+    r4, r5, r6, r7 = constant(last_rows, 4), constant(last_rows, 5), constant(last_rows, 6), constant(last_rows, 7)
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
     free_query_start = mode == 1 or mode == 2
@@ -410,8 +401,11 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
     F = np.empty((n_max + 1) * L, kind)
     last_row = np.empty((n_max + 1) * L, kind)  # row m, for the modes that end there
     column_values = np.empty(STRIP * L, kind)  # semi-global: each row's cell at each lane's last column
-    row_best = np.empty(STRIP * L, kind)
-    row_column = np.empty(STRIP * L, kind)
+    strip_best = np.empty(3 * L, kind)  # local: a strip's best cell in each lane, its column and its row
+    rows_left = np.zeros(L, kind)  # local: each lane's query rows from a strip's first on (its padding is masked)
+    shortest = q_len[0]
+    for lane in range(L):
+        shortest = min(shortest, q_len[lane])
     best = np.empty(L, kind)
     best_i = np.zeros(L, np.int64)
     best_j = np.zeros(L, np.int64)
@@ -448,9 +442,15 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
         h0, h1, h2, h3, h4, h5, h6, h7 = (splat(h[0]), splat(h[1]), splat(h[2]), splat(h[3]), splat(h[4]),
                                           splat(h[5]), splat(h[6]), splat(h[7]))  # fmt: skip
         e0 = e1 = e2 = e3 = e4 = e5 = e6 = e7 = none
-        # Below any cell, so each row's first cell starts its maximum (local cells are at least 0).
-        b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = none
-        c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = splat(zero)
+        # Local: the strip's best cell so far in each lane (below any cell at first: local cells are at least 0),
+        # the first column that reached it, and the first of its rows there. Three vectors, not two a row, so
+        # the column loop keeps its rows' state in registers.
+        best_value, best_column, best_row = none, splat(zero), splat(zero)
+        masked = local and first + STRIP > shortest  # some lane's query ends in this strip or before it
+        if masked:
+            for lane in range(L):
+                rows_left[lane] = min(max(q_len[lane] - first, 0), STRIP)
+        left = load(rows_left, 0)
         v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = none
         rows = (q[first] * n_max, q[first + 1] * n_max, q[first + 2] * n_max, q[first + 3] * n_max,
                 q[first + 4] * n_max, q[first + 5] * n_max, q[first + 6] * n_max, q[first + 7] * n_max)  # fmt: skip
@@ -520,14 +520,25 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
             n6, e6, f = _cell(h5, h6, n5, e6, f, s6, go, ge, floor)
             n7, e7, f = _cell(h6, h7, n6, e7, f, s7, go, ge, floor)
             if local:
-                b0, c0 = _track(n0, b0, c0, column)
-                b1, c1 = _track(n1, b1, c1, column)
-                b2, c2 = _track(n2, b2, c2, column)
-                b3, c3 = _track(n3, b3, c3, column)
-                b4, c4 = _track(n4, b4, c4, column)
-                b5, c5 = _track(n5, b5, c5, column)
-                b6, c6 = _track(n6, b6, c6, column)
-                b7, c7 = _track(n7, b7, c7, column)
+                m0, m1, m2, m3, m4, m5, m6, m7 = n0, n1, n2, n3, n4, n5, n6, n7
+                if masked:  # a lane's rows past its query hold no cell of its pair
+                    m0, m1 = where_greater(left, r0, n0, none), where_greater(left, r1, n1, none)
+                    m2, m3 = where_greater(left, r2, n2, none), where_greater(left, r3, n3, none)
+                    m4, m5 = where_greater(left, r4, n4, none), where_greater(left, r5, n5, none)
+                    m6, m7 = where_greater(left, r6, n6, none), where_greater(left, r7, n7, none)
+                top = maximum(maximum(maximum(m0, m1), maximum(m2, m3)), maximum(maximum(m4, m5), maximum(m6, m7)))
+                if any_greater(top, best_value):  # rare past a strip's first columns: a new best in some lane
+                    row = r7  # the first row holding the column's maximum
+                    row = where_equal(m6, top, r6, row)
+                    row = where_equal(m5, top, r5, row)
+                    row = where_equal(m4, top, r4, row)
+                    row = where_equal(m3, top, r3, row)
+                    row = where_equal(m2, top, r2, row)
+                    row = where_equal(m1, top, r1, row)
+                    row = where_equal(m0, top, r0, row)
+                    best_row = where_greater(top, best_value, row, best_row)
+                    best_column = where_greater(top, best_value, column, best_column)
+                    best_value = maximum(top, best_value)
             elif mode == 2:  # each row's cell at each lane's last column
                 v0 = where_equal(ends, column, n0, v0)
                 v1 = where_equal(ends, column, n1, v1)
@@ -562,18 +573,14 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
             h0, h1, h2, h3, h4, h5, h6, h7 = n0, n1, n2, n3, n4, n5, n6, n7
             store(H, at, n7)
             store(F, at, f)
-        if local:
-            for r, (value, where) in enumerate(((b0, c0), (b1, c1), (b2, c2), (b3, c3), (b4, c4), (b5, c5),
-                                                (b6, c6), (b7, c7))):  # fmt: skip
-                store(row_best, r * L, value)
-                store(row_column, r * L, where)
-            for r in range(STRIP):
-                for lane in range(L):
-                    if first + r >= q_len[lane]:  # a padding row of this lane's query
-                        continue
-                    value, j = row_best[r * L + lane], np.int64(row_column[r * L + lane])
-                    if value > best[lane] or (value == best[lane] and j < best_j[lane]):
-                        best[lane], best_i[lane], best_j[lane] = value, first + r + 1, j
+        if local:  # the strip's best against the earlier strips': the higher, then the smaller column
+            store(strip_best, 0, best_value)
+            store(strip_best, L, best_column)
+            store(strip_best, 2 * L, best_row)
+            for lane in range(L):
+                value, j = strip_best[lane], np.int64(strip_best[L + lane])
+                if value > best[lane] or (value == best[lane] and j < best_j[lane]):
+                    best[lane], best_i[lane], best_j[lane] = value, first + np.int64(strip_best[2 * L + lane]) + 1, j
         elif mode == 2:
             for r, value in enumerate((v0, v1, v2, v3, v4, v5, v6, v7)):
                 store(column_values, r * L, value)
