@@ -401,6 +401,9 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
     F = np.empty((n_max + 1) * L, kind)
     last_row = np.empty((n_max + 1) * L, kind)  # row m, for the modes that end there
     column_values = np.empty(STRIP * L, kind)  # semi-global: each row's cell at each lane's last column
+    ends_at = np.zeros(n_max + 1, np.bool_)  # semi-global: the columns where some lane's target ends
+    for lane in range(L):
+        ends_at[t_len[lane]] = True
     strip_best = np.empty(3 * L, kind)  # local: a strip's best cell in each lane, its column and its row
     rows_left = np.zeros(L, kind)  # local: each lane's query rows from a strip's first on (its padding is masked)
     shortest = q_len[0]
@@ -451,7 +454,9 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
             for lane in range(L):
                 rows_left[lane] = min(max(q_len[lane] - first, 0), STRIP)
         left = load(rows_left, 0)
-        v0 = v1 = v2 = v3 = v4 = v5 = v6 = v7 = none
+        if mode == 2:
+            for r in range(STRIP):
+                store(column_values, r * L, none)
         rows = (q[first] * n_max, q[first + 1] * n_max, q[first + 2] * n_max, q[first + 3] * n_max,
                 q[first + 4] * n_max, q[first + 5] * n_max, q[first + 6] * n_max, q[first + 7] * n_max)  # fmt: skip
         diag = load(H, 0)
@@ -539,15 +544,15 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
                     best_row = where_greater(top, best_value, row, best_row)
                     best_column = where_greater(top, best_value, column, best_column)
                     best_value = maximum(top, best_value)
-            elif mode == 2:  # each row's cell at each lane's last column
-                v0 = where_equal(ends, column, n0, v0)
-                v1 = where_equal(ends, column, n1, v1)
-                v2 = where_equal(ends, column, n2, v2)
-                v3 = where_equal(ends, column, n3, v3)
-                v4 = where_equal(ends, column, n4, v4)
-                v5 = where_equal(ends, column, n5, v5)
-                v6 = where_equal(ends, column, n6, v6)
-                v7 = where_equal(ends, column, n7, v7)
+            elif mode == 2 and ends_at[j]:  # each row's cell at each lane's last column: a few columns of a group
+                store(column_values, 0, where_equal(ends, column, n0, load(column_values, 0)))
+                store(column_values, L, where_equal(ends, column, n1, load(column_values, L)))
+                store(column_values, 2 * L, where_equal(ends, column, n2, load(column_values, 2 * L)))
+                store(column_values, 3 * L, where_equal(ends, column, n3, load(column_values, 3 * L)))
+                store(column_values, 4 * L, where_equal(ends, column, n4, load(column_values, 4 * L)))
+                store(column_values, 5 * L, where_equal(ends, column, n5, load(column_values, 5 * L)))
+                store(column_values, 6 * L, where_equal(ends, column, n6, load(column_values, 6 * L)))
+                store(column_values, 7 * L, where_equal(ends, column, n7, load(column_values, 7 * L)))
             if keep_last and per_lane:
                 picked = load(last_row, at)
                 picked = where_equal(last_rows, r0, n0, picked)
@@ -582,8 +587,6 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
                 if value > best[lane] or (value == best[lane] and j < best_j[lane]):
                     best[lane], best_i[lane], best_j[lane] = value, first + np.int64(strip_best[2 * L + lane]) + 1, j
         elif mode == 2:
-            for r, value in enumerate((v0, v1, v2, v3, v4, v5, v6, v7)):
-                store(column_values, r * L, value)
             for r in range(STRIP):
                 for lane in range(L):
                     n = t_len[lane]
