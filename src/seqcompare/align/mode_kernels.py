@@ -406,9 +406,6 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
         ends_at[t_len[lane]] = True
     strip_best = np.empty(3 * L, kind)  # local: a strip's best cell in each lane, its column and its row
     rows_left = np.zeros(L, kind)  # local: each lane's query rows from a strip's first on (its padding is masked)
-    shortest = q_len[0]
-    for lane in range(L):
-        shortest = min(shortest, q_len[lane])
     best = np.empty(L, kind)
     best_i = np.zeros(L, np.int64)
     best_j = np.zeros(L, np.int64)
@@ -445,12 +442,13 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
         h0, h1, h2, h3, h4, h5, h6, h7 = (splat(h[0]), splat(h[1]), splat(h[2]), splat(h[3]), splat(h[4]),
                                           splat(h[5]), splat(h[6]), splat(h[7]))  # fmt: skip
         e0 = e1 = e2 = e3 = e4 = e5 = e6 = e7 = none
-        # Local: the strip's best cell so far in each lane (below any cell at first: local cells are at least 0),
-        # the first column that reached it, and the first of its rows there. Three vectors, not two a row, so
-        # the column loop keeps its rows' state in registers.
-        best_value, best_column, best_row = none, splat(zero), splat(zero)
-        masked = local and first + STRIP > shortest  # some lane's query ends in this strip or before it
-        if masked:
+        # Local: the strip's best cell so far in each lane, the first column that reached it, and the first of
+        # its rows there. Three vectors, not two a row, so the column loop keeps its rows' state in registers.
+        # It starts one below the lane's best of the strips above: only a cell that ties or beats that can
+        # matter (a tie, where its column is smaller), so the loop's branch is taken in a few columns of a
+        # strip (where a related pair's path crosses it), not at every rise of the strip's own maximum.
+        best_value, best_column, best_row = subtract(load(best, 0), one), splat(zero), splat(zero)
+        if local:
             for lane in range(L):
                 rows_left[lane] = min(max(q_len[lane] - first, 0), STRIP)
         left = load(rows_left, 0)
@@ -525,14 +523,14 @@ def mode_strips(profile, q, m, t_len, gap_open, gap_extend, negative, mode, scor
             n6, e6, f = _cell(h5, h6, n5, e6, f, s6, go, ge, floor)
             n7, e7, f = _cell(h6, h7, n6, e7, f, s7, go, ge, floor)
             if local:
-                m0, m1, m2, m3, m4, m5, m6, m7 = n0, n1, n2, n3, n4, n5, n6, n7
-                if masked:  # a lane's rows past its query hold no cell of its pair
+                top = maximum(maximum(maximum(n0, n1), maximum(n2, n3)), maximum(maximum(n4, n5), maximum(n6, n7)))
+                if any_greater(top, best_value):  # a few columns of a strip: a new best in some lane
+                    # A lane's rows past its query hold no cell of its pair.
                     m0, m1 = where_greater(left, r0, n0, none), where_greater(left, r1, n1, none)
                     m2, m3 = where_greater(left, r2, n2, none), where_greater(left, r3, n3, none)
                     m4, m5 = where_greater(left, r4, n4, none), where_greater(left, r5, n5, none)
                     m6, m7 = where_greater(left, r6, n6, none), where_greater(left, r7, n7, none)
-                top = maximum(maximum(maximum(m0, m1), maximum(m2, m3)), maximum(maximum(m4, m5), maximum(m6, m7)))
-                if any_greater(top, best_value):  # rare past a strip's first columns: a new best in some lane
+                    top = maximum(maximum(maximum(m0, m1), maximum(m2, m3)), maximum(maximum(m4, m5), maximum(m6, m7)))
                     row = r7  # the first row holding the column's maximum
                     row = where_equal(m6, top, r6, row)
                     row = where_equal(m5, top, r5, row)
