@@ -410,6 +410,25 @@ def test_lanes_in_int16_at_the_edge_of_its_bound(rng, monkeypatch, mode):
         assert kinds and all(found == kind for found in kinds), (length, kind)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_local_ends_past_int16_columns(rng, device):
+    # A short query planted near the end of long targets: local values fit 16 bits (the shorter side is short),
+    # the target ends do not. The CPU's 16-bit lanes counted columns in their own type and wrapped the end
+    # (-30,517 for 35,019). Twenty matches score 40, which nothing else in the random targets can reach.
+    query = "ACGTTGCAACGGTACCATGA"
+    targets, planted = [], []
+    for k in range(6):
+        text = "".join(rng.choice(list("ACGT"), 33000 + 1500 * k))
+        at = len(text) - 500 - k
+        targets.append(text[:at] + query + text[at + len(query) :])
+        planted.append(at + len(query) - 1)
+    scoring = {"mode": "local", "costs": seqcompare.Costs.scores(2, -3, -5, -2), "device": device}
+    result = seqcompare.align(targets, [query], pairs="all", **scoring)
+    assert result.scores.tolist() == [40] * 6
+    assert result.positions[:, 1].tolist() == planted
+    assert result.positions[:, 3].tolist() == [len(query) - 1] * 6
+
+
 def test_fastq_reads_align_as_dna(tmp_path, capsysbinary):
     run_cli = InProcess(capsysbinary)
     # Read sets come as FASTQ (16S amplicons, nanopore runs): the scan example's first ten real nanopore reads give
