@@ -427,6 +427,12 @@ def test_local_ends_past_int16_columns(rng, device):
     assert result.scores.tolist() == [40] * 6
     assert result.positions[:, 1].tolist() == planted
     assert result.positions[:, 3].tolist() == [len(query) - 1] * 6
+    # The other way round: the short side as the one target of six long queries, and as each one's own target.
+    for pairs, short in (("all", [query]), (None, [query] * 6)):
+        result = seqcompare.align(short, targets, pairs=pairs, **scoring)
+        assert result.scores.tolist() == [40] * 6
+        assert result.positions[:, 3].tolist() == planted
+        assert result.positions[:, 1].tolist() == [len(query) - 1] * 6
 
 
 def test_fastq_reads_align_as_dna(tmp_path, capsysbinary):
