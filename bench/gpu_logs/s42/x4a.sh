@@ -4,7 +4,7 @@
 # (100,000 rows) for a baseline in the same tiles.
 set -u
 export PYTHONUNBUFFERED=1
-export SEQCOMPARE_COMMIT=a4c9dbb
+export SEQCOMPARE_COMMIT=${SEQCOMPARE_COMMIT:-a4c9dbb}  # name the tree sent: the device copy's .git is stale
 bash bench/gpu_run.sh "$OUT" none > "$OUT/install.log" 2>&1
 { nproc; lscpu | grep -E "Model name|Socket|NUMA node\(s\)"; cat /sys/kernel/mm/transparent_hugepage/shmem_enabled; nvidia-smi topo -m; } > "$OUT/host.txt" 2>&1
 head -4 "$OUT/host.txt"

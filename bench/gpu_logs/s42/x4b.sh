@@ -2,7 +2,7 @@
 # and CCC 2-way 524,288 x 8,192 per GPU, on 1 and 4 GPUs, each result checked against a single-process run.
 set -u
 export PYTHONUNBUFFERED=1
-export SEQCOMPARE_COMMIT=a4c9dbb
+export SEQCOMPARE_COMMIT=${SEQCOMPARE_COMMIT:-a4c9dbb}  # name the tree sent: the device copy's .git is stale
 bash bench/gpu_run.sh "$OUT" none > "$OUT/install.log" 2>&1
 export PYTHONPATH=/tmp/site
 timeout 420 python3 bench/dask_bench.py weak --out "$OUT" --gpus 1,4 --check --repeats 3 --hamming 400000,30000 --ccc 524288,8192 --tasks-per-worker 2 --label t2 > "$OUT/weak_t2.log" 2>&1
