@@ -165,11 +165,11 @@ class ModeScorer:
         def narrow(group) -> bool:
             """Whether every value of the group's DP stays within +-2**13 (the padding's -2**13 added to it then
             stays within int16), and every column number within int16 (targets under 2**15: longer ones, with a
-            short query, once wrapped local mode's target ends). Local scores are at least -(open + extend) and at most the shorter side times
-            the best score. In the other modes a cell is at most that too, and at least what the path of two gaps
-            gives it (every mode's cell is a maximum over paths that include that one): -(2 open + (n + m) extend)
-            over the group's padded sides, with one more open below it for the gap states and the lowest score
-            below it for a diagonal step before the maximum."""
+            short query, once wrapped local mode's target ends). Local scores are at least -(open + extend) and
+            at most the shorter side times the best score. In the other modes a cell is at most that too, and at
+            least what the path of two gaps gives it (every mode's cell is a maximum over paths that include that
+            one): -(2 open + (n + m) extend) over the group's padded sides, with one more open below it for the gap
+            states and the lowest score below it for a diagonal step before the maximum."""
             longest_t, m = int(t_len[group].max()), int(q_len[group].max())
             if longest_t >= 1 << 15:  # the lanes count columns in their own type: a target's end must fit it
                 return False
