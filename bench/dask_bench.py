@@ -153,7 +153,8 @@ def _upload_counts() -> dict:
         counts.update(runtime.MAPPINGS)
     gpu = sys.modules.get("seqcompare.hamming.gpu")
     if gpu is not None:
-        counts.update(resident_hits=gpu.RESIDENT.hits, resident_misses=gpu.RESIDENT.misses)
+        counts.update(resident_hits=gpu.RESIDENT.hits, resident_misses=gpu.RESIDENT.misses,
+                      turns=gpu.TURN_TIMES.turns, **{f"{k}_s": round(v, 3) for k, v in gpu.TURN_TIMES.seconds.items()})
     return counts
 
 

@@ -532,6 +532,25 @@ def device_turn(device_id: int) -> threading.Lock:
         return _TURNS.setdefault(device_id, threading.Lock())
 
 
+class TurnTimes:
+    """Seconds a process's shared-device problems (Dask tasks) spent preparing their blocks, waiting for the
+    device's turn and holding it, summed, for benchmarks that ask where a worker's time went."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.seconds = {"prefetch": 0.0, "wait": 0.0, "held": 0.0}
+        self.turns = 0
+
+    def add(self, prefetch: float, wait: float, held: float) -> None:
+        with self._lock:
+            for name, value in (("prefetch", prefetch), ("wait", wait), ("held", held)):
+                self.seconds[name] += value
+            self.turns += 1
+
+
+TURN_TIMES = TurnTimes()
+
+
 def _new_pairs(cupy, capacity: int):
     return {
         "i": cupy.empty(capacity, dtype=cupy.uint32),
@@ -646,10 +665,14 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
         shared = bool(host.block_keys)  # a Dask task: prepare, then take the device's turn
         if shared:
             problem.prefetch()
+            prefetched = time.perf_counter()
         while True:
             if shared:
                 with device_turn(problem.device_id):
+                    turn = time.perf_counter()
                     pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
+                TURN_TIMES.add(prefetched - start, turn - prefetched, time.perf_counter() - turn)
+                prefetched = time.perf_counter()
             else:
                 pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
             if found <= cap:
