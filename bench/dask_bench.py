@@ -134,12 +134,34 @@ def timed_with_tasks(name: str, function, client, repeats: int):
 
     seconds, runs, result = timed(function, repeats)
     logging.info("%s %s s", name, runs)
+    client.run(_task_records, True)
+    began = time.time()
     with get_task_stream(client) as stream:
         function()
     tasks = task_stream_summary(stream.data)
+    starts = [s["start"] for r in stream.data for s in r.get("startstops", ()) if s.get("action") == "compute"]
+    origin = min(starts, default=began)
+    for worker, records in client.run(_task_records).items():
+        if worker in tasks and records:  # each Hamming task's stamps, from the run's first task start
+            tasks[worker]["stamps"] = [{k: round(v - origin, 3) if k != "copy_wait_s" else round(v, 3)
+                                        for k, v in record.items()} for record in records]  # fmt: skip
+            tasks[worker]["run_began_s"] = round(began - origin, 3)
     logging.info("%s tasks, one more run: %s", name, tasks)
     logging.info("%s: on the workers so far: %s", name, client.run(_upload_counts))
     return seconds, runs, result, tasks
+
+
+def _task_records(clear: bool = False) -> list:
+    """On a worker: the Hamming tasks' stamps (``hamming.gpu.TURN_TIMES.records``), emptied with ``clear``."""
+    import sys
+
+    gpu = sys.modules.get("seqcompare.hamming.gpu")
+    if gpu is None:
+        return []
+    records = list(gpu.TURN_TIMES.records)
+    if clear:
+        gpu.TURN_TIMES.records.clear()
+    return records
 
 
 def _upload_counts() -> dict:

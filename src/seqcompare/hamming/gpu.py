@@ -252,6 +252,7 @@ class DeviceProblem:
             self.operands = {}
             self.int8 = {}
             self.ready_rows = {}
+            self.last_copied = None  # the copy stream's event after the latest upload
             # Blocks another call already put on this device (see ResidentBlocks) are used as they are.
             block_keys = host.block_keys
             self._resident_keys = {}
@@ -302,6 +303,7 @@ class DeviceProblem:
                     lock_if_mapped(source)
                     entry["source"][start:row_stop].set(source[start:row_stop], stream=self.copy_stream)
                 copied = self.copy_stream.record()
+                self.last_copied = copied
             stream.wait_event(copied)
             if self.host.method != "bitpack":
                 with stream:
@@ -540,12 +542,21 @@ class TurnTimes:
         self._lock = threading.Lock()
         self.seconds = {"prefetch": 0.0, "wait": 0.0, "held": 0.0}
         self.turns = 0
+        self.records: list = []  # one dict of wall-clock stamps a task, the latest _RECORDS_KEPT
 
     def add(self, prefetch: float, wait: float, held: float) -> None:
         with self._lock:
             for name, value in (("prefetch", prefetch), ("wait", wait), ("held", held)):
                 self.seconds[name] += value
             self.turns += 1
+
+    def record(self, stamps: dict) -> None:
+        with self._lock:
+            self.records.append(stamps)
+            del self.records[:-_RECORDS_KEPT]
+
+
+_RECORDS_KEPT = 1000
 
 
 TURN_TIMES = TurnTimes()
@@ -632,6 +643,7 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
     names the 1-bit kernel's shape (:data:`seqcompare.cuda.bitgemm.CONFIGS`); ``timings``, if given, receives host-clock stage
     times (per device under ``"devices"``).
     """
+    entered = time.time()
     cupy = require_cupy()
     devices = list(range(cupy.cuda.runtime.getDeviceCount())) if devices is None else list(devices)
     if host is None:
@@ -664,14 +676,24 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
         cap = capacity
         shared = bool(host.block_keys)  # a Dask task: prepare, then take the device's turn
         if shared:
+            stamps = {"entered": entered, "set_up": time.time()}
             problem.prefetch()
             prefetched = time.perf_counter()
+            stamps["prefetched"] = time.time()
         while True:
             if shared:
                 with device_turn(problem.device_id):
                     turn = time.perf_counter()
+                    stamps["turn"] = time.time()
+                    with problem.device:
+                        turn_event = problem.stream.record()
                     pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
+                    stamps["released"] = time.time()
                 TURN_TIMES.add(prefetched - start, turn - prefetched, time.perf_counter() - turn)
+                copied = problem.last_copied
+                if copied is not None:  # how long the turn's kernels waited for its blocks' copies
+                    with problem.device:
+                        stamps["copy_wait_s"] = max(0.0, cupy.cuda.get_elapsed_time(turn_event, copied) / 1e3)
                 prefetched = time.perf_counter()
             else:
                 pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
@@ -687,6 +709,9 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
                     (min(_blocks(found, 256), 4096),), (256,), (pairs["i"], pairs["j"], np.int64(found), keys)
                 )
             problem.stream.synchronize()  # the first device's stream reads these next
+        if shared:
+            stamps["keyed"] = time.time()
+            TURN_TIMES.record(stamps)
         return keys, pairs["d"][:found], problem
 
     clock = time.perf_counter()
