@@ -492,6 +492,35 @@ def test_regions_are_dealt_in_equal_shares_with_an_undealt_tail():
     assert dask_executor.assign_regions([], 3) == []
 
 
+def test_the_smallest_regions_run_last_in_the_undealt_tail():
+    """Submitted in balanced order, the first four regions still start the workers in block order, the rest go
+    largest first (block order among equals), and the undealt tail ends with every half-size diagonal tile not
+    among the first four, so that the workers' ends even out to within a half tile."""
+    from seqcompare.allpairs import Region
+
+    edge, last = 100, 99
+    regions = []
+    for row in range(8):
+        for col in range(row + 1):
+            rows, cols = (last if row == 7 else edge), (last if col == 7 else edge)
+            size = rows * (rows - 1) // 2 if row == col else rows * cols
+            regions.append(Region([row] if row == col else [row, col], (row, col), size))
+    block_order = sorted(range(len(regions)), key=lambda n: (max(regions[n].blocks), n))
+    order = dask_executor.balanced_order(regions, 4, block_order)
+    assert sorted(order) == list(range(len(regions))) and order[:4] == block_order[:4]
+    sizes = [regions[n].size for n in order[4:]]
+    assert sizes == sorted(sizes, reverse=True)
+    whole = [n for n in order[4:] if regions[n].size == edge * edge]
+    assert whole == [n for n in block_order[4:] if regions[n].size == edge * edge]  # block order among equals
+    owner = dask_executor.assign_regions(regions, 4, order)
+    undealt = [position for position, n in enumerate(order) if owner[n] is None]
+    assert undealt == list(range(len(order) - len(undealt), len(order)))
+    diagonals = {n for n in order[4:] if len(regions[n].blocks) == 1}
+    assert len(diagonals) == 6 and diagonals <= {order[p] for p in undealt}
+    assert order[-1] == len(regions) - 1  # the last block's diagonal tile, the smallest of all
+    assert dask_executor.balanced_order(regions, 4, block_order[:3]) == block_order[:3]
+
+
 @pytest.mark.parametrize("cluster", [CPU_TWO], indirect=True)
 def test_regions_dealt_up_front_give_the_same_results(cluster, rng, monkeypatch):
     """Shares dealt to the workers before the run (what GPU workers get) give what one process gives, and every
