@@ -143,8 +143,7 @@ def timed_with_tasks(name: str, function, client, repeats: int):
     origin = min(starts, default=began)
     for worker, records in client.run(_task_records).items():
         if worker in tasks and records:  # each Hamming task's stamps, from the run's first task start
-            tasks[worker]["stamps"] = [{k: round(v - origin, 3) if k != "copy_wait_s" else round(v, 3)
-                                        for k, v in record.items()} for record in records]  # fmt: skip
+            tasks[worker]["stamps"] = [{k: round(v - origin, 3) for k, v in record.items()} for record in records]
             tasks[worker]["run_began_s"] = round(began - origin, 3)
     logging.info("%s tasks, one more run: %s", name, tasks)
     logging.info("%s: on the workers so far: %s", name, client.run(_upload_counts))

@@ -362,6 +362,35 @@ def test_blocks_kept_on_a_gpu_go_least_recently_used_first_and_by_run(monkeypatc
     assert len(kept) == 0 and kept.hits == 5 and kept.misses == 2
 
 
+def test_a_task_prepares_once_the_task_before_it_has_queued_its_kernels():
+    """Through a device's gate, a second task prepares only after the first, prepared and waiting for its turn,
+    has queued its kernels; and a task that gave up (queued() in a finally) does not hold the next one back."""
+    import threading
+
+    from seqcompare.hamming.gpu import DeviceGate
+
+    gate, events = DeviceGate(), []
+    with gate.preparing():
+        events.append("first prepared")
+
+    def second():
+        with gate.preparing():
+            events.append("second prepared")
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    time.sleep(0.3)
+    events.append("first queued")
+    gate.queued()
+    thread.join(5)
+    assert events == ["first prepared", "first queued", "second prepared"]
+    gate.queued()  # the second gave up before its turn
+    began = time.perf_counter()
+    with gate.preparing():
+        pass
+    assert time.perf_counter() - began < 1
+
+
 @TWO_WORKERS_AND_GPUS
 def test_shared_memory_files_are_removed_after_each_run(cluster, rng):
     import glob

@@ -23,6 +23,7 @@ run on the device blocks of :class:`HammingSession` (CuPy arrays), and only what
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
@@ -252,7 +253,6 @@ class DeviceProblem:
             self.operands = {}
             self.int8 = {}
             self.ready_rows = {}
-            self.last_copied = None  # the copy stream's event after the latest upload
             # Blocks another call already put on this device (see ResidentBlocks) are used as they are.
             block_keys = host.block_keys
             self._resident_keys = {}
@@ -303,7 +303,6 @@ class DeviceProblem:
                     lock_if_mapped(source)
                     entry["source"][start:row_stop].set(source[start:row_stop], stream=self.copy_stream)
                 copied = self.copy_stream.record()
-                self.last_copied = copied
             stream.wait_event(copied)
             if self.host.method != "bitpack":
                 with stream:
@@ -534,6 +533,46 @@ def device_turn(device_id: int) -> threading.Lock:
         return _TURNS.setdefault(device_id, threading.Lock())
 
 
+class DeviceGate:
+    """Keeps a Dask task's preparation from stalling the kernels of the task whose turn comes next.
+
+    CUDA serializes some calls of one process on a device: while one thread page-locks a block of shared
+    memory (``cudaHostRegister``, a few tenths of a second for a GB), another thread's kernel launches wait,
+    and the GPU runs dry. A new task's thread frees up just as the next turn begins, so its page-locking met
+    that turn's launches every time: on 4 H200s, the first turn of a worker took up to 0.30 s more when the
+    other task prepared beside it, later turns 0.01-0.03 s more (bench/RESULTS.md, session 44). Through the
+    gate, tasks prepare one at a time, each once the task before it has queued its kernels."""
+
+    # A task that prepared and has not queued its kernels within this many seconds no longer holds others back.
+    WAIT_S = 10.0
+
+    def __init__(self):
+        self._preparing = threading.Lock()
+        self._queued = threading.Event()
+        self._queued.set()
+
+    @contextlib.contextmanager
+    def preparing(self):
+        """Hold the gate to prepare; once prepared, the caller takes its turn and calls :meth:`queued`."""
+        with self._preparing:
+            self._queued.wait(self.WAIT_S)
+            yield
+            self._queued.clear()
+
+    def queued(self) -> None:
+        """The prepared task has queued its kernels (or given up): the next may prepare."""
+        self._queued.set()
+
+
+_GATES: dict = {}
+
+
+def device_gate(device_id: int) -> DeviceGate:
+    """The :class:`DeviceGate` of device ``device_id`` in this process."""
+    with _TURNS_LOCK:
+        return _GATES.setdefault(device_id, DeviceGate())
+
+
 class TurnTimes:
     """Seconds a process's shared-device problems (Dask tasks) spent preparing their blocks, waiting for the
     device's turn and holding it, summed, for benchmarks that ask where a worker's time went."""
@@ -579,11 +618,12 @@ HOST_SORT_PAIRS_UP_TO = 1 << 20
 
 
 def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, chunks: int, capacity: int,
-                     config: str = bitgemm.PAIRS_CONFIG):  # fmt: skip
+                     config: str = bitgemm.PAIRS_CONFIG, on_queued=None):  # fmt: skip
     """Pairs within ``max_dist`` over micro ``tiles`` on one device: rows stream in while tiles run.
 
     Everything is queued without waiting: row chunks go up on the copy stream from page-locked memory, and
-    each chunk's tiles start on the compute stream as soon as its rows have arrived.
+    each chunk's tiles start on the compute stream as soon as its rows have arrived. ``on_queued()``, if
+    given, is called once everything is queued, before waiting for it.
     """
     host, cupy = problem.host, problem.cupy
     with problem.device:
@@ -616,6 +656,8 @@ def _pairs_on_device(problem: DeviceProblem, tiles: np.ndarray, max_dist: int, c
             first, stop = np.searchsorted(tiles[:, 0], [lo, hi])
             problem.run_tiles(tiles_dev[first:stop], mode=0, max_dist=max_dist, pairs=pairs, config=config,
                               stream=stream)  # fmt: skip
+    if on_queued is not None:
+        on_queued()
     problem.synchronize()
     with problem.device:
         found = int(pairs["count"].get()[0])
@@ -672,28 +714,31 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
 
     def work(k: int):
         start = time.perf_counter()
-        problem = problems[k]
         cap = capacity
-        shared = bool(host.block_keys)  # a Dask task: prepare, then take the device's turn
-        if shared:
-            stamps = {"entered": entered, "set_up": time.time()}
-            problem.prefetch()
+        if shared:  # a Dask task: prepare through the device's gate, then take the device's turn
+            gate = device_gate(devices[k])
+            stamps = {"entered": entered}
+            with gate.preparing():
+                stamps["gate"] = time.time()
+                problems[k] = problem = setup(k)
+                stamps["set_up"] = time.time()
+                problem.prefetch()
             prefetched = time.perf_counter()
             stamps["prefetched"] = time.time()
+        else:
+            problem = problems[k]
         while True:
             if shared:
-                with device_turn(problem.device_id):
-                    turn = time.perf_counter()
-                    stamps["turn"] = time.time()
-                    with problem.device:
-                        turn_event = problem.stream.record()
-                    pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
-                    stamps["released"] = time.time()
+                try:
+                    with device_turn(problem.device_id):
+                        turn = time.perf_counter()
+                        stamps["turn"] = time.time()
+                        pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config,
+                                                        on_queued=gate.queued)  # fmt: skip
+                        stamps["released"] = time.time()
+                finally:
+                    gate.queued()
                 TURN_TIMES.add(prefetched - start, turn - prefetched, time.perf_counter() - turn)
-                copied = problem.last_copied
-                if copied is not None:  # how long the turn's kernels waited for its blocks' copies
-                    with problem.device:
-                        stamps["copy_wait_s"] = max(0.0, cupy.cuda.get_elapsed_time(turn_event, copied) / 1e3)
                 prefetched = time.perf_counter()
             else:
                 pairs, found = _pairs_on_device(problem, shares[k], max_dist, chunks, cap, config)
@@ -715,12 +760,13 @@ def device_pairs(encoded, max_dist: int, *, method: str = "auto", packer: str = 
         return keys, pairs["d"][:found], problem
 
     clock = time.perf_counter()
+    shared = bool(host.block_keys)  # Dask tasks set up their devices' problems through the gate (in work)
     if len(devices) == 1:
-        problems = [setup(0)]
+        problems = [None if shared else setup(0)]
         parts = [work(0)]
     else:
         with ThreadPoolExecutor(len(devices)) as pool:
-            problems = list(pool.map(setup, range(len(devices))))
+            problems = [None] * len(devices) if shared else list(pool.map(setup, range(len(devices))))
             parts = list(pool.map(work, range(len(devices))))
     computed = time.perf_counter()
     # Every device's pairs meet on the first one (peer copies) and are sorted there once.
