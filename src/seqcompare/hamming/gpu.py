@@ -536,12 +536,13 @@ def device_turn(device_id: int) -> threading.Lock:
 class DeviceGate:
     """Keeps a Dask task's preparation from stalling the kernels of the task whose turn comes next.
 
-    CUDA serializes some calls of one process on a device: while one thread page-locks a block of shared
-    memory (``cudaHostRegister``, a few tenths of a second for a GB), another thread's kernel launches wait,
-    and the GPU runs dry. A new task's thread frees up just as the next turn begins, so its page-locking met
-    that turn's launches every time: on 4 H200s, the first turn of a worker took up to 0.30 s more when the
-    other task prepared beside it, later turns 0.01-0.03 s more (bench/RESULTS.md, session 44). Through the
-    gate, tasks prepare one at a time, each once the task before it has queued its kernels."""
+    CUDA serializes some calls of one process on a device: while one thread prepares (allocates, page-locks
+    a block of shared memory with ``cudaHostRegister``, a few tenths of a second for a GB, queues copies),
+    another thread's kernel launches can wait, and the GPU runs dry. A new task's thread frees up just as the
+    next turn begins, so its preparing met that turn's launches: on 4 H200s, the first turn of a worker took
+    up to 0.30 s more when the other task prepared beside it, later turns 0.01-0.03 s more (bench/RESULTS.md,
+    session 44). Through the gate, tasks prepare one at a time, each once the task before it has queued its
+    kernels."""
 
     # A task that prepared and has not queued its kernels within this many seconds no longer holds others back.
     WAIT_S = 10.0
