@@ -30,8 +30,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 SMI_FIELDS = ["timestamp", "index", "clocks.sm", "power.draw", "temperature.gpu", "clocks_event_reasons.active"]
 

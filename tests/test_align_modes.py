@@ -76,6 +76,25 @@ def test_modes_on_long_and_uneven_pairs(rng, device):
                                                                                                 counts), mode  # fmt: skip
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_paths_in_lanes_equal_the_oracle(rng, mode):
+    """Statistics take pairs a vector's lanes at a time (mode_pairs_lanes): 37 pairs by order (groups of like
+    lengths and a partial last group), lengths 0 to 90 in one call, three letters and a table with ties
+    everywhere, so the lanes' padding, their own last rows and columns and the tie rules all show."""
+    matrix = SubstitutionMatrix("ties", "ACG", np.array([[2, -1, -1], [-1, 2, 0], [-1, 0, 1]], np.int64))
+    lengths = [0, 1, 2, 5, 17, 40, 63, 90]
+    targets = ["".join(rng.choice(list("ACG"), int(rng.choice(lengths)))) for _ in range(37)]
+    queries = [t[int(rng.integers(0, 3)) :] + "".join(rng.choice(list("ACG"), int(rng.integers(0, 9))))
+               if k % 3 else "".join(rng.choice(list("ACG"), int(rng.choice(lengths))))
+               for k, t in enumerate(targets)]  # fmt: skip
+    result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=3, gap_extend=1, stats=True,
+                              threads=2)  # fmt: skip
+    scores, positions, counts, _ = expected(targets, queries, result.pairs, matrix, 3, 1, mode)
+    assert result.scores.tolist() == scores
+    assert result.positions.tolist() == positions
+    assert result.counts.tolist() == counts
+
+
 def parasail_rows():
     with open(os.path.join(HERE, "data", "parasail_modes.tsv")) as handle:
         return [line.rstrip("\n").split("\t") for line in handle if not line.startswith("#")]

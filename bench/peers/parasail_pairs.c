@@ -1,6 +1,7 @@
 /* Pairs by order (target k of one FASTA file with query k of another) by parasail's striped AVX2 nw, sg or sw
    (16-bit lanes, redone in 32-bit where a score saturates; the profile made per pair, as a pair's query is used
-   once), OpenMP threads over the pairs. Prints "seconds <wall>" on stderr and one score per pair on stdout.
+   once), OpenMP threads over the pairs. Prints "seconds <wall>" on stderr and one score per pair on stdout; with
+   a seventh argument "stats", parasail's _stats functions, and a line "score matches similar length" a pair.
    Written for seqcompare's bench/align_pairs.py; parasail's own code is linked from its source, not copied. */
 #include <omp.h>
 #include <stdio.h>
@@ -13,12 +14,18 @@
 typedef parasail_result_t *(*aligner)(const char *, int, const char *, int, int, int, const parasail_matrix_t *);
 
 int main(int argc, char **argv) {
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s nw|sg|sw matrix targets.fasta queries.fasta open extend\n", argv[0]);
+    if (argc != 7 && !(argc == 8 && !strcmp(argv[7], "stats"))) {
+        fprintf(stderr, "usage: %s nw|sg|sw matrix targets.fasta queries.fasta open extend [stats]\n", argv[0]);
         return 2;
     }
+    int stats = argc == 8;
     aligner narrow, wide;
-    if (!strcmp(argv[1], "nw")) { narrow = parasail_nw_striped_avx2_256_16; wide = parasail_nw_striped_avx2_256_32; }
+    if (stats) {
+        if (!strcmp(argv[1], "nw")) { narrow = parasail_nw_stats_striped_avx2_256_16; wide = parasail_nw_stats_striped_avx2_256_32; }
+        else if (!strcmp(argv[1], "sg")) { narrow = parasail_sg_stats_striped_avx2_256_16; wide = parasail_sg_stats_striped_avx2_256_32; }
+        else { narrow = parasail_sw_stats_striped_avx2_256_16; wide = parasail_sw_stats_striped_avx2_256_32; }
+    }
+    else if (!strcmp(argv[1], "nw")) { narrow = parasail_nw_striped_avx2_256_16; wide = parasail_nw_striped_avx2_256_32; }
     else if (!strcmp(argv[1], "sg")) { narrow = parasail_sg_striped_avx2_256_16; wide = parasail_sg_striped_avx2_256_32; }
     else { narrow = parasail_sw_striped_avx2_256_16; wide = parasail_sw_striped_avx2_256_32; }
     const parasail_matrix_t *matrix = parasail_matrix_lookup(argv[2]);
@@ -28,6 +35,7 @@ int main(int argc, char **argv) {
     if (n_targets != n_queries) { fprintf(stderr, "pairs by order need equal counts\n"); return 2; }
     int open = atoi(argv[5]), extend = atoi(argv[6]);
     int *scores = malloc((size_t)n_targets * sizeof(int));
+    int *counts = malloc((size_t)n_targets * 3 * sizeof(int));  /* matches, similar, length */
     double started = omp_get_wtime();
     #pragma omp parallel for schedule(dynamic, 8)
     for (int k = 0; k < n_targets; ++k) {
@@ -40,9 +48,17 @@ int main(int argc, char **argv) {
             r = wide(q, q_len, t, t_len, open, extend, matrix);
         }
         scores[k] = r->score;
+        if (stats) {
+            counts[3 * k] = parasail_result_get_matches(r);
+            counts[3 * k + 1] = parasail_result_get_similar(r);
+            counts[3 * k + 2] = parasail_result_get_length(r);
+        }
         parasail_result_free(r);
     }
     fprintf(stderr, "seconds %.6f\n", omp_get_wtime() - started);
-    for (int k = 0; k < n_targets; ++k) printf("%d\n", scores[k]);
+    for (int k = 0; k < n_targets; ++k) {
+        if (stats) printf("%d %d %d %d\n", scores[k], counts[3 * k], counts[3 * k + 1], counts[3 * k + 2]);
+        else printf("%d\n", scores[k]);
+    }
     return 0;
 }

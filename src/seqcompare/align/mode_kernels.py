@@ -1,6 +1,7 @@
 """The CPU kernels of the alignment modes (:mod:`.modes` describes the model, the tie rules and the paths):
-:func:`mode_pairs` (scores, positions and statistics), :func:`mode_scores` (scores and ends), :func:`mode_strips`
-(scores and ends of one query against many targets in SIMD lanes) and :func:`mode_traceback` (a CIGAR)."""
+:func:`mode_pairs` (scores, positions and statistics; :func:`mode_pairs_lanes` the same, a vector's lanes of
+pairs at a time), :func:`mode_scores` (scores and ends), :func:`mode_strips` (scores and ends of one query
+against many targets in SIMD lanes) and :func:`mode_traceback` (a CIGAR)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import numpy as np
 
 from .._intrinsics import sub_narrow
 from .._jit import jit
-from .._simd import add, any_greater, constant, load, maximum, splat, store, subtract, where_equal, where_greater
+from .._simd import (add, any_greater, constant, lanes_of, load, maximum, splat, store, subtract, where_equal,
+                     where_greater)
 from .kernels import _longest_target
 
 NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalty is subtracted
@@ -147,6 +149,246 @@ def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_q
         counts_out[p, 1] = best_length >> 32
         counts_out[p, 2] = best_pairs & low
         counts_out[p, 3] = best_length & low
+
+
+# Pairs that :func:`mode_pairs_lanes` aligns at once, one a lane: the int64 lanes of one vector.
+PATH_LANES = lanes_of(np.dtype(np.int64))
+
+
+@jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
+def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend,
+                     mode, scores_out, positions_out, counts_out):  # fmt: skip
+    """:func:`mode_pairs` of pairs ``first:last``, :data:`PATH_LANES` at a time in lockstep, one pair a lane of
+    int64 vectors: the same recurrence, paths and tie rules, cell for cell. A group's rows and columns run to its
+    longest query and target; a lane's cells past its own (its padding, code 0) are computed and never read:
+    only the rows and columns up to a lane's own lengths choose its end, and no cell depends on a later row or
+    column. Pairs of like lengths (sorted by the caller) waste few cells."""
+    L = PATH_LANES
+    local = mode == 1
+    free_target_start = mode == 1 or mode == 2 or mode == 3
+    free_query_start = mode == 1 or mode == 2
+    high, low = _HIGH, _LOW
+    longest = _longest_target(t_off, pair_t, first, last) + 1
+    width = longest * L
+    H = np.empty(width, np.int64)
+    F = np.empty(width, np.int64)
+    h_pairs = np.empty(width, np.int64)
+    h_length = np.empty(width, np.int64)
+    h_start = np.empty(width, np.int64)
+    f_pairs = np.empty(width, np.int64)
+    f_length = np.empty(width, np.int64)
+    f_start = np.empty(width, np.int64)
+    substitution = np.empty(width, np.int64)  # a row's scores, one a cell and lane (the gathers out of the sweep)
+    target_codes = np.zeros(width, np.int64)
+    # Each lane's last row (row m of its own query), kept for the modes that end there.
+    kept = np.empty(width, np.int64)
+    kept_pairs = np.empty(width, np.int64)
+    kept_length = np.empty(width, np.int64)
+    kept_start = np.empty(width, np.int64)
+    t0 = np.zeros(L, np.int64)
+    q0 = np.zeros(L, np.int64)
+    n = np.zeros(L, np.int64)
+    m = np.zeros(L, np.int64)
+    query_codes = np.zeros(L, np.int64)
+    # A lane's best cell (local): value, row, column and path, kept as vectors across a row.
+    lane_best = np.empty(6 * L, np.int64)
+    zero64 = np.int64(0)
+    zero = splat(zero64)
+    one = splat(np.int64(1))
+    step = splat(high + 1)  # a statistic's count and its pair count, up by one each
+    go, ge = splat(np.int64(gap_open)), splat(np.int64(gap_extend))
+    none = splat(np.int64(NEG))
+    for group in range(first, last, L):
+        count = min(L, last - group)
+        n_max = 0
+        m_max = 0
+        for lane in range(L):
+            if lane < count:
+                p = group + lane
+                t0[lane] = t_off[pair_t[p]]
+                n[lane] = t_off[pair_t[p] + 1] - t0[lane]
+                q0[lane] = q_off[pair_q[p]]
+                m[lane] = q_off[pair_q[p] + 1] - q0[lane]
+            else:  # an empty lane: no cell of it is read
+                t0[lane] = q0[lane] = n[lane] = m[lane] = 0
+            n_max = max(n_max, n[lane])
+            m_max = max(m_max, m[lane])
+        for j in range(1, n_max + 1):
+            for lane in range(L):
+                target_codes[j * L + lane] = t_codes[t0[lane] + j - 1] if j <= n[lane] else 0
+        for lane in range(L):
+            H[lane] = 0
+            h_pairs[lane] = h_length[lane] = h_start[lane] = 0
+        opening = zero64
+        for j in range(1, n_max + 1):
+            opening = -gap_open if j == 1 else opening - gap_extend
+            for lane in range(L):
+                at = j * L + lane
+                H[at] = 0 if free_target_start else opening
+                F[at] = NEG
+                h_pairs[at] = h_length[at] = f_pairs[at] = f_length[at] = f_start[at] = 0
+                h_start[at] = j if free_target_start else 0
+        for lane in range(L):
+            lane_best[lane] = 0 if local else NEG
+            lane_best[L + lane] = 1 if local else 0  # row
+            lane_best[2 * L + lane] = 1 if local else 0  # column
+            lane_best[3 * L + lane] = lane_best[4 * L + lane] = 0
+            lane_best[5 * L + lane] = high + 1 if local else 0
+            if m[lane] == 0:
+                _keep_row(lane, n[lane], H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length, kept_start)
+        rows, columns = load(m, 0), load(n, 0)
+        best, best_i, best_j = load(lane_best, 0), load(lane_best, L), load(lane_best, 2 * L)
+        best_p, best_l, best_s = load(lane_best, 3 * L), load(lane_best, 4 * L), load(lane_best, 5 * L)
+        border = zero64
+        for i in range(1, m_max + 1):
+            for lane in range(L):
+                query_codes[lane] = q_codes[q0[lane] + i - 1] if i <= m[lane] else 0
+            for j in range(1, n_max + 1):
+                for lane in range(L):
+                    at = j * L + lane
+                    substitution[at] = by_query[query_codes[lane], target_codes[at]]
+            border = -gap_open if i == 1 else border - gap_extend
+            row = splat(np.int64(i))
+            diag, diag_p, diag_l, diag_s = load(H, 0), load(h_pairs, 0), load(h_length, 0), load(h_start, 0)
+            west = splat(zero64 if free_query_start else border)
+            west_p = west_l = zero
+            west_s = splat(np.int64(i) * high if free_query_start else zero64)
+            store(H, 0, west)
+            store(h_pairs, 0, zero)
+            store(h_length, 0, zero)
+            store(h_start, 0, west_s)
+            e, e_p, e_l, e_s = none, zero, zero, zero
+            query = load(query_codes, 0)
+            row_reset = splat(np.int64(i) * high)
+            # Local: a cell can only be a lane's best at or above its best so far, and a tie only left of its
+            # column; past the group's rightmost best column, only a cell above a best needs the full test.
+            rightmost = 0
+            for lane in range(L):
+                rightmost = max(rightmost, lane_best[2 * L + lane])
+            below = subtract(best, one)
+            for j in range(1, n_max + 1):
+                at = j * L
+                north, north_p, north_l, north_s = load(H, at), load(h_pairs, at), load(h_length, at), load(h_start, at)
+                f_open = subtract(north, go)
+                f_extend = subtract(load(F, at), ge)
+                f = maximum(f_open, f_extend)
+                f_p = where_greater(f_open, f_extend, north_p, load(f_pairs, at))
+                f_l = add(where_greater(f_open, f_extend, north_l, load(f_length, at)), one)
+                f_s = where_greater(f_open, f_extend, north_s, load(f_start, at))
+                store(F, at, f)
+                store(f_pairs, at, f_p)
+                store(f_length, at, f_l)
+                store(f_start, at, f_s)
+                e_open = subtract(west, go)
+                e_extend = subtract(e, ge)
+                e_p = where_greater(e_open, e_extend, west_p, e_p)
+                e_l = add(where_greater(e_open, e_extend, west_l, e_l), one)
+                e_s = where_greater(e_open, e_extend, west_s, e_s)
+                e = maximum(e_open, e_extend)
+                score = load(substitution, at)
+                h_diag = add(diag, score)
+                h = maximum(h_diag, maximum(e, f))
+                if local:
+                    h = maximum(h, zero)
+                d_p = add(diag_p, where_equal(load(target_codes, at), query, step, one))
+                d_l = add(diag_l, where_greater(score, zero, step, one))
+                w_p = where_equal(h, h_diag, d_p, where_equal(h, f, f_p, e_p))
+                w_l = where_equal(h, h_diag, d_l, where_equal(h, f, f_l, e_l))
+                w_s = where_equal(h, h_diag, diag_s, where_equal(h, f, f_s, e_s))
+                if local:
+                    w_p = where_greater(h, zero, w_p, zero)
+                    w_l = where_greater(h, zero, w_l, zero)
+                    w_s = where_greater(h, zero, w_s, add(row_reset, splat(np.int64(j))))
+                    if any_greater(h, below) if j < rightmost else any_greater(h, best):
+                        column = splat(np.int64(j))
+                        # Only a lane's own cells count (its padding rows and columns never become its best).
+                        mine = where_greater(column, columns, none, where_greater(row, rows, none, h))
+                        tie = where_equal(mine, best, where_greater(best_j, column, one, zero), zero)
+                        take = where_greater(mine, best, one, tie)  # 1 where this cell becomes the lane's best
+                        best = where_equal(take, one, mine, best)
+                        best_i = where_equal(take, one, row, best_i)
+                        best_j = where_equal(take, one, column, best_j)
+                        best_p = where_equal(take, one, w_p, best_p)
+                        best_l = where_equal(take, one, w_l, best_l)
+                        best_s = where_equal(take, one, w_s, best_s)
+                        below = subtract(best, one)
+                diag, diag_p, diag_l, diag_s = north, north_p, north_l, north_s
+                store(H, at, h)
+                store(h_pairs, at, w_p)
+                store(h_length, at, w_l)
+                store(h_start, at, w_s)
+                west, west_p, west_l, west_s = h, w_p, w_l, w_s
+            if local:
+                store(lane_best, 2 * L, best_j)
+            if mode == 2:  # semi-global: each lane's last column, smallest row first
+                store(lane_best, 0, best)
+                store(lane_best, L, best_i)
+                store(lane_best, 2 * L, best_j)
+                store(lane_best, 3 * L, best_p)
+                store(lane_best, 4 * L, best_l)
+                store(lane_best, 5 * L, best_s)
+                for lane in range(L):
+                    at = n[lane] * L + lane
+                    if n[lane] > 0 and i <= m[lane] and H[at] > lane_best[lane]:
+                        lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane] = H[at], i, n[lane]
+                        lane_best[3 * L + lane], lane_best[4 * L + lane] = h_pairs[at], h_length[at]
+                        lane_best[5 * L + lane] = h_start[at]
+                best, best_i, best_j = load(lane_best, 0), load(lane_best, L), load(lane_best, 2 * L)
+                best_p, best_l, best_s = load(lane_best, 3 * L), load(lane_best, 4 * L), load(lane_best, 5 * L)
+            for lane in range(L):
+                if i == m[lane]:
+                    _keep_row(lane, n[lane], H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length,
+                              kept_start)  # fmt: skip
+        store(lane_best, 0, best)
+        store(lane_best, L, best_i)
+        store(lane_best, 2 * L, best_j)
+        store(lane_best, 3 * L, best_p)
+        store(lane_best, 4 * L, best_l)
+        store(lane_best, 5 * L, best_s)
+        for lane in range(count):
+            p = group + lane
+            mm, nn = m[lane], n[lane]
+            value, end_i, end_j = lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane]
+            path_pairs, path_length = lane_best[3 * L + lane], lane_best[4 * L + lane]
+            path_start = lane_best[5 * L + lane]
+            if mode == 0 or (not local and (mm == 0 or nn == 0)):
+                at = nn * L + lane
+                value, end_i, end_j = kept[at], mm, nn
+                path_pairs, path_length, path_start = kept_pairs[at], kept_length[at], kept_start[at]
+            elif mode == 2:  # then the last row short of the last column: the smallest column wins ties
+                for j in range(1, nn):
+                    at = j * L + lane
+                    if kept[at] > value or (kept[at] == value and j < end_j):
+                        value, end_i, end_j = kept[at], mm, j
+                        path_pairs, path_length, path_start = kept_pairs[at], kept_length[at], kept_start[at]
+            elif mode == 3 or mode == 4:  # the whole query, the leftmost best target end
+                value, end_i, end_j = kept[lane], mm, 0
+                path_pairs, path_length, path_start = kept_pairs[lane], kept_length[lane], kept_start[lane]
+                for j in range(1, nn + 1):
+                    at = j * L + lane
+                    if kept[at] > value:
+                        value, end_i, end_j = kept[at], mm, j
+                        path_pairs, path_length, path_start = kept_pairs[at], kept_length[at], kept_start[at]
+            elif local and (mm == 0 or nn == 0):
+                value, end_i, end_j = 0, 0, 0
+                path_pairs = path_length = path_start = 0
+            scores_out[p] = value
+            positions_out[p, 0] = path_start & low
+            positions_out[p, 1] = end_j - 1
+            positions_out[p, 2] = path_start >> 32
+            positions_out[p, 3] = end_i - 1
+            counts_out[p, 0] = path_pairs >> 32
+            counts_out[p, 1] = path_length >> 32
+            counts_out[p, 2] = path_pairs & low
+            counts_out[p, 3] = path_length & low
+
+
+@jit(inline="always")
+def _keep_row(lane, n, H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length, kept_start):
+    """Copy lane ``lane``'s cells of the current row, columns ``0..n``, to the kept row."""
+    for j in range(n + 1):
+        at = j * PATH_LANES + lane
+        kept[at], kept_pairs[at], kept_length[at], kept_start[at] = H[at], h_pairs[at], h_length[at], h_start[at]
 
 
 @jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))

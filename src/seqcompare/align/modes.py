@@ -299,7 +299,7 @@ class ModeScorer:
         counts = np.full((k, 4), -1, np.int64)
         if k == 0:
             return scores, positions, counts
-        from .mode_kernels import LANE_LIMIT, mode_pairs, mode_scores
+        from .mode_kernels import LANE_LIMIT, PATH_LANES, mode_pairs, mode_pairs_lanes, mode_scores
 
         t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
         paths = self.needs_paths
@@ -310,7 +310,18 @@ class ModeScorer:
             rest = self._lanes(q_codes, plan, threads, report, scores, positions)
             if not rest.size:
                 return scores, positions, counts
-        bounds = equal_work_bounds(t_len[rest] * np.maximum(q_len[rest], 1) + 1, threads)
+        lanes = 0
+        if paths and rest.size >= PATH_LANES:
+            # Paths in lanes of PATH_LANES pairs (mode_pairs_lanes), pairs of like lengths side by side: chunks
+            # of whole groups, each group's work its longest target times its longest query.
+            rest = rest[np.lexsort((q_len[rest], t_len[rest]))]
+            lanes = PATH_LANES
+            groups = np.arange(0, rest.size, lanes)
+            work = (np.maximum.reduceat(t_len[rest], groups) * np.maximum(np.maximum.reduceat(q_len[rest], groups), 1)
+                    + 1)  # fmt: skip
+            bounds = [min(rest.size, b * lanes) for b in equal_work_bounds(work, threads)]
+        else:
+            bounds = equal_work_bounds(t_len[rest] * np.maximum(q_len[rest], 1) + 1, threads)
         pair_t, pair_q = np.ascontiguousarray(plan[rest, 0]), np.ascontiguousarray(plan[rest, 1])
         by_query = self._by_query()
         s = self.scoring
@@ -320,7 +331,10 @@ class ModeScorer:
         steps = (by_query, np.int64(s.gap_open), np.int64(s.gap_extend), np.int64(MODE_CODES[s.mode]), *part[:2])
 
         def chunk(first, last):
-            if paths:
+            if lanes:
+                mode_pairs_lanes(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps,
+                                 part[2])  # fmt: skip
+            elif paths:
                 mode_pairs(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps, part[2])
             else:
                 mode_scores(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps)
