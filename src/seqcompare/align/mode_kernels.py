@@ -32,7 +32,7 @@ def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_q
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
     free_query_start = mode == 1 or mode == 2
-    high, low = _HIGH, _LOW
+    high = _HIGH
     longest = _longest_target(t_off, pair_t, first, last) + 1
     H = np.empty(longest, np.int64)
     F = np.empty(longest, np.int64)
@@ -122,33 +122,50 @@ def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_q
             if mode == 2 and n > 0 and H[n] > best:  # semi-global: the last column, smallest row first
                 best, best_i, best_j = H[n], i, n
                 best_pairs, best_length, best_start = h_pairs[n], h_length[n], h_start[n]
-        if mode == 0 or (not local and (m == 0 or n == 0)):
-            best, best_i, best_j = H[n], m, n
-            best_pairs, best_length, best_start = h_pairs[n], h_length[n], h_start[n]
-        elif mode == 2:  # then the last row short of the last column: the smallest column wins ties
-            for j in range(1, n):
-                if H[j] > best or (H[j] == best and j < best_j):
-                    best, best_i, best_j = H[j], m, j
-                    best_pairs, best_length, best_start = h_pairs[j], h_length[j], h_start[j]
-        elif mode == 3 or mode == 4:  # the whole query, the leftmost best target end
-            best, best_i, best_j = H[0], m, 0
-            best_pairs, best_length, best_start = h_pairs[0], h_length[0], h_start[0]
-            for j in range(1, n + 1):
-                if H[j] > best:
-                    best, best_i, best_j = H[j], m, j
-                    best_pairs, best_length, best_start = h_pairs[j], h_length[j], h_start[j]
-        elif local and (m == 0 or n == 0):
-            best, best_i, best_j = 0, 0, 0
-            best_pairs = best_length = best_start = 0
-        scores_out[p] = best
-        positions_out[p, 0] = best_start & low
-        positions_out[p, 1] = best_j - 1
-        positions_out[p, 2] = best_start >> 32
-        positions_out[p, 3] = best_i - 1
-        counts_out[p, 0] = best_pairs >> 32
-        counts_out[p, 1] = best_length >> 32
-        counts_out[p, 2] = best_pairs & low
-        counts_out[p, 3] = best_length & low
+        _finish_path(p, mode, m, n, H, h_pairs, h_length, h_start, 1, 0, best, best_i, best_j, best_pairs, best_length,
+                     best_start, scores_out, positions_out, counts_out)  # fmt: skip
+
+
+@jit(inline="always")
+def _finish_path(p, mode, m, n, H, h_pairs, h_length, h_start, stride, offset, best, best_i, best_j, best_pairs,
+                 best_length, best_start, scores_out, positions_out, counts_out):  # fmt: skip
+    """Pair ``p``'s end cell and path, written out: for global mode (and empty sides outside local mode) the last
+    row's last cell, for semi-global the better of the sweep's ``best`` (its last column) and the last row, for
+    infix and prefix the last row's leftmost best, for local the sweep's ``best``. The last row (row ``m``) is
+    ``H[j * stride + offset]`` and its paths beside it (:func:`mode_pairs`: one pair, stride 1;
+    :func:`mode_pairs_lanes`: a lane of the kept rows)."""
+    local = mode == 1
+    if mode == 0 or (not local and (m == 0 or n == 0)):
+        at = n * stride + offset
+        best, best_i, best_j = H[at], m, n
+        best_pairs, best_length, best_start = h_pairs[at], h_length[at], h_start[at]
+    elif mode == 2:  # then the last row short of the last column: the smallest column wins ties
+        for j in range(1, n):
+            at = j * stride + offset
+            if H[at] > best or (H[at] == best and j < best_j):
+                best, best_i, best_j = H[at], m, j
+                best_pairs, best_length, best_start = h_pairs[at], h_length[at], h_start[at]
+    elif mode == 3 or mode == 4:  # the whole query, the leftmost best target end
+        best, best_i, best_j = H[offset], m, 0
+        best_pairs, best_length, best_start = h_pairs[offset], h_length[offset], h_start[offset]
+        for j in range(1, n + 1):
+            at = j * stride + offset
+            if H[at] > best:
+                best, best_i, best_j = H[at], m, j
+                best_pairs, best_length, best_start = h_pairs[at], h_length[at], h_start[at]
+    elif local and (m == 0 or n == 0):
+        best, best_i, best_j = 0, 0, 0
+        best_pairs = best_length = best_start = 0
+    low = _LOW
+    scores_out[p] = best
+    positions_out[p, 0] = best_start & low
+    positions_out[p, 1] = best_j - 1
+    positions_out[p, 2] = best_start >> 32
+    positions_out[p, 3] = best_i - 1
+    counts_out[p, 0] = best_pairs >> 32
+    counts_out[p, 1] = best_length >> 32
+    counts_out[p, 2] = best_pairs & low
+    counts_out[p, 3] = best_length & low
 
 
 # Pairs that :func:`mode_pairs_lanes` aligns at once, one a lane: the int64 lanes of one vector.
@@ -167,7 +184,7 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
     free_query_start = mode == 1 or mode == 2
-    high, low = _HIGH, _LOW
+    high = _HIGH
     longest = _longest_target(t_off, pair_t, first, last) + 1
     width = longest * L
     H = np.empty(width, np.int64)
@@ -346,41 +363,10 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
         store(lane_best, 4 * L, best_l)
         store(lane_best, 5 * L, best_s)
         for lane in range(count):
-            p = group + lane
-            mm, nn = m[lane], n[lane]
-            value, end_i, end_j = lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane]
-            path_pairs, path_length = lane_best[3 * L + lane], lane_best[4 * L + lane]
-            path_start = lane_best[5 * L + lane]
-            if mode == 0 or (not local and (mm == 0 or nn == 0)):
-                at = nn * L + lane
-                value, end_i, end_j = kept[at], mm, nn
-                path_pairs, path_length, path_start = kept_pairs[at], kept_length[at], kept_start[at]
-            elif mode == 2:  # then the last row short of the last column: the smallest column wins ties
-                for j in range(1, nn):
-                    at = j * L + lane
-                    if kept[at] > value or (kept[at] == value and j < end_j):
-                        value, end_i, end_j = kept[at], mm, j
-                        path_pairs, path_length, path_start = kept_pairs[at], kept_length[at], kept_start[at]
-            elif mode == 3 or mode == 4:  # the whole query, the leftmost best target end
-                value, end_i, end_j = kept[lane], mm, 0
-                path_pairs, path_length, path_start = kept_pairs[lane], kept_length[lane], kept_start[lane]
-                for j in range(1, nn + 1):
-                    at = j * L + lane
-                    if kept[at] > value:
-                        value, end_i, end_j = kept[at], mm, j
-                        path_pairs, path_length, path_start = kept_pairs[at], kept_length[at], kept_start[at]
-            elif local and (mm == 0 or nn == 0):
-                value, end_i, end_j = 0, 0, 0
-                path_pairs = path_length = path_start = 0
-            scores_out[p] = value
-            positions_out[p, 0] = path_start & low
-            positions_out[p, 1] = end_j - 1
-            positions_out[p, 2] = path_start >> 32
-            positions_out[p, 3] = end_i - 1
-            counts_out[p, 0] = path_pairs >> 32
-            counts_out[p, 1] = path_length >> 32
-            counts_out[p, 2] = path_pairs & low
-            counts_out[p, 3] = path_length & low
+            _finish_path(group + lane, mode, m[lane], n[lane], kept, kept_pairs, kept_length, kept_start, L, lane,
+                         lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane], lane_best[3 * L + lane],
+                         lane_best[4 * L + lane], lane_best[5 * L + lane], scores_out, positions_out,
+                         counts_out)  # fmt: skip
 
 
 @jit(inline="always")
