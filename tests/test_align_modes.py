@@ -78,21 +78,46 @@ def test_modes_on_long_and_uneven_pairs(rng, device):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_paths_in_lanes_equal_the_oracle(rng, mode):
-    """Statistics take pairs a vector's lanes at a time (mode_pairs_lanes): 37 pairs by order (groups of like
-    lengths and a partial last group), lengths 0 to 90 in one call, three letters and a table with ties
-    everywhere, so the lanes' padding, their own last rows and columns and the tie rules all show."""
-    matrix = SubstitutionMatrix("ties", "ACG", np.array([[2, -1, -1], [-1, 2, 0], [-1, 0, 1]], np.int64))
+    """Statistics and CIGARs take pairs a vector's lanes at a time (mode_pairs_lanes, which traces each pair back
+    in its sweep): 237 pairs by order (groups of like lengths and a partial last group), lengths 0 to 90 in one
+    call, three letters and a table with ties everywhere, so the lanes' padding, their own last rows and columns
+    and the tie rules all show."""
+    matrix = SubstitutionMatrix("ties", "ACG", np.array([[2, -1, -9], [-1, 2, 0], [-9, 0, 1]], np.int64))
     lengths = [0, 1, 2, 5, 17, 40, 63, 90]
     targets = ["".join(rng.choice(list("ACG"), int(rng.choice(lengths)))) for _ in range(37)]
     queries = [t[int(rng.integers(0, 3)) :] + "".join(rng.choice(list("ACG"), int(rng.integers(0, 9))))
                if k % 3 else "".join(rng.choice(list("ACG"), int(rng.choice(lengths))))
                for k, t in enumerate(targets)]  # fmt: skip
+    # And 200 tiny pairs: with A against G below two gap openings, a cell's two gap states often tie (the vertical
+    # one is taken).
+    targets += ["".join(rng.choice(list("ACG"), int(rng.integers(0, 7)))) for _ in range(200)]
+    queries += ["".join(rng.choice(list("ACG"), int(rng.integers(0, 7)))) for _ in range(200)]
     result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=3, gap_extend=1, stats=True,
-                              threads=2)  # fmt: skip
-    scores, positions, counts, _ = expected(targets, queries, result.pairs, matrix, 3, 1, mode)
+                              cigar=True, threads=2)  # fmt: skip
+    scores, positions, counts, cigars = expected(targets, queries, result.pairs, matrix, 3, 1, mode)
     assert result.scores.tolist() == scores
     assert result.positions.tolist() == positions
     assert result.counts.tolist() == counts
+    assert result.cigars == cigars  # traced back in the lanes' sweep
+
+
+def test_cigars_of_groups_too_large_to_keep_are_traced_one_pair_at_a_time(rng, monkeypatch):
+    """Groups whose direction codes would pass TRACE_BYTES are not traced in the lanes' sweep: their pairs go to
+    the one-pair traceback, and every CIGAR, either way, is the oracle's, on both strands."""
+    import seqcompare.align.modes as modes
+
+    matrix = substitution_matrix("NUC.4.4")
+    targets = ["".join(rng.choice(list("ACGT"), int(n))) for n in rng.integers(1, 120, 30)]
+    queries = [t[int(rng.integers(0, 5)) :] if k % 2 else "".join(rng.choice(list("ACGT"), 40))
+               for k, t in enumerate(targets)]  # fmt: skip
+    options = dict(mode="local", matrix=matrix, gap_open=5, gap_extend=2, cigar=True, stats=True)
+    _, _, _, cigars = expected(targets, queries, [(k, k) for k in range(30)], matrix, 5, 2, "local")
+    for limit in (1, 4 * 60 * 60, modes.TRACE_BYTES):  # none traced in the sweep, some, all
+        monkeypatch.setattr(modes, "TRACE_BYTES", limit)
+        assert seqcompare.align(targets, queries, **options).cigars == cigars, limit
+    both = seqcompare.align(targets, queries, both_strands=True, **options)
+    monkeypatch.setattr(modes, "TRACE_BYTES", 1)
+    assert seqcompare.align(targets, queries, both_strands=True, **options).cigars == both.cigars
 
 
 def parasail_rows():

@@ -101,6 +101,23 @@ def store(typingctx, array, start, value):
 
 
 @intrinsic
+def store_bytes(typingctx, array, start, value):
+    """``array[start : start + lanes] = value``, each lane cut to its low byte (``array`` of uint8 or int8)."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and array.dtype in (types.uint8, types.int8)
+            and isinstance(value, Vector)):  # fmt: skip
+        return None
+
+    def codegen(context, builder, sig, args):
+        pointer = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        narrow = ir.VectorType(ir.IntType(8), value.lanes)
+        vector_pointer = builder.bitcast(pointer, narrow.as_pointer())
+        builder.store(builder.trunc(args[2], narrow), vector_pointer, align=1)
+        return context.get_dummy_value()
+
+    return types.none(array, start, value), codegen
+
+
+@intrinsic
 def splat(typingctx, scalar):
     """A vector with ``scalar`` (an integer of the lanes' type) in every lane."""
     if not isinstance(scalar, types.Integer):

@@ -9,8 +9,8 @@ import numpy as np
 
 from .._intrinsics import sub_narrow
 from .._jit import jit
-from .._simd import (add, any_greater, constant, lanes_of, load, maximum, splat, store, subtract, where_equal,
-                     where_greater)
+from .._simd import (add, any_greater, constant, lanes_of, load, maximum, splat, store, store_bytes, subtract,
+                     where_equal, where_greater)
 from .kernels import _longest_target
 
 NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalty is subtracted
@@ -174,12 +174,18 @@ PATH_LANES = lanes_of(np.dtype(np.int64))
 
 @jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
 def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend,
-                     mode, scores_out, positions_out, counts_out):  # fmt: skip
+                     mode, scores_out, positions_out, counts_out, trace_cells, ops, ops_end, ops_first):  # fmt: skip
     """:func:`mode_pairs` of pairs ``first:last``, :data:`PATH_LANES` at a time in lockstep, one pair a lane of
     int64 vectors: the same recurrence, paths and tie rules, cell for cell. A group's rows and columns run to its
     longest query and target; a lane's cells past its own (its padding, code 0) are computed and never read:
     only the rows and columns up to a lane's own lengths choose its end, and no cell depends on a later row or
-    column. Pairs of like lengths (sorted by the caller) waste few cells."""
+    column. Pairs of like lengths (sorted by the caller) waste few cells.
+
+    With ``trace_cells`` > 0, the sweep also keeps each cell's direction codes (as :func:`mode_traceback` makes
+    them, a byte a cell and lane) for groups whose rows times columns times lanes are at most ``trace_cells``, and
+    each of their pairs' alignment is traced back from its end: its operations end at ``ops[ops_end[p]]`` (a slot
+    of the pair's query plus target length), and ``ops_first[p]`` is their first index, the start row and the
+    start column. A pair not traced (its group too large) gets ``ops_first[p, 0] = -1``."""
     L = PATH_LANES
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
@@ -215,6 +221,9 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
     step = splat(high + 1)  # a statistic's count and its pair count, up by one each
     go, ge = splat(np.int64(gap_open)), splat(np.int64(gap_extend))
     none = splat(np.int64(NEG))
+    # Direction codes (see mode_traceback): the source in the low two bits, 4 where F opened, 8 where E did.
+    two, three, four, eight = splat(np.int64(2)), splat(np.int64(3)), splat(np.int64(4)), splat(np.int64(8))
+    way = np.empty(0, np.uint8)
     for group in range(first, last, L):
         count = min(L, last - group)
         n_max = 0
@@ -253,6 +262,10 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
             lane_best[5 * L + lane] = high + 1 if local else 0
             if m[lane] == 0:
                 _keep_row(lane, n[lane], H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length, kept_start)
+        row_stride = n_max + 1
+        tracing = 0 < (m_max + 1) * row_stride * L <= trace_cells
+        if tracing and way.size < (m_max + 1) * row_stride * L:
+            way = np.empty((m_max + 1) * row_stride * L, np.uint8)
         rows, columns = load(m, 0), load(n, 0)
         best, best_i, best_j = load(lane_best, 0), load(lane_best, L), load(lane_best, 2 * L)
         best_p, best_l, best_s = load(lane_best, 3 * L), load(lane_best, 4 * L), load(lane_best, 5 * L)
@@ -329,6 +342,13 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
                         best_l = where_equal(take, one, w_l, best_l)
                         best_s = where_equal(take, one, w_s, best_s)
                         below = subtract(best, one)
+                if tracing:
+                    source = where_equal(h, h_diag, zero, where_equal(h, f, one, two))
+                    if local:
+                        source = where_greater(h, zero, source, three)
+                    f_bit = where_greater(f_open, f_extend, four, zero)
+                    code = add(add(f_bit, where_greater(e_open, e_extend, eight, zero)), source)
+                    store_bytes(way, (i * row_stride + j) * L, code)
                 diag, diag_p, diag_l, diag_s = north, north_p, north_l, north_s
                 store(H, at, h)
                 store(h_pairs, at, w_p)
@@ -363,10 +383,18 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
         store(lane_best, 4 * L, best_l)
         store(lane_best, 5 * L, best_s)
         for lane in range(count):
-            _finish_path(group + lane, mode, m[lane], n[lane], kept, kept_pairs, kept_length, kept_start, L, lane,
+            p = group + lane
+            _finish_path(p, mode, m[lane], n[lane], kept, kept_pairs, kept_length, kept_start, L, lane,
                          lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane], lane_best[3 * L + lane],
                          lane_best[4 * L + lane], lane_best[5 * L + lane], scores_out, positions_out,
                          counts_out)  # fmt: skip
+            if trace_cells > 0:
+                ops_first[p, 0] = -1
+                if tracing:
+                    at, start_i, start_j = _backtrack(way, row_stride, L, lane, positions_out[p, 3] + 1,
+                                                      positions_out[p, 1] + 1, free_target_start, free_query_start,
+                                                      ops, ops_end[p])  # fmt: skip
+                    ops_first[p, 0], ops_first[p, 1], ops_first[p, 2] = at, start_i, start_j
 
 
 @jit(inline="always")
@@ -503,7 +531,14 @@ def mode_traceback(t, q, by_query, gap_open, gap_extend, mode, end_i, end_j, ops
             diag = north
             H[j] = h
             west_h = h
-    at = ops.size
+    return _backtrack(way.reshape(-1), n + 1, 1, 0, m, n, free_target_start, free_query_start, ops, ops.size)
+
+
+@jit(inline="always")
+def _backtrack(way, row_stride, lanes, lane, m, n, free_target_start, free_query_start, ops, at):
+    """Follow the direction codes back from cell ``(m, n)``, cell ``(i, j)``'s code at ``way[(i row_stride + j)
+    lanes + lane]``, writing the operations backwards into ``ops`` before index ``at``. Returns ``(first op index,
+    start row, start column)``."""
     i, j, state = m, n, 0  # state 0 H, 1 F, 2 E
     while True:
         if state == 0:
@@ -519,7 +554,7 @@ def mode_traceback(t, q, by_query, gap_open, gap_extend, mode, end_i, end_j, ops
                     ops[at] = 2
                     i -= 1
                 break
-            source = way[i, j] & 3
+            source = way[(i * row_stride + j) * lanes + lane] & 3
             if source == _STOP:
                 break
             if source == _FROM_DIAGONAL:
@@ -532,13 +567,13 @@ def mode_traceback(t, q, by_query, gap_open, gap_extend, mode, end_i, end_j, ops
         elif state == 1:
             at -= 1
             ops[at] = 2
-            if way[i, j] & 4:
+            if way[(i * row_stride + j) * lanes + lane] & 4:
                 state = 0
             i -= 1
         else:
             at -= 1
             ops[at] = 1
-            if way[i, j] & 8:
+            if way[(i * row_stride + j) * lanes + lane] & 8:
                 state = 0
             j -= 1
     return at, i, j

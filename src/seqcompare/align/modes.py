@@ -33,6 +33,8 @@ from .batch import cigar_string, equal_work_bounds
 
 MODE_CODES = {"global": 0, "local": 1, "semi-global": 2, "infix": 3, "prefix": 4}
 MIN_LANE_PAIRS = 4  # fewer pairs of one query go to the scalar kernel (the lanes run about 10x its rate)
+# The most direction codes (bytes) a group of lanes keeps to trace its pairs in its sweep: 1 kb pairs need 4 MB.
+TRACE_BYTES = 1 << 27
 PROFILE_BYTES = 1 << 30  # target profiles kept for reuse by other queries, at most
 # Columns of the positions and counts arrays.
 POSITIONS = ("target_start", "target_end", "query_start", "query_end")
@@ -68,6 +70,13 @@ class ModeScoring:
     def bound(self) -> int:
         """The largest magnitude one column can add to a score."""
         return int(max(np.abs(self.scores).max(initial=0), abs(self.gap_open), abs(self.gap_extend)))
+
+
+def _check_start(pair: int, start_j: int, start_i: int, position) -> None:
+    """A traceback must start where the scores' pass said (``position`` as :data:`POSITIONS`)."""
+    if (start_j, start_i) != (position[0], position[2]):
+        raise AssertionError(f"pair {pair}: the traceback starts at ({start_j}, {start_i}), the scores' pass "
+                             f"at ({position[0]}, {position[2]})")  # fmt: skip
 
 
 def equal_and_other_scores(table: np.ndarray, letters) -> tuple[int, int] | None:
@@ -297,8 +306,9 @@ class ModeScorer:
         scores = np.empty(k, np.int64)
         positions = np.full((k, 4), -1, np.int64)
         counts = np.full((k, 4), -1, np.int64)
+        traced = np.full(k, None, dtype=object)  # CIGARs traced in the lanes' sweep (None: not traced there)
         if k == 0:
-            return scores, positions, counts
+            return scores, positions, counts, traced
         from .mode_kernels import LANE_LIMIT, PATH_LANES, mode_pairs, mode_pairs_lanes, mode_scores
 
         t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
@@ -309,7 +319,7 @@ class ModeScorer:
             # Queries met by several targets: lanes that share a query vectorise (see mode_strips); the rest below.
             rest = self._lanes(q_codes, plan, threads, report, scores, positions)
             if not rest.size:
-                return scores, positions, counts
+                return scores, positions, counts, traced
         lanes = 0
         if paths and rest.size >= PATH_LANES:
             # Paths in lanes of PATH_LANES pairs (mode_pairs_lanes), pairs of like lengths side by side: chunks
@@ -329,11 +339,18 @@ class ModeScorer:
         part = (np.empty(rest.size, np.int64), np.full((rest.size, 4), -1, np.int64),
                 np.full((rest.size, 4), -1, np.int64))  # fmt: skip
         steps = (by_query, np.int64(s.gap_open), np.int64(s.gap_extend), np.int64(MODE_CODES[s.mode]), *part[:2])
+        # CIGARs: the lanes keep each cell's direction and trace every pair back in their sweep (no second pass),
+        # where a group's directions fit TRACE_BYTES; the rest are traced one pair at a time (_cigars).
+        trace = bool(lanes and self.cigar)
+        ops_end = np.cumsum(t_len[rest] + q_len[rest]) if trace else np.zeros(0, np.int64)
+        ops = np.empty(int(ops_end[-1]) if trace and ops_end.size else 0, np.uint8)
+        ops_first = np.full((rest.size if trace else 0, 3), -1, np.int64)
+        tracing = (np.int64(TRACE_BYTES if trace else 0), ops, ops_end, ops_first)
 
         def chunk(first, last):
             if lanes:
                 mode_pairs_lanes(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps,
-                                 part[2])  # fmt: skip
+                                 part[2], *tracing)  # fmt: skip
             elif paths:
                 mode_pairs(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps, part[2])
             else:
@@ -343,32 +360,48 @@ class ModeScorer:
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(chunk, bounds[:-1], bounds[1:]))
         scores[rest], positions[rest], counts[rest] = part
-        return scores, positions, counts
+        if trace:
+            for at in np.flatnonzero(ops_first[:, 0] >= 0):
+                pair = rest[at]
+                _check_start(pair, ops_first[at, 2], ops_first[at, 1], positions[pair])
+                traced[pair] = cigar_string(ops[ops_first[at, 0] : ops_end[at]])
+        return scores, positions, counts, traced
 
     def cpu(self, plan: np.ndarray, threads: int | None, report=SILENT):
         """``(scores, positions (k, 4), counts (k, 4), reverse (k,), CIGARs)`` of ``plan``'s pairs: raw
         maximised scores; positions as :data:`POSITIONS` (0-based, inclusive; an empty alignment starts one past
         its end); counts as :data:`COUNTS`; reverse True where the query's reverse complement aligned (its
         positions are then on the query as given)."""
-        scores, positions, counts = self._strand(self.q_codes, plan, threads, report)
+        scores, positions, counts, traced = self._strand(self.q_codes, plan, threads, report)
         if not (self.ends or self.needs_paths):
             positions = positions[:, :0]  # the kernels found the ends anyway; the GPU's scores-only pass does not
-        return self._finish(plan, scores, positions, counts, threads, self._strand_runner(threads))
+        return self._finish(plan, scores, positions, counts, threads, self._strand_runner(threads), traced=traced)
 
     def _strand_runner(self, threads):
         return lambda plan: self._strand(self.q_reverse, plan, threads, SILENT)
 
-    def _finish(self, plan, scores, positions, counts, threads, other_strand, gpu: bool = False):
+    def _finish(self, plan, scores, positions, counts, threads, other_strand, gpu: bool = False, traced=None):
+        """Both strands' better (where the reverse one is asked for), and the CIGARs: those ``traced`` (the CPU's
+        lanes trace their pairs in their sweep; None where they did not) and the rest by traceback."""
         reverse = np.zeros(len(plan), dtype=bool)
         if self.q_reverse is not None and len(plan):
-            r_scores, r_positions, r_counts = other_strand(plan)
+            r_scores, r_positions, r_counts, *r_traced = other_strand(plan)
             reverse = r_scores > scores
             scores = np.where(reverse, r_scores, scores)
             positions = np.where(reverse[:, None], r_positions, positions)
             counts = np.where(reverse[:, None], r_counts, counts)
+            if traced is not None:
+                traced = np.where(reverse, r_traced[0], traced)
         cigars = np.empty(0, dtype=object)
         if self.cigar:
-            cigars = (self._gpu_cigars if gpu else self._cigars)(plan, scores, positions, reverse, threads)
+            if traced is None:
+                traced = np.full(len(plan), None, dtype=object)
+            missing = np.flatnonzero(np.equal(traced, None))
+            cigars = traced.copy()
+            if missing.size:
+                cigars[missing] = (self._gpu_cigars if gpu else self._cigars)(plan[missing], scores[missing],
+                                                                             positions[missing], reverse[missing],
+                                                                             threads)  # fmt: skip
         if reverse.any():  # the reverse strand's query positions, on the query as given
             q_len = np.diff(self.q_off)[plan[:, 1]]
             start, end = positions[:, 2].copy(), positions[:, 3].copy()
@@ -412,9 +445,7 @@ class ModeScorer:
             end_i, end_j = positions[k, 3] + 1, positions[k, 1] + 1
             ops = np.empty(end_i + end_j, np.uint8)
             at, start_i, start_j = mode_traceback(t, q, by_query, *steps, np.int64(end_i), np.int64(end_j), ops)
-            if (start_j, start_i) != (positions[k, 0], positions[k, 2]):
-                raise AssertionError(f"pair {k}: the traceback starts at ({start_j}, {start_i}), the scores' pass "
-                                     f"at ({positions[k, 0]}, {positions[k, 2]})")  # fmt: skip
+            _check_start(k, start_j, start_i, positions[k])
             return cigar_string(ops[at:])
 
         with ThreadPoolExecutor(threads or os.cpu_count() or 1) as pool:
