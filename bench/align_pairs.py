@@ -3,7 +3,7 @@
 Usage::
 
     python bench/align_pairs.py --parasail-source DIR --out DIR [--pairs 2000] [--length 1000] [--threads 2]
-                                [--repeats 3] [--stats]
+                                [--repeats 3] [--stats | --cigar]
 
 Workload: ``--pairs`` random DNA targets of ``--length`` bases and, as each pair's query, the target copied with
 15% of its bases changed (substitutions, insertions and deletions in equal shares), written to two FASTA files.
@@ -15,8 +15,12 @@ Each mode (local, semi-global, global), NUC.4.4 with gap open 5 and extend 2 (pa
 
 Each tool a fresh process, from FASTA on disk to scores on disk or stdout, alternating, median of ``--repeats``;
 the scores must be identical. With ``--stats``, parasail's ``_stats`` functions (``sw_stats_striped_avx2_256_16``
-and kin) against ``seqcompare align ... --stats``: scores, matches, similar and length must be identical. Writes
-``results_align_pairs.json`` (``results_align_pairs_stats.json``).
+and kin) against ``seqcompare align ... --stats``: scores, matches, similar and length must be identical. With
+``--cigar``, parasail's ``_trace`` functions and ``parasail_result_get_cigar`` against ``seqcompare align ...
+--cigar``: scores must be identical, and the CIGARs are compared with parasail's ``=`` and ``X`` read as ``M`` and
+its ``I`` and ``D`` as our ``D`` and ``I`` (it names them from the query's side); the counts that agree as
+given, and with parasail's gaps outside the aligned part (before its first pair, after its last) stripped, are
+recorded. Writes ``results_align_pairs.json`` (``_stats.json``, ``_cigar.json``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -57,13 +62,26 @@ def write_pairs(folder: str, pairs: int, length: int, seed: int = 11) -> tuple:
     return targets, queries
 
 
+def as_ours(cigar: str) -> str:
+    """parasail's CIGAR in ours: ``=`` and ``X`` as ``M`` (runs merged), its ``I`` (a query letter against a gap)
+    our ``D``, its ``D`` our ``I``."""
+    runs = []
+    for count, op in re.findall(r"(\d+)([=XMID])", cigar):
+        op = {"=": "M", "X": "M", "I": "D", "D": "I"}.get(op, op)
+        if runs and runs[-1][1] == op:
+            runs[-1][0] += int(count)
+        else:
+            runs.append([int(count), op])
+    return "".join(f"{count}{op}" for count, op in runs)
+
+
 def build_parasail(source: str, work: str) -> str:
     with open(os.path.join(work, "config.h"), "w") as handle:
         handle.write("#define HAVE_POSIX_MEMALIGN 1\n#define SIZEOF_INT 4\n")
     driver = os.path.join(work, "parasail_pairs")
-    files = [os.path.join(source, "src", f"{kind}{stats}_striped_avx2_256_{bits}.c") for kind in ("nw", "sg", "sw")
-             for stats in ("", "_stats") for bits in (16, 32)]  # fmt: skip
-    files += [os.path.join(source, "src", name) for name in ("memory.c", "memory_avx2.c", "matrix_lookup.c")]
+    files = [os.path.join(source, "src", f"{kind}{flavour}_striped_avx2_256_{bits}.c") for kind in ("nw", "sg", "sw")
+             for flavour in ("", "_stats", "_trace") for bits in (16, 32)]  # fmt: skip
+    files += [os.path.join(source, "src", name) for name in ("memory.c", "memory_avx2.c", "matrix_lookup.c", "cigar.c")]
     subprocess.run(["gcc", "-O3", "-std=gnu99", "-mavx2", "-fopenmp", f"-I{work}", f"-I{source}",
                     f"-I{os.path.join(source, 'src')}", "-o", driver, os.path.join(HERE, "peers", "parasail_pairs.c"),
                     *files], check=True)  # fmt: skip
@@ -78,7 +96,9 @@ def main(argv=None) -> int:
     parser.add_argument("--length", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--stats", action="store_true", help="parasail's _stats functions against --stats")
+    extra = parser.add_mutually_exclusive_group()
+    extra.add_argument("--stats", action="store_true", help="parasail's _stats functions against --stats")
+    extra.add_argument("--cigar", action="store_true", help="parasail's _trace functions and CIGARs against --cigar")
     args = parser.parse_args(argv)
     work = os.path.abspath(args.out)
     os.makedirs(work, exist_ok=True)
@@ -89,15 +109,15 @@ def main(argv=None) -> int:
     environment.pop("PYTHONDONTWRITEBYTECODE", None)  # time our process as from an install, with its bytecode
     record = {"command": " ".join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]), "pairs": args.pairs,
               "length": args.length, "threads": args.threads, "cpu": platform.processor() or platform.machine(),
-              "stats": args.stats, "modes": {}}  # fmt: skip
+              "stats": args.stats, "cigar": args.cigar, "modes": {}}  # fmt: skip
     ours_out = os.path.join(work, "ours.tsv")
     for mode, kind in MODES.items():
         ours_command = [sys.executable, "-m", "seqcompare", "align", targets, queries, "--mode", mode, "--matrix",
                         "NUC.4.4", "--gap-open", "5", "--gap-extend", "2", "-j", threads, "-q", "-o", ours_out]  # fmt: skip
         theirs_command = [driver, kind, "nuc44", targets, queries, "5", "2"]
-        if args.stats:
-            ours_command.append("--stats")
-            theirs_command.append("stats")
+        if args.stats or args.cigar:
+            ours_command.append("--stats" if args.stats else "--cigar")
+            theirs_command.append("stats" if args.stats else "trace")
         subprocess.run(ours_command, check=True, env=environment)  # compiles on a cold cache: not timed
         runs = {"parasail": [], "seqcompare": []}
         for _ in range(args.repeats):
@@ -111,15 +131,30 @@ def main(argv=None) -> int:
             header = handle.readline().rstrip("\n").split("\t")
             names = ("score", "matches", "similar", "length") if args.stats else ("score",)
             columns = [header.index(name) for name in names]
-            ours = [[int(line.rstrip("\n").split("\t")[c]) for c in columns] for line in handle]
-        identical = ours == [[int(value) for value in line.split()] for line in theirs.stdout.splitlines()]
+            rows = [line.rstrip("\n").split("\t") for line in handle]
+        ours = [[int(row[c]) for c in columns] for row in rows]
+        lines = [line.split() for line in theirs.stdout.splitlines()]
+        identical = ours == [[int(value) for value in line[: len(names)]] for line in lines]
         assert identical, f"{mode}: scores{' or statistics' if args.stats else ''} differ from parasail's"
+        if args.cigar:
+            at = header.index("cigar")
+            theirs_cigars = [as_ours(line[1] if len(line) > 1 else "") for line in lines]
+            agree = sum(row[at] == cigar for row, cigar in zip(rows, theirs_cigars))
+            # parasail's CIGAR may hold gaps before the alignment's first pair or after its last (semi-global's
+            # free end gaps, a local alignment's leading gap), outside the aligned part that ours describes.
+            inner = sum(row[at] == re.sub(r"^\d+[ID]|\d+[ID]$", "", cigar) or row[at] == cigar
+                        for row, cigar in zip(rows, theirs_cigars))  # fmt: skip
+            record.setdefault("cigars_agreeing", {})[mode] = {"as_given": agree, "end_gaps_stripped": inner,
+                                                               "pairs": len(rows)}  # fmt: skip
+            print(f"{mode:12s} CIGARs agreeing with parasail's: {agree} of {len(rows)}; {inner} with parasail's gaps "
+                  "outside the aligned part stripped", flush=True)  # fmt: skip
         medians = {tool: statistics.median(times) for tool, times in runs.items()}
         record["modes"][mode] = {"seconds": runs, "median_s": medians, "identical_scores": identical,
                                  "parasail_over_seqcompare": medians["parasail"] / medians["seqcompare"]}  # fmt: skip
         print(f"{mode:12s} parasail {medians['parasail']:.3f} s  seqcompare {medians['seqcompare']:.3f} s  "
               f"ratio {medians['parasail'] / medians['seqcompare']:.2f}x  (scores identical)", flush=True)  # fmt: skip
-    with open(os.path.join(work, f"results_align_pairs{'_stats' if args.stats else ''}.json"), "w") as handle:
+    suffix = "_stats" if args.stats else "_cigar" if args.cigar else ""
+    with open(os.path.join(work, f"results_align_pairs{suffix}.json"), "w") as handle:
         json.dump(record, handle, indent=1)
     return 0
 

@@ -1,7 +1,8 @@
 /* Pairs by order (target k of one FASTA file with query k of another) by parasail's striped AVX2 nw, sg or sw
    (16-bit lanes, redone in 32-bit where a score saturates; the profile made per pair, as a pair's query is used
    once), OpenMP threads over the pairs. Prints "seconds <wall>" on stderr and one score per pair on stdout; with
-   a seventh argument "stats", parasail's _stats functions, and a line "score matches similar length" a pair.
+   a seventh argument "stats", parasail's _stats functions, and a line "score matches similar length" a pair; with
+   "trace", its _trace functions and parasail_result_get_cigar, and a line "score cigar" a pair.
    Written for seqcompare's bench/align_pairs.py; parasail's own code is linked from its source, not copied. */
 #include <omp.h>
 #include <stdio.h>
@@ -14,13 +15,18 @@
 typedef parasail_result_t *(*aligner)(const char *, int, const char *, int, int, int, const parasail_matrix_t *);
 
 int main(int argc, char **argv) {
-    if (argc != 7 && !(argc == 8 && !strcmp(argv[7], "stats"))) {
-        fprintf(stderr, "usage: %s nw|sg|sw matrix targets.fasta queries.fasta open extend [stats]\n", argv[0]);
+    if (argc != 7 && !(argc == 8 && (!strcmp(argv[7], "stats") || !strcmp(argv[7], "trace")))) {
+        fprintf(stderr, "usage: %s nw|sg|sw matrix targets.fasta queries.fasta open extend [stats|trace]\n", argv[0]);
         return 2;
     }
-    int stats = argc == 8;
+    int stats = argc == 8 && !strcmp(argv[7], "stats"), trace = argc == 8 && !strcmp(argv[7], "trace");
     aligner narrow, wide;
-    if (stats) {
+    if (trace) {
+        if (!strcmp(argv[1], "nw")) { narrow = parasail_nw_trace_striped_avx2_256_16; wide = parasail_nw_trace_striped_avx2_256_32; }
+        else if (!strcmp(argv[1], "sg")) { narrow = parasail_sg_trace_striped_avx2_256_16; wide = parasail_sg_trace_striped_avx2_256_32; }
+        else { narrow = parasail_sw_trace_striped_avx2_256_16; wide = parasail_sw_trace_striped_avx2_256_32; }
+    }
+    else if (stats) {
         if (!strcmp(argv[1], "nw")) { narrow = parasail_nw_stats_striped_avx2_256_16; wide = parasail_nw_stats_striped_avx2_256_32; }
         else if (!strcmp(argv[1], "sg")) { narrow = parasail_sg_stats_striped_avx2_256_16; wide = parasail_sg_stats_striped_avx2_256_32; }
         else { narrow = parasail_sw_stats_striped_avx2_256_16; wide = parasail_sw_stats_striped_avx2_256_32; }
@@ -36,6 +42,7 @@ int main(int argc, char **argv) {
     int open = atoi(argv[5]), extend = atoi(argv[6]);
     int *scores = malloc((size_t)n_targets * sizeof(int));
     int *counts = malloc((size_t)n_targets * 3 * sizeof(int));  /* matches, similar, length */
+    char **cigars = calloc((size_t)n_targets, sizeof(char *));
     double started = omp_get_wtime();
     #pragma omp parallel for schedule(dynamic, 8)
     for (int k = 0; k < n_targets; ++k) {
@@ -48,6 +55,11 @@ int main(int argc, char **argv) {
             r = wide(q, q_len, t, t_len, open, extend, matrix);
         }
         scores[k] = r->score;
+        if (trace) {
+            parasail_cigar_t *cigar = parasail_result_get_cigar(r, q, q_len, t, t_len, matrix);
+            cigars[k] = parasail_cigar_decode(cigar);
+            parasail_cigar_free(cigar);
+        }
         if (stats) {
             counts[3 * k] = parasail_result_get_matches(r);
             counts[3 * k + 1] = parasail_result_get_similar(r);
@@ -57,7 +69,8 @@ int main(int argc, char **argv) {
     }
     fprintf(stderr, "seconds %.6f\n", omp_get_wtime() - started);
     for (int k = 0; k < n_targets; ++k) {
-        if (stats) printf("%d %d %d %d\n", scores[k], counts[3 * k], counts[3 * k + 1], counts[3 * k + 2]);
+        if (trace) printf("%d %s\n", scores[k], cigars[k]);
+        else if (stats) printf("%d %d %d %d\n", scores[k], counts[3 * k], counts[3 * k + 1], counts[3 * k + 2]);
         else printf("%d\n", scores[k]);
     }
     return 0;
