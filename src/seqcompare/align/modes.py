@@ -346,11 +346,18 @@ class ModeScorer:
         ops = np.empty(int(ops_end[-1]) if trace and ops_end.size else 0, np.uint8)
         ops_first = np.full((rest.size if trace else 0, 3), -1, np.int64)
         tracing = (np.int64(TRACE_BYTES if trace else 0), ops, ops_end, ops_first)
+        equal = np.zeros(0, np.int64)
+        if lanes:  # scores by a compare of the codes where every letter present scores match or mismatch
+            letters = np.flatnonzero(np.bincount(self.t_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]]
+                                     + np.bincount(q_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]])
+            scored = equal_and_other_scores(s.scores, letters)
+            if scored is not None:
+                equal = np.array(scored, np.int64)
 
         def chunk(first, last):
             if lanes:
                 mode_pairs_lanes(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps,
-                                 part[2], *tracing)  # fmt: skip
+                                 part[2], *tracing, equal)  # fmt: skip
             elif paths:
                 mode_pairs(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps, part[2])
             else:
