@@ -76,8 +76,9 @@ def test_modes_on_long_and_uneven_pairs(rng, device):
                                                                                                 counts), mode  # fmt: skip
 
 
+@pytest.mark.parametrize("packed", [True, False], ids=["counts in one word", "counts in two words"])
 @pytest.mark.parametrize("mode", MODES)
-def test_paths_in_lanes_equal_the_oracle(rng, mode):
+def test_paths_in_lanes_equal_the_oracle(rng, mode, packed, monkeypatch):
     """Statistics and CIGARs take pairs a vector's lanes at a time (mode_pairs_lanes, which traces each pair back
     in its sweep): 237 pairs by order (groups of like lengths and a partial last group), lengths 0 to 90 in one
     call, three letters and a table with ties everywhere, so the lanes' padding, their own last rows and columns
@@ -88,6 +89,10 @@ def test_paths_in_lanes_equal_the_oracle(rng, mode):
     queries = [t[int(rng.integers(0, 3)) :] + "".join(rng.choice(list("ACG"), int(rng.integers(0, 9))))
                if k % 3 else "".join(rng.choice(list("ACG"), int(rng.choice(lengths))))
                for k, t in enumerate(targets)]  # fmt: skip
+    if not packed:  # the layout of pairs whose query and target reach 2**16 letters together
+        import seqcompare.align.modes as modes
+
+        monkeypatch.setattr(modes, "PACKED_COUNTS_BELOW", 0)
     # And 200 tiny pairs: with A against G below two gap openings, a cell's two gap states often tie (the vertical
     # one is taken).
     targets += ["".join(rng.choice(list("ACG"), int(rng.integers(0, 7)))) for _ in range(200)]

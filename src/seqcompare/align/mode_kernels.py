@@ -128,12 +128,12 @@ def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_q
 
 @jit(inline="always")
 def _finish_path(p, mode, m, n, H, h_pairs, h_length, h_start, stride, offset, best, best_i, best_j, best_pairs,
-                 best_length, best_start, scores_out, positions_out, counts_out):  # fmt: skip
+                 best_length, best_start, scores_out, positions_out, counts_out, packed=False):  # fmt: skip
     """Pair ``p``'s end cell and path, written out: for global mode (and empty sides outside local mode) the last
     row's last cell, for semi-global the better of the sweep's ``best`` (its last column) and the last row, for
     infix and prefix the last row's leftmost best, for local the sweep's ``best``. The last row (row ``m``) is
     ``H[j * stride + offset]`` and its paths beside it (:func:`mode_pairs`: one pair, stride 1;
-    :func:`mode_pairs_lanes`: a lane of the kept rows)."""
+    :func:`mode_pairs_lanes`: a lane of the kept rows); ``packed``: the four counts in the first word."""
     local = mode == 1
     if mode == 0 or (not local and (m == 0 or n == 0)):
         at = n * stride + offset
@@ -162,10 +162,17 @@ def _finish_path(p, mode, m, n, H, h_pairs, h_length, h_start, stride, offset, b
     positions_out[p, 1] = best_j - 1
     positions_out[p, 2] = best_start >> 32
     positions_out[p, 3] = best_i - 1
-    counts_out[p, 0] = best_pairs >> 32
-    counts_out[p, 1] = best_length >> 32
-    counts_out[p, 2] = best_pairs & low
-    counts_out[p, 3] = best_length & low
+    if packed:
+        field = np.int64(0xFFFF)
+        counts_out[p, 0] = best_pairs >> 48
+        counts_out[p, 1] = (best_pairs >> 16) & field
+        counts_out[p, 2] = (best_pairs >> 32) & field
+        counts_out[p, 3] = best_pairs & field
+    else:
+        counts_out[p, 0] = best_pairs >> 32
+        counts_out[p, 1] = best_length >> 32
+        counts_out[p, 2] = best_pairs & low
+        counts_out[p, 3] = best_length & low
 
 
 # Pairs that :func:`mode_pairs_lanes` aligns at once, one a lane: the int64 lanes of one vector.
@@ -175,7 +182,7 @@ PATH_LANES = lanes_of(np.dtype(np.int64))
 @jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
 def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend,
                      mode, scores_out, positions_out, counts_out, trace_cells, ops, ops_end, ops_first,
-                     equal_scores):  # fmt: skip
+                     equal_scores, packed):  # fmt: skip
     """:func:`mode_pairs` of pairs ``first:last``, :data:`PATH_LANES` at a time in lockstep, one pair a lane of
     int64 vectors: the same recurrence, paths and tie rules, cell for cell. A group's rows and columns run to its
     longest query and target; a lane's cells past its own (its padding, code 0) are computed and never read:
@@ -190,7 +197,11 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
 
     ``equal_scores``, ``[match, mismatch]`` where every letter of the pairs scores ``match`` against itself and
     ``mismatch`` against the others (DNA under NUC.4.4 without N, say; else empty): a cell's score is then a
-    compare of the two codes and a select, with no table read (the table's reads took half the sweep's time)."""
+    compare of the two codes and a select, with no table read (the table's reads took half the sweep's time).
+
+    ``packed`` (where every pair's query and target together are shorter than 2**16): a path's four counts share
+    one word, ``matches << 48 | pairs << 32 | similar << 16 | length``, and the second word is not kept (a third
+    fewer vectors a cell; 16-bit fields hold counts below 2**16, which a path's length bounds)."""
     L = PATH_LANES
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
@@ -230,6 +241,13 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
     zero = splat(zero64)
     one = splat(np.int64(1))
     step = splat(high + 1)  # a statistic's count and its pair count, up by one each
+    # A diagonal step adds to the counts word (and, unpacked, to the length word); a gap step, packed, adds one to
+    # the length field of the counts word.
+    if packed:
+        equal_step, other_step = splat(np.int64((1 << 48) + (1 << 32))), splat(np.int64(1 << 32))
+        similar_step, dissimilar_step, gap_step = splat(np.int64((1 << 16) + 1)), one, one
+    else:
+        equal_step, other_step, similar_step, dissimilar_step, gap_step = step, one, zero, zero, zero
     go, ge = splat(np.int64(gap_open)), splat(np.int64(gap_extend))
     none = splat(np.int64(NEG))
     # Direction codes (see mode_traceback): the source in the low two bits, 4 where F opened, 8 where E did.
@@ -309,21 +327,25 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
             below = subtract(best, one)
             for j in range(1, n_max + 1):
                 at = j * L
-                north, north_p, north_l, north_s = load(H, at), load(h_pairs, at), load(h_length, at), load(h_start, at)
+                north, north_p, north_s = load(H, at), load(h_pairs, at), load(h_start, at)
+                north_l = zero if packed else load(h_length, at)
                 f_open = subtract(north, go)
                 f_extend = subtract(load(F, at), ge)
                 f = maximum(f_open, f_extend)
-                f_p = where_greater(f_open, f_extend, north_p, load(f_pairs, at))
-                f_l = add(where_greater(f_open, f_extend, north_l, load(f_length, at)), one)
+                f_p = add(where_greater(f_open, f_extend, north_p, load(f_pairs, at)), gap_step)
                 f_s = where_greater(f_open, f_extend, north_s, load(f_start, at))
                 store(F, at, f)
                 store(f_pairs, at, f_p)
-                store(f_length, at, f_l)
                 store(f_start, at, f_s)
+                f_l = zero
+                if not packed:
+                    f_l = add(where_greater(f_open, f_extend, north_l, load(f_length, at)), one)
+                    store(f_length, at, f_l)
                 e_open = subtract(west, go)
                 e_extend = subtract(e, ge)
-                e_p = where_greater(e_open, e_extend, west_p, e_p)
-                e_l = add(where_greater(e_open, e_extend, west_l, e_l), one)
+                e_p = add(where_greater(e_open, e_extend, west_p, e_p), gap_step)
+                if not packed:
+                    e_l = add(where_greater(e_open, e_extend, west_l, e_l), one)
                 e_s = where_greater(e_open, e_extend, west_s, e_s)
                 e = maximum(e_open, e_extend)
                 target = load(target_codes, at)
@@ -332,14 +354,19 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
                 h = maximum(h_diag, maximum(e, f))
                 if local:
                     h = maximum(h, zero)
-                d_p = add(diag_p, where_equal(target, query, step, one))
-                d_l = add(diag_l, where_greater(score, zero, step, one))
+                d_p = add(diag_p, where_equal(target, query, equal_step, other_step))
+                if packed:
+                    d_p = add(d_p, where_greater(score, zero, similar_step, dissimilar_step))
                 w_p = where_equal(h, h_diag, d_p, where_equal(h, f, f_p, e_p))
-                w_l = where_equal(h, h_diag, d_l, where_equal(h, f, f_l, e_l))
+                w_l = zero
+                if not packed:
+                    d_l = add(diag_l, where_greater(score, zero, step, one))
+                    w_l = where_equal(h, h_diag, d_l, where_equal(h, f, f_l, e_l))
                 w_s = where_equal(h, h_diag, diag_s, where_equal(h, f, f_s, e_s))
                 if local:
                     w_p = where_greater(h, zero, w_p, zero)
-                    w_l = where_greater(h, zero, w_l, zero)
+                    if not packed:
+                        w_l = where_greater(h, zero, w_l, zero)
                     w_s = where_greater(h, zero, w_s, add(row_reset, splat(np.int64(j))))
                     if any_greater(h, below) if j < rightmost else any_greater(h, best):
                         column = splat(np.int64(j))
@@ -364,7 +391,8 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
                 diag, diag_p, diag_l, diag_s = north, north_p, north_l, north_s
                 store(H, at, h)
                 store(h_pairs, at, w_p)
-                store(h_length, at, w_l)
+                if not packed:
+                    store(h_length, at, w_l)
                 store(h_start, at, w_s)
                 west, west_p, west_l, west_s = h, w_p, w_l, w_s
             if local:
@@ -399,7 +427,7 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
             _finish_path(p, mode, m[lane], n[lane], kept, kept_pairs, kept_length, kept_start, L, lane,
                          lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane], lane_best[3 * L + lane],
                          lane_best[4 * L + lane], lane_best[5 * L + lane], scores_out, positions_out,
-                         counts_out)  # fmt: skip
+                         counts_out, packed)  # fmt: skip
             if trace_cells > 0:
                 ops_first[p, 0] = -1
                 if tracing:

@@ -35,6 +35,8 @@ MODE_CODES = {"global": 0, "local": 1, "semi-global": 2, "infix": 3, "prefix": 4
 MIN_LANE_PAIRS = 4  # fewer pairs of one query go to the scalar kernel (the lanes run about 10x its rate)
 # The most direction codes (bytes) a group of lanes keeps to trace its pairs in its sweep: 1 kb pairs need 4 MB.
 TRACE_BYTES = 1 << 27
+# Pairs whose query and target together are shorter keep a path's counts in 16-bit fields of one word (the lanes).
+PACKED_COUNTS_BELOW = 1 << 16
 PROFILE_BYTES = 1 << 30  # target profiles kept for reuse by other queries, at most
 # Columns of the positions and counts arrays.
 POSITIONS = ("target_start", "target_end", "query_start", "query_end")
@@ -347,6 +349,8 @@ class ModeScorer:
         ops_first = np.full((rest.size if trace else 0, 3), -1, np.int64)
         tracing = (np.int64(TRACE_BYTES if trace else 0), ops, ops_end, ops_first)
         equal = np.zeros(0, np.int64)
+        # A path's four counts in one word of 16-bit fields where no path can reach 2**16 columns.
+        packed = bool(lanes) and int((t_len[rest] + q_len[rest]).max()) < PACKED_COUNTS_BELOW
         if lanes:  # scores by a compare of the codes where every letter present scores match or mismatch
             letters = np.flatnonzero(np.bincount(self.t_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]]
                                      + np.bincount(q_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]])
@@ -357,7 +361,7 @@ class ModeScorer:
         def chunk(first, last):
             if lanes:
                 mode_pairs_lanes(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps,
-                                 part[2], *tracing, equal)  # fmt: skip
+                                 part[2], *tracing, equal, packed)  # fmt: skip
             elif paths:
                 mode_pairs(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps, part[2])
             else:
