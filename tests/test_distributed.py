@@ -490,19 +490,25 @@ def test_gpu_workers_on_larger_problems(gpu_client, rng):
          (expected.entry_index, expected.entry_bits, expected.entry_value))  # fmt: skip
 
 
-def test_regions_are_dealt_in_equal_shares_with_an_undealt_tail():
-    """A triangle of 8 row blocks (a diagonal tile is half a tile) over 4 workers, in the order the blocks are
-    made: each worker gets one of the first four regions, the last ones (up to a fifth of the work) go to no
-    worker, and the dealt shares are equal to a tile, although the last block is a row short."""
+def _triangle_regions(edge: int = 100, last: int = 99) -> list:
+    """A symmetric Hamming problem's regions over 8 row blocks of ``edge`` rows (the last ``last``): each
+    diagonal tile is about half a tile."""
     from seqcompare.allpairs import Region
 
-    edge, last = 100, 99
     regions = []
     for row in range(8):
         for col in range(row + 1):
             rows, cols = (last if row == 7 else edge), (last if col == 7 else edge)
             size = rows * (rows - 1) // 2 if row == col else rows * cols
             regions.append(Region([row] if row == col else [row, col], (row, col), size))
+    return regions
+
+
+def test_regions_are_dealt_in_equal_shares_with_an_undealt_tail():
+    """A triangle of 8 row blocks (a diagonal tile is half a tile) over 4 workers, in the order the blocks are
+    made: each worker gets one of the first four regions, the last ones (up to a fifth of the work) go to no
+    worker, and the dealt shares are equal to a tile, although the last block is a row short."""
+    regions = _triangle_regions()
     order = sorted(range(len(regions)), key=lambda n: (max(regions[n].blocks), n))
     owner = dask_executor.assign_regions(regions, 4, order)
     assert sorted(owner[n] for n in order[:4]) == [0, 1, 2, 3]
@@ -525,15 +531,7 @@ def test_the_smallest_regions_run_last_in_the_undealt_tail():
     """Submitted in balanced order, the first four regions still start the workers in block order, the rest go
     largest first (block order among equals), and the undealt tail ends with every half-size diagonal tile not
     among the first four, so that the workers' ends even out to within a half tile."""
-    from seqcompare.allpairs import Region
-
-    edge, last = 100, 99
-    regions = []
-    for row in range(8):
-        for col in range(row + 1):
-            rows, cols = (last if row == 7 else edge), (last if col == 7 else edge)
-            size = rows * (rows - 1) // 2 if row == col else rows * cols
-            regions.append(Region([row] if row == col else [row, col], (row, col), size))
+    edge, regions = 100, _triangle_regions()
     block_order = sorted(range(len(regions)), key=lambda n: (max(regions[n].blocks), n))
     order = dask_executor.balanced_order(regions, 4, block_order)
     assert sorted(order) == list(range(len(regions))) and order[:4] == block_order[:4]

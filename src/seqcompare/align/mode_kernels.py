@@ -296,8 +296,7 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
         if tracing and way.size < (m_max + 1) * row_stride * L:
             way = np.empty((m_max + 1) * row_stride * L, np.uint8)
         rows, columns = load(m, 0), load(n, 0)
-        best, best_i, best_j = load(lane_best, 0), load(lane_best, L), load(lane_best, 2 * L)
-        best_p, best_l, best_s = load(lane_best, 3 * L), load(lane_best, 4 * L), load(lane_best, 5 * L)
+        best, best_i, best_j, best_p, best_l, best_s = _load_best(lane_best)
         border = zero64
         for i in range(1, m_max + 1):
             for lane in range(L):
@@ -398,30 +397,19 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
             if local:
                 store(lane_best, 2 * L, best_j)
             if mode == 2:  # semi-global: each lane's last column, smallest row first
-                store(lane_best, 0, best)
-                store(lane_best, L, best_i)
-                store(lane_best, 2 * L, best_j)
-                store(lane_best, 3 * L, best_p)
-                store(lane_best, 4 * L, best_l)
-                store(lane_best, 5 * L, best_s)
+                _store_best(lane_best, best, best_i, best_j, best_p, best_l, best_s)
                 for lane in range(L):
                     at = n[lane] * L + lane
                     if n[lane] > 0 and i <= m[lane] and H[at] > lane_best[lane]:
                         lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane] = H[at], i, n[lane]
                         lane_best[3 * L + lane], lane_best[4 * L + lane] = h_pairs[at], h_length[at]
                         lane_best[5 * L + lane] = h_start[at]
-                best, best_i, best_j = load(lane_best, 0), load(lane_best, L), load(lane_best, 2 * L)
-                best_p, best_l, best_s = load(lane_best, 3 * L), load(lane_best, 4 * L), load(lane_best, 5 * L)
+                best, best_i, best_j, best_p, best_l, best_s = _load_best(lane_best)
             for lane in range(L):
                 if i == m[lane]:
                     _keep_row(lane, n[lane], H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length,
                               kept_start)  # fmt: skip
-        store(lane_best, 0, best)
-        store(lane_best, L, best_i)
-        store(lane_best, 2 * L, best_j)
-        store(lane_best, 3 * L, best_p)
-        store(lane_best, 4 * L, best_l)
-        store(lane_best, 5 * L, best_s)
+        _store_best(lane_best, best, best_i, best_j, best_p, best_l, best_s)
         for lane in range(count):
             p = group + lane
             _finish_path(p, mode, m[lane], n[lane], kept, kept_pairs, kept_length, kept_start, L, lane,
@@ -435,6 +423,26 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
                                                       positions_out[p, 1] + 1, free_target_start, free_query_start,
                                                       ops, ops_end[p])  # fmt: skip
                     ops_first[p, 0], ops_first[p, 1], ops_first[p, 2] = at, start_i, start_j
+
+
+@jit(inline="always")
+def _load_best(lane_best):
+    """The lanes' best cells (value, row, column and the path's three words), six vectors from ``lane_best``."""
+    L = PATH_LANES
+    return (load(lane_best, 0), load(lane_best, L), load(lane_best, 2 * L), load(lane_best, 3 * L),
+            load(lane_best, 4 * L), load(lane_best, 5 * L))  # fmt: skip
+
+
+@jit(inline="always")
+def _store_best(lane_best, best, best_i, best_j, best_p, best_l, best_s):
+    """Store the six vectors :func:`_load_best` reads."""
+    L = PATH_LANES
+    store(lane_best, 0, best)
+    store(lane_best, L, best_i)
+    store(lane_best, 2 * L, best_j)
+    store(lane_best, 3 * L, best_p)
+    store(lane_best, 4 * L, best_l)
+    store(lane_best, 5 * L, best_s)
 
 
 @jit(inline="always")
