@@ -773,6 +773,7 @@ def test_gpu_pages_locked_in_place_are_unlocked_and_refusals_fall_back(rng, monk
     monkeypatch.setattr(gpu._InPlace, "release", counted)
     scores = dtw(a, b, device="cuda").scores
     assert registered == [10, 10] and np.array_equal(scores[:50], expected)
+    gpu.wait_for_unlocking()  # calls return before their pages are unlocked (gpu.DEFER_UNLOCKING)
     assert registers(cupy, a) and registers(cupy, b)  # every range was unlocked
     # two sides that share a page (one buffer): only whole pages inside each are locked, so neither refuses
     buffer = np.empty(1 + a.size + b.size, np.int32)
@@ -806,7 +807,39 @@ def test_gpu_pages_locked_in_place_are_unlocked_and_refusals_fall_back(rng, monk
     bad[9999, 3] = np.nan
     with pytest.raises(InputError, match="NaN"):
         dtw(bad, b.astype(np.float32), device="cuda")
+    gpu.wait_for_unlocking()
     assert registers(cupy, bad)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("deferred", [True, False])
+def test_gpu_calls_return_before_their_pages_are_unlocked_and_the_next_call_waits(rng, monkeypatch, deferred):
+    # With DEFER_UNLOCKING, a call's ranges are unlocked on a background thread after it returns. A second call on
+    # the same arrays at once must neither find them locked already (it would take them for the caller's own
+    # page-locked memory) nor fail to lock them; both calls equal the CPU, and every page is unlocked in the end.
+    cupy = pytest.importorskip("cupy")
+    from seqcompare.align import gpu
+
+    monkeypatch.setattr(gpu, "DEFER_UNLOCKING", deferred)
+    monkeypatch.setattr(gpu, "_PIN_IN_PLACE_FROM", 0)
+    monkeypatch.setattr(gpu, "NARROW_IN_TRANSIT", False)
+    monkeypatch.setattr(gpu, "_STREAM_FROM", 0)
+    monkeypatch.setattr(gpu, "_PIECE_BYTES", 1 << 16)
+    monkeypatch.setattr(gpu, "_MIN_PIECE_PAIRS", 1000)
+    a = rng.integers(0, 1000, (10000, 37)).astype(np.int32)
+    b = rng.integers(0, 1000, (10000, 37)).astype(np.int32)
+    expected = dtw(a, b).scores
+    routes = []
+    original_route = gpu._route
+    monkeypatch.setattr(gpu, "_route", lambda *args: routes.append(original_route(*args)) or routes[-1])
+    for _ in range(3):
+        assert np.array_equal(dtw(a, b, device="cuda").scores, expected)
+        # a view that shares pages with a side: waits for them too, and is read right
+        assert np.array_equal(dtw(a[5000:], b[5000:], device="cuda").scores, expected[5000:])
+    assert {type(route).__name__ for route in routes} == {"_InPlace"}
+    assert all(route.fallback is None for route in routes)
+    gpu.wait_for_unlocking()
+    assert registers(cupy, a) and registers(cupy, b) and not gpu._UNLOCKER.failures
 
 
 @pytest.mark.gpu
@@ -945,8 +978,14 @@ class _FakeDevice:
         self.runtime = self
         self.id = 0
 
-    def Device(self):  # noqa: N802
+    def Device(self, device=None):  # noqa: N802
         return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
     def deviceGetAttribute(self, attribute, device):  # noqa: N802
         assert attribute == 113 and device == 0
@@ -1008,14 +1047,19 @@ class _FakeDevice:
         return DeviceArray(values)
 
 
-@pytest.mark.parametrize("refuse_after, read_only", [(None, True), (0, True), (3, True), (None, False)])
-def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, monkeypatch, refuse_after, read_only):
+@pytest.mark.parametrize("refuse_after, read_only, deferred",
+                         [(None, True, True), (0, True, True), (3, True, False), (None, False, True),
+                          (None, True, False)])  # fmt: skip
+def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, monkeypatch, refuse_after, read_only,
+                                                                           deferred):  # fmt: skip
     # The host side of the in-place route, without a GPU: random pieces of an array that starts and ends off page
-    # boundaries, copied as CUDA allows, every byte arriving, every range unlocked; a refusal falls back to staging.
-    # Ranges are registered read-only (cudaHostRegisterReadOnly, 8) where the device supports it, else plainly.
+    # boundaries, copied as CUDA allows, every byte arriving, every range unlocked (on the background thread
+    # where deferred); a refusal falls back to staging. Ranges are registered read-only
+    # (cudaHostRegisterReadOnly, 8) where the device supports it, else plainly.
     from seqcompare.align import gpu
     from seqcompare.cuda import runtime
 
+    monkeypatch.setattr(gpu, "DEFER_UNLOCKING", deferred)
     page = 4096
     monkeypatch.setattr(gpu, "_PAGE", page)
     monkeypatch.setattr(gpu, "pinned_empty", lambda shape, dtype: np.empty(shape, dtype))
@@ -1041,10 +1085,59 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     assert (route.fallback is not None) == (refuse_after is not None and fake.attempts > refuse_after)
     assert refuse_after != 3 or fake.attempts == 4  # refused mid-way: three ranges, then staging
     route.release()
-    assert fake.ranges == {}
+    gpu.wait_for_unlocking()
+    assert fake.ranges == {} and route.ranges == []
     assert fake.flags and set(fake.flags) == {8 if read_only else 0}
     # what went from locked pages and what did not: the array's partial end pages never did
     assert not any(locked for lo, hi, locked in fake.copies if hi <= -(-values.ctypes.data // page) * page)
+
+
+def test_deferred_unlocking_holds_the_array_and_blocks_only_callers_that_share_its_pages():
+    # The background unlocking on its own, with a fake CUDA whose unregistering waits until the test lets it go.
+    import threading
+    import weakref
+
+    from seqcompare.align import gpu
+
+    release = threading.Event()
+
+    class SlowDevice(_FakeDevice):
+        def hostUnregister(self, start):  # noqa: N802 (CUDA's name)
+            release.wait(10)
+            if start == 0:
+                raise self.CUDARuntimeError("cudaErrorHostMemoryNotRegistered")
+            super().hostUnregister(start)
+
+    fake = SlowDevice(4096)
+    unlocker = gpu._DeferredUnlocking()
+    side = np.zeros(8 * 4096, np.uint8)
+    other = np.zeros(4096, np.uint8)
+    fake.ranges[4096] = 8192
+    unlocker.submit(fake, side, [[0, 4096, None], [4096, 8192, None]])  # the first range fails to unregister
+    held = weakref.ref(side)
+    view = side[100:200]
+    del side
+    assert held() is not None  # the job keeps the caller's memory alive
+
+    def waited(array) -> bool:
+        done = threading.Event()
+        threading.Thread(target=lambda: (unlocker.wait_for(array), done.set()), daemon=True).start()
+        return done.wait(0.3)
+
+    assert waited(other)  # another array's pages: no wait
+    assert not waited(view)  # a view of the side: waits for its pages
+    release.set()
+    unlocker.wait_for()
+    assert fake.ranges == {4096: 8192} and len(unlocker.failures) == 1  # a failure stops only its own job
+    assert waited(view)
+    del view
+    assert held() is None  # let go once unlocked
+    unlocker.submit(fake, other, [[4096, 8192, None]])  # later jobs still run
+    unlocker.wait_for()
+    assert fake.ranges == {} and len(unlocker.failures) == 1
+    unlocker.jobs.append([fake, other, [], 0])  # as a forked child finds its parent's pending job
+    unlocker.forget()
+    assert waited(other)
 
 
 @pytest.mark.parametrize("spans_two", [False, True])

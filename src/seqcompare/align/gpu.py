@@ -397,12 +397,98 @@ class _InPlace:
             entry[2] = event
 
     def release(self) -> None:
-        """Unregister every range once its copies are done."""
-        while self.ranges:
-            start, _, event = self.ranges.pop(0)
-            if event is not None:
-                event.synchronize()
-            self.cupy.cuda.runtime.hostUnregister(start)
+        """Unregister every range once its copies are done: here, or, with :data:`DEFER_UNLOCKING`, on the
+        background thread of :data:`_UNLOCKER`, which holds the caller's array until then."""
+        ranges, self.ranges = self.ranges, []
+        if DEFER_UNLOCKING and ranges:
+            _UNLOCKER.submit(self.cupy, self.values, ranges)
+            return
+        _unregister(self.cupy, ranges)
+
+
+def _unregister(cupy, ranges: list) -> None:
+    """Unregister each ``[start, end, event]`` range once its event (its last copy) is done."""
+    for start, _, event in ranges:
+        if event is not None:
+            event.synchronize()
+        cupy.cuda.runtime.hostUnregister(start)
+
+
+# Unregistering a side locked in place waits for an idle GPU, and then takes 2-3 ms for 320 MB (bench/RESULTS.md,
+# sessions 26 and 41): it was the last step before a call could return. With this set, a call hands its ranges to
+# one background thread (:class:`_DeferredUnlocking`) and returns as soon as its scores are back; a later call
+# that would touch those pages waits for them first. bench/dp_unlock_probe.py compares both ways by setting it.
+DEFER_UNLOCKING = True
+
+
+class _DeferredUnlocking:
+    """One daemon thread that unregisters the ranges calls hand it, in order. Each job holds the caller's array,
+    so its memory cannot be freed (and its addresses reused) while its pages are still registered.
+    :meth:`wait_for` blocks until no pending job covers any byte of an array: CUDA refuses to register a page
+    twice, and would report a still-registered page as the caller's own page-locked memory."""
+
+    def __init__(self):
+        self.condition = threading.Condition()
+        self.jobs = []  # [cupy, array, ranges, device], oldest first; a job leaves the list once done
+        self.thread = None
+        self.failures = []  # the exceptions unregistering raised, kept for a test to read
+
+    def submit(self, cupy, values: np.ndarray, ranges: list) -> None:
+        with self.condition:
+            self.jobs.append([cupy, values, ranges, cupy.cuda.Device().id])
+            if self.thread is None or not self.thread.is_alive():
+                if self.thread is None:  # the process waits for its pages before CUDA is torn down at exit
+                    import atexit
+
+                    atexit.register(self.wait_for)
+                self.thread = threading.Thread(target=self._run, name="seqcompare-unlock", daemon=True)
+                self.thread.start()
+            self.condition.notify_all()
+
+    def forget(self) -> None:
+        """In a forked child: the parent's jobs and thread are not this process's (nor is its CUDA context)."""
+        self.condition = threading.Condition()
+        self.jobs = []
+        self.thread = None
+
+    def _run(self) -> None:
+        while True:
+            with self.condition:
+                while not self.jobs:
+                    self.condition.wait()
+                job = self.jobs[0]
+                cupy, ranges, device = job[0], job[2], job[3]  # not the array: the list below holds it until done
+                del job
+            try:
+                with cupy.cuda.Device(device):
+                    _unregister(cupy, ranges)
+            except Exception as error:  # pages left locked cost memory, never a result: keep going
+                self.failures.append(error)
+            with self.condition:
+                self.jobs.pop(0)
+                self.condition.notify_all()
+
+    def wait_for(self, values: np.ndarray | None = None) -> None:
+        """Until no pending job's array shares a byte with ``values`` (every job, with None)."""
+        with self.condition:
+            while any(values is None or _overlap(job[1], values) for job in self.jobs):
+                self.condition.wait()
+
+
+def _overlap(first: np.ndarray, second: np.ndarray) -> bool:
+    a, b = first.ctypes.data, second.ctypes.data
+    return a < b + max(second.nbytes, 1) and b < a + max(first.nbytes, 1)
+
+
+_UNLOCKER = _DeferredUnlocking()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_UNLOCKER.forget)
+
+
+def wait_for_unlocking() -> None:
+    """Wait until every page a GPU call locked in place has been unlocked (calls return before that: see
+    :data:`DEFER_UNLOCKING`). Needed only before registering such an array with CUDA yourself."""
+    _UNLOCKER.wait_for()
 
 
 def _narrowed_in_transit(cupy, sides, streamed) -> bool:
@@ -589,6 +675,8 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
     streamed = [not shared and not kernels_only and column.kind == "order" and values.nbytes >= _STREAM_FROM
                 for column, (values, _, _) in zip(columns, sides)]  # fmt: skip
+    for values, _, _ in sides:  # pages an earlier call locked in place are unlocked before this call reads them
+        _UNLOCKER.wait_for(values)
     narrowed = narrow_in_transit and stored in ("int", "long long") and _narrowed_in_transit(cupy, sides, streamed)
     if narrowed:  # the sides in one plain copy are small: narrowed here; the others by the staging threads
         stored = "short"
