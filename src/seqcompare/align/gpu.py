@@ -195,10 +195,13 @@ def _multiprocessors(cupy) -> int:
     return _MULTIPROCESSORS[device]
 
 
-def _route(cupy, values: np.ndarray, slots: int, largest: int):
+def _route(cupy, values: np.ndarray, slots: int, largest: int, locked: bool | None = None):
     """How the pieces of one side go up: straight from memory the caller has page-locked (:class:`_Locked`),
-    from where they lie once locked here (:class:`_InPlace`), or through staging buffers."""
-    if values.flags.c_contiguous and _locked_already(cupy, values):
+    from where they lie once locked here (:class:`_InPlace`), or through staging buffers. ``locked``: whether
+    the side lies in page-locked memory already, where the caller has asked (:func:`_locked_already`)."""
+    if locked is None:
+        locked = values.flags.c_contiguous and _locked_already(cupy, values)
+    if locked:
         return _Locked(cupy, values, slots, largest)
     if _locks_in_place(values):
         return _InPlace(cupy, values, slots, largest)
@@ -331,21 +334,47 @@ _PIN_IN_PLACE_FROM = 32 << 20  # smaller sides: the staging copy is short, and r
 _PIN_IN_PLACE_UP_TO = 1 << 30
 
 
+# A side locked in place also sends the tail of each piece through page-locked staging buffers, filled by the copy
+# threads while this thread registers the head. Registering runs in one thread at a time (the driver's; threads did
+# not help: bench/RESULTS.md, session 26), at 27-64 GB/s depending on the host, and the staging copies run on other
+# cores at 10-23 GB/s, so together they outrun either. The tail's share of a piece follows the two rates measured
+# so far in the call; bench/dp_unlock_probe.py compares it with SPLIT_IN_PLACE off.
+SPLIT_IN_PLACE = True
+_FIRST_STAGED_SHARE = 1 / 3  # before any rate is measured: registering was about twice as fast as staging
+_MOST_STAGED_SHARE = 0.75
+_FILLER: list = []  # one thread that fills staging buffers (by the copy threads) while this one registers
+
+
+def _filler():
+    if not _FILLER:
+        with _FILLER_LOCK:
+            if not _FILLER:
+                from concurrent.futures import ThreadPoolExecutor
+
+                _FILLER.append(ThreadPoolExecutor(1, thread_name_prefix="seqcompare-fill"))
+    return _FILLER[0]
+
+
+_FILLER_LOCK = threading.Lock()
+
+
 class _InPlace:
     """The pieces of one side go up straight from the caller's array, page-locked where it lies
     (``cudaHostRegister``) a piece's pages at a time, so that no staging copy crosses the host's memory. On the
     H200's host, staging 160 MB took 10-12 ms of the call, at 10-20 GB/s; registering it takes 4.6 ms, and the
-    DMA then reads the caller's pages at the link's 55 GB/s (bench/dp_transfer_probe.py).
+    DMA then reads the caller's pages at the link's 55 GB/s (bench/dp_transfer_probe.py). With
+    :data:`SPLIT_IN_PLACE`, the tail of each piece goes through staging buffers instead, filled while the head
+    is registered, its share set from the rates measured so far (:meth:`_share`).
 
     Only whole pages inside the array are registered: a page it shares with its neighbours (the other side,
     say) is never locked, so two arrays never contend for one page (CUDA refuses a page registered twice).
-    Ranges are registered each from where the last ended, so none overlaps another; a piece goes up as one copy
-    per range it lies in (CUDA refuses a copy from page-locked memory that runs past the end of its
-    registration), and the array's partial first and last pages as plain copies. Where CUDA refuses a range
-    (memory the caller has registered already, a read-only or file mapping), that piece and the rest go
-    through page-locked staging buffers instead. :meth:`release` unregisters each range once its copies are
-    done; unregistering waits for an idle GPU (a 50 ms kernel made it 53 ms) and then costs about 1.5 ms per
-    160 MB, the ranges being registered read-only where the device allows it
+    Ranges never overlap: each starts where the last ended, or past a staged tail. A piece's head goes up as
+    one copy per range it lies in (CUDA refuses a copy from page-locked memory that runs past the end of its
+    registration), and the bytes outside every range (the array's partial first and last pages) as plain
+    copies. Where CUDA refuses a range (memory the caller has registered already, a read-only or file mapping),
+    that piece and the rest go through page-locked staging buffers instead. :meth:`release` unregisters each
+    range once its copies are done; unregistering waits for an idle GPU (a 50 ms kernel made it 53 ms) and then
+    costs about 1.5 ms per 160 MB, the ranges being registered read-only where the device allows it
     (:func:`~seqcompare.cuda.runtime.read_only_flags`; 3 ms otherwise)."""
 
     checked_on_host = False
@@ -359,42 +388,83 @@ class _InPlace:
         self.ranges = []  # [start address, end address, event of the last copy reading it]
         self.fallback = None
         self.slots, self.largest = slots, largest
+        self.buffers = [None] * slots  # staging buffers for the tails, made when first needed
+        self.copied = [None] * slots  # the event of each buffer's last copy
+        self.rates = {"register": [0.0, 0.0], "fill": [0.0, 0.0]}  # bytes and seconds so far
+
+    def _share(self) -> float:
+        """The share of a piece to stage: where both routes would take as long, at the rates measured so far."""
+        if not SPLIT_IN_PLACE:
+            return 0.0
+        (registered, register_s), (filled, fill_s) = self.rates["register"], self.rates["fill"]
+        if not (registered and register_s and filled and fill_s):
+            return _FIRST_STAGED_SHARE
+        register_rate, fill_rate = registered / register_s, filled / fill_s
+        return min(_MOST_STAGED_SHARE, fill_rate / (fill_rate + register_rate))
+
+    def _fill(self, slot: int, staged: np.ndarray, source: np.ndarray) -> None:
+        began = time.perf_counter()
+        copy_in_parallel(staged, source)
+        self.rates["fill"][0] += source.nbytes
+        self.rates["fill"][1] += time.perf_counter() - began
 
     def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
         address, size = source.ctypes.data, source.nbytes
-        if self.fallback is None:
-            stop = min(self.last, -(-(address + size) // _PAGE) * _PAGE)
-            if stop > self.registered_to:
-                try:
-                    self.cupy.cuda.runtime.hostRegister(self.registered_to, stop - self.registered_to,
-                                                        read_only_flags(self.cupy))  # fmt: skip
-                except self.cupy.cuda.runtime.CUDARuntimeError:
-                    self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
-                else:
-                    self.ranges.append([self.registered_to, stop, None])
-                    self.registered_to = stop
         if self.fallback is not None:
             self.fallback.upload(slot, stream, source, target)
             return
-        holding = []  # the ranges this piece lies in (the last one or two)
+        end = address + size
+        # the tail to stage starts on a page boundary; none where the piece is too small to split
+        cut = min(end, -(-(end - int(size * self._share())) // _PAGE) * _PAGE)
+        if cut < max(address, self.first) + _PAGE:
+            cut = end
+        flat_source = source.reshape(-1).view(np.uint8)
+        filling = None
+        if cut < end:
+            if self.buffers[slot] is None:
+                self.buffers[slot] = pinned_empty((int(self.largest * _MOST_STAGED_SHARE) + 2 * _PAGE,), np.uint8)
+            if self.copied[slot] is not None:
+                self.copied[slot].synchronize()
+            staged = self.buffers[slot][: end - cut]
+            filling = _filler().submit(self._fill, slot, staged, flat_source[cut - address :])
+        stop = min(self.last, cut if cut < end else -(-end // _PAGE) * _PAGE)
+        begin = max(self.registered_to, address // _PAGE * _PAGE)
+        if stop > begin:
+            began = time.perf_counter()
+            try:
+                self.cupy.cuda.runtime.hostRegister(begin, stop - begin, read_only_flags(self.cupy))
+            except self.cupy.cuda.runtime.CUDARuntimeError:
+                if filling is not None:
+                    filling.result()  # it writes into this route's buffer: done before anything else is
+                self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
+                self.fallback.upload(slot, stream, source, target)
+                return
+            self.rates["register"][0] += stop - begin
+            self.rates["register"][1] += time.perf_counter() - began
+            self.ranges.append([begin, stop, None])
+            self.registered_to = stop
+        holding = []  # the ranges the head lies in (the last one or two)
         for entry in reversed(self.ranges):
             if entry[1] <= address:
                 break
             holding.append(entry)
         holding.reverse()
-        parts = [(max(entry[0], address), min(entry[1], address + size)) for entry in holding]
-        if address < self.first:  # the array's first, partial page
-            parts.insert(0, (address, min(self.first, address + size)))
-        if address + size > max(self.last, self.first):  # its last
-            parts.append((max(self.last, self.first, address), address + size))
-        source_bytes, target_bytes = source.reshape(-1).view(np.uint8), target.reshape(-1).view(self.cupy.uint8)
-        for lo, hi in parts:
-            if hi > lo:
-                target_bytes[lo - address : hi - address].set(source_bytes[lo - address : hi - address], stream=stream)
+        target_bytes = target.reshape(-1).view(self.cupy.uint8)
+        position = address  # the head in order: plain copies outside the ranges, one copy per range inside them
+        for lo, hi in [(max(entry[0], address), min(entry[1], cut)) for entry in holding] + [(cut, cut)]:
+            for a, b in ((position, lo), (lo, hi)):
+                if b > a:
+                    target_bytes[a - address : b - address].set(flat_source[a - address : b - address], stream=stream)
+            position = max(position, hi)
+        if filling is not None:
+            filling.result()
+            target_bytes[cut - address :].set(staged, stream=stream)
         event = self.cupy.cuda.Event()
         event.record(stream)
         for entry in holding:
             entry[2] = event
+        if filling is not None:
+            self.copied[slot] = event
 
     def release(self) -> None:
         """Unregister every range once its copies are done: here, or, with :data:`DEFER_UNLOCKING`, on the
@@ -404,6 +474,13 @@ class _InPlace:
             _UNLOCKER.submit(self.cupy, self.values, ranges)
             return
         _unregister(self.cupy, ranges)
+
+
+def _release(staging: list) -> None:
+    """Release every side's upload route (see :meth:`_InPlace.release`)."""
+    for stage in staging:
+        if stage is not None:
+            stage.release()
 
 
 def _unregister(cupy, ranges: list) -> None:
@@ -491,7 +568,7 @@ def wait_for_unlocking() -> None:
     _UNLOCKER.wait_for()
 
 
-def _narrowed_in_transit(cupy, sides, streamed) -> bool:
+def _narrowed_in_transit(sides, streamed, locked) -> bool:
     """Whether a call's integer sides go up as int16 (:class:`_Narrowing`): some side goes up in pieces (a small
     call gains nothing); each of those would otherwise be staged, or is int64 (int32 locked in place moves
     fewer bytes through the host than narrowing it does, and none is read from memory the caller holds
@@ -501,10 +578,9 @@ def _narrowed_in_transit(cupy, sides, streamed) -> bool:
     if not any(streamed):
         return False
     limits = np.iinfo(np.int16)
-    for (values, _, _), in_pieces in zip(sides, streamed):
+    for (values, _, _), in_pieces, locked_already in zip(sides, streamed, locked):
         if in_pieces:
-            locked = values.flags.c_contiguous and _locked_already(cupy, values)
-            if locked or (values.itemsize < 8 and _locks_in_place(values)):
+            if locked_already or (values.itemsize < 8 and _locks_in_place(values)):
                 return False
         elif values.nbytes > _NARROW_ON_HOST_UP_TO or (values.size and not limits.min <= values.min() <= values.max() <= limits.max):
             return False
@@ -677,7 +753,10 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
                 for column, (values, _, _) in zip(columns, sides)]  # fmt: skip
     for values, _, _ in sides:  # pages an earlier call locked in place are unlocked before this call reads them
         _UNLOCKER.wait_for(values)
-    narrowed = narrow_in_transit and stored in ("int", "long long") and _narrowed_in_transit(cupy, sides, streamed)
+    # (each look costs 20-90 us for pageable memory: once a side)
+    locked = [in_pieces and values.flags.c_contiguous and _locked_already(cupy, values)
+              for (values, _, _), in_pieces in zip(sides, streamed)]  # fmt: skip
+    narrowed = narrow_in_transit and stored in ("int", "long long") and _narrowed_in_transit(sides, streamed, locked)
     if narrowed:  # the sides in one plain copy are small: narrowed here; the others by the staging threads
         stored = "short"
         sides = [(values if in_pieces else values.astype(np.int16), off, column)
@@ -726,57 +805,60 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
         bounds = _pieces(len(plan), streamed_bytes)
         staging = [None if not in_pieces else
                    _Narrowing(cupy, len(streams), int(np.diff(off[bounds]).max()), checks) if narrowed else
-                   _route(cupy, values, len(streams), int(np.diff(off[bounds]).max()))
-                   for (values, off, _), in_pieces in zip(sides, streamed)]  # fmt: skip
-        try:
-            for piece, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
-                slot = piece % len(streams)
-                stream = streams[slot]
-                with stream:
-                    for (values, off, _), on_device, stage in zip(sides, device_values, staging):
-                        if stage is not None:
-                            lo, hi = int(off[a]), int(off[b])
-                            stage.upload(slot, stream, values[lo:hi], on_device[lo:hi])
-                            if check and not stage.checked_on_host:
-                                checks.add(on_device[lo:hi])
-                    reached(f"piece {piece} up")
+                   _route(cupy, values, len(streams), int(np.diff(off[bounds]).max()), locked_already)
+                   for (values, off, _), in_pieces, locked_already in zip(sides, streamed, locked)]  # fmt: skip
+        try:  # with DEFER_UNLOCKING, pages locked in place are handed on once the scores are back
+            try:
+                for piece, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+                    slot = piece % len(streams)
+                    stream = streams[slot]
+                    with stream:
+                        for (values, off, _), on_device, stage in zip(sides, device_values, staging):
+                            if stage is not None:
+                                lo, hi = int(off[a]), int(off[b])
+                                stage.upload(slot, stream, values[lo:hi], on_device[lo:hi])
+                                if check and not stage.checked_on_host:
+                                    checks.add(on_device[lo:hi])
+                        reached(f"piece {piece} up")
+                        t_dev = device_values[0]
+                        q_dev = t_dev if shared else device_values[1]
+                        _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan,
+                                t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
+                                mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
+                    reached(f"piece {piece} launched")
+            except _DoesNotFit:
+                for stream in streams:  # nothing may still read or write this call's memory when it starts again
+                    stream.synchronize()
+                raise
+            finally:
+                if not DEFER_UNLOCKING:
+                    _release(staging)  # while the last kernels run (the unregistering waits for them)
+            reached("released")
+            if long_pairs.size:
+                for stream in streams[1:]:  # every piece of values is on the device
+                    uploaded = cupy.cuda.Event()
+                    uploaded.record(stream)
+                    streams[0].wait_event(uploaded)
+                with streams[0]:
                     t_dev = device_values[0]
-                    q_dev = t_dev if shared else device_values[1]
-                    _launch(kernels, kind, value, stored, value_type, a, b, strips, pair_t_len, pair_q_len, plan,
-                            t_dev, t_off_dev, q_dev, q_off_dev, pair_t_dev, pair_q_dev, sub_dev, out_dev, match,
-                            mismatch, ins, dele, mode, ins_open, del_open, bound, cupy)  # fmt: skip
-                reached(f"piece {piece} launched")
-        except _DoesNotFit:
-            for stream in streams:  # nothing may still read or write this call's memory when it starts again
+                    rows = long_strip(pair_q_len[long_pairs], resident_warps, kind, value)
+                    _launch_long(module(_SOURCE, _long_kernel_names(kind, value, stored)), kind, value, stored,
+                                 value_type, long_pairs, rows, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
+                                 t_dev if shared else device_values[1], q_off_dev, sub_dev, out_dev, match, mismatch,
+                                 ins, dele, mode, ins_open, del_open, resident_warps, cupy)  # fmt: skip
+            last_event = cupy.cuda.Event()
+            for stream in streams:
                 stream.synchronize()
-            raise
+            last_event.record(streams[0])
+            last_event.synchronize()
+            reached("synchronized")
+            if check:
+                checks.verify(kind, int((pair_t_len + pair_q_len).max()))
+            out = out_dev.get()
+            reached("read back")
         finally:
-            for stage in staging:  # while the last kernels run
-                if stage is not None:
-                    stage.release()
-        reached("released")
-        if long_pairs.size:
-            for stream in streams[1:]:  # every piece of values is on the device
-                uploaded = cupy.cuda.Event()
-                uploaded.record(stream)
-                streams[0].wait_event(uploaded)
-            with streams[0]:
-                t_dev = device_values[0]
-                rows = long_strip(pair_q_len[long_pairs], resident_warps, kind, value)
-                _launch_long(module(_SOURCE, _long_kernel_names(kind, value, stored)), kind, value, stored,
-                             value_type, long_pairs, rows, pair_t_len, pair_q_len, plan, t_dev, t_off_dev,
-                             t_dev if shared else device_values[1], q_off_dev, sub_dev, out_dev, match, mismatch, ins,
-                             dele, mode, ins_open, del_open, resident_warps, cupy)  # fmt: skip
-        last_event = cupy.cuda.Event()
-        for stream in streams:
-            stream.synchronize()
-        last_event.record(streams[0])
-        last_event.synchronize()
-        reached("synchronized")
-        if check:
-            checks.verify(kind, int((pair_t_len + pair_q_len).max()))
-        out = out_dev.get()
-        reached("read back")
+            if DEFER_UNLOCKING:
+                _release(staging)  # to the background thread: after the scores are read back, or on an error
     if timings is not None:
         timings["kernel_s"] = cupy.cuda.get_elapsed_time(first_event, last_event) / 1e3
         timings["total_s"] = time.perf_counter() - start
