@@ -1071,10 +1071,10 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     monkeypatch.setattr(runtime, "_READ_ONLY_SUPPORTED", {})
     fake = _FakeDevice(page, refuse_after, read_only_supported=read_only)
     buffer = np.zeros(73 * page + 3000, np.uint8)
-    values = buffer[1234 : 1234 + 70 * page + 100].view(np.uint8)
-    values[...] = rng.integers(0, 256, values.size)
+    values = buffer[1236 : 1236 + 70 * page + 100].view(np.int32)  # pieces and buffers are counted in values
+    values[...] = rng.integers(-(2**31), 2**31, values.size)
     target = np.zeros_like(values)
-    inner = rng.choice(np.arange(1, 70), 8, replace=False) * page + rng.integers(-700, 700, 8)
+    inner = (rng.choice(np.arange(1, 70), 8, replace=False) * page + rng.integers(-700, 700, 8)) // 4
     cuts = np.unique(np.r_[0, inner, values.size])
     route = gpu._InPlace(fake, values, 2, int(np.diff(cuts).max()))
     device = fake.array(target)

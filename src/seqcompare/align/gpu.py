@@ -387,7 +387,7 @@ class _InPlace:
         self.registered_to = self.first
         self.ranges = []  # [start address, end address, event of the last copy reading it]
         self.fallback = None
-        self.slots, self.largest = slots, largest
+        self.slots, self.largest = slots, largest  # the largest piece, in values
         self.buffers = [None] * slots  # staging buffers for the tails, made when first needed
         self.copied = [None] * slots  # the event of each buffer's last copy
         self.rates = {"register": [0.0, 0.0], "fill": [0.0, 0.0]}  # bytes and seconds so far
@@ -422,7 +422,8 @@ class _InPlace:
         filling = None
         if cut < end:
             if self.buffers[slot] is None:
-                self.buffers[slot] = pinned_empty((int(self.largest * _MOST_STAGED_SHARE) + 2 * _PAGE,), np.uint8)
+                most = int(self.largest * self.values.itemsize * _MOST_STAGED_SHARE) + 2 * _PAGE  # bytes
+                self.buffers[slot] = pinned_empty((most,), np.uint8)
             if self.copied[slot] is not None:
                 self.copied[slot].synchronize()
             staged = self.buffers[slot][: end - cut]
