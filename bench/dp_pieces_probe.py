@@ -1,5 +1,6 @@
 """Piece plans for the GPU DTW path's ordinary arrays (issue 17, goal 1; a labelled probe): the current equal
-pieces against plans whose first pieces are smaller (the first kernel starts sooner), and eight equal pieces,
+pieces against plans whose first pieces are smaller (the first kernel starts sooner), whose last pieces are
+smaller (less is left to copy and compute once the last range is registered; session 45), and eight equal pieces,
 in one warm process, interleaved round by round, ``seqcompare.dtw(a, b, device="cuda")`` on 40,000 pairs of
 1,000 (int32 and float32, values 0..999)::
 
@@ -21,7 +22,8 @@ def plans(n: int) -> dict:
         return np.round(edges).astype(np.int64)
 
     return {"equal (current)": None, "halves first": cuts([1, 1, 2, 2, 2]), "ramp": cuts([1, 2, 3, 5, 5]),
-            "eight equal": cuts([1] * 8)}  # fmt: skip
+            "eight equal": cuts([1] * 8), "quarter last": cuts([4, 4, 4, 1]), "ramp down": cuts([4, 4, 4, 2, 1]),
+            "small both ends": cuts([1, 4, 4, 4, 1])}  # fmt: skip
 
 
 def main(argv=None) -> None:

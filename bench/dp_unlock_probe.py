@@ -1,8 +1,6 @@
-"""The in-place route's two changes of session 45 (issue 17, goal 1; a labelled probe): ``seqcompare.dtw(a, b,
-device="cuda")`` on 40,000 pairs of 1,000 from ordinary arrays, with ``seqcompare.align.gpu.DEFER_UNLOCKING``
-(pages unlocked on a background thread after the call returns) and ``SPLIT_IN_PLACE`` (each piece's tail staged
-by the copy threads while its head is registered) each on and off, interleaved round by round in one warm
-process::
+"""Unlocking a call's pages after it returns (issue 17, goal 1; a labelled probe): ``seqcompare.dtw(a, b,
+device="cuda")`` on 40,000 pairs of 1,000 from ordinary arrays, with ``seqcompare.align.gpu.DEFER_UNLOCKING`` on
+and off, interleaved round by round in one warm process::
 
     python3 bench/dp_unlock_probe.py [--rounds 3] [--repeats 7] [--dtypes int32,int16,float32]
 
@@ -58,8 +56,8 @@ def main(argv=None) -> None:
         a, b = (values.astype(name) for values in signals)
         expected = seqcompare.dtw(a, b, device="cuda").scores
         for round_number in range(args.rounds):
-            for deferred, split in ((True, True), (False, True), (True, False), (False, False)):
-                gpu.DEFER_UNLOCKING, gpu.SPLIT_IN_PLACE = deferred, split
+            for deferred in (True, False):
+                gpu.DEFER_UNLOCKING = deferred
                 for way in ("back to back", "spaced"):
                     gpu.wait_for_unlocking()
                     seqcompare.dtw(a, b, device="cuda")  # a warm-up in this setting
@@ -72,14 +70,14 @@ def main(argv=None) -> None:
                         runs.append(time.perf_counter() - start)
                         assert np.array_equal(scores, expected)
                     median = statistics.median(runs)
-                    key = f"{name} {way} {'deferred' if deferred else 'in call'} {'split' if split else 'whole'}"
+                    key = f"{name} {way} {'deferred' if deferred else 'unlocked in the call'}"
                     report["rows"].setdefault(key, []).append({"median_s": median, "runs_s": runs,
                                                                 "gcups": cells / median / 1e9})  # fmt: skip
                     print(f"round {round_number + 1} {key:44s} {median * 1e3:7.2f} ms "
                           f"{cells / median / 1e9:6.0f} GCUPS (min {min(runs) * 1e3:.2f})", flush=True)  # fmt: skip
         if args.timeline:
-            for deferred, split in ((True, True), (False, False)):
-                gpu.DEFER_UNLOCKING, gpu.SPLIT_IN_PLACE = deferred, split
+            for deferred in (True, False):
+                gpu.DEFER_UNLOCKING = deferred
                 gpu.wait_for_unlocking()
                 gpu.dp_on_gpu = traced_call
                 try:
@@ -92,11 +90,11 @@ def main(argv=None) -> None:
                     gpu.dp_on_gpu = original
                 steps = [(step, seconds) for step, seconds in traced["timings"].get("stages", [])]
                 line = ", ".join(f"{step} {seconds * 1e3:.2f}" for step, seconds in steps)
-                print(f"timeline {name} {'deferred, split' if deferred else 'in the call, whole'}: API before "
+                print(f"timeline {name} {'deferred' if deferred else 'in the call'}: API before "
                       f"{(traced['entered'] - start) * 1e3:.2f} ms; {line}; API after "
                       f"{(end - traced['left']) * 1e3:.2f}; total {(end - start) * 1e3:.2f} ms; kernels "
                       f"{traced['timings'].get('kernel_s', 0) * 1e3:.2f} ms", flush=True)  # fmt: skip
-        gpu.DEFER_UNLOCKING, gpu.SPLIT_IN_PLACE = True, True
+        gpu.DEFER_UNLOCKING = True
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(report, handle, indent=1)

@@ -1047,24 +1047,19 @@ class _FakeDevice:
         return DeviceArray(values)
 
 
-@pytest.mark.parametrize("split", [True, False])
 @pytest.mark.parametrize("refuse_after, read_only, deferred",
                          [(None, True, True), (0, True, True), (3, True, False), (None, False, True),
                           (None, True, False)])  # fmt: skip
 def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, monkeypatch, refuse_after, read_only,
-                                                                           deferred, split):  # fmt: skip
+                                                                           deferred):  # fmt: skip
     # The host side of the in-place route, without a GPU: random pieces of an array that starts and ends off page
     # boundaries, copied as CUDA allows, every byte arriving, every range unlocked (on the background thread
     # where deferred); a refusal falls back to staging. Ranges are registered read-only
-    # (cudaHostRegisterReadOnly, 8) where the device supports it, else plainly. Split, each piece's tail goes
-    # through a staging buffer and its head from its own registration.
+    # (cudaHostRegisterReadOnly, 8) where the device supports it, else plainly.
     from seqcompare.align import gpu
     from seqcompare.cuda import runtime
 
     monkeypatch.setattr(gpu, "DEFER_UNLOCKING", deferred)
-    monkeypatch.setattr(gpu, "SPLIT_IN_PLACE", split)
-    if split:  # a fixed share: the fake registers in no time, and the measured rates would stage almost nothing
-        monkeypatch.setattr(gpu._InPlace, "_share", lambda self: 0.4)
     page = 4096
     monkeypatch.setattr(gpu, "_PAGE", page)
     monkeypatch.setattr(gpu, "pinned_empty", lambda shape, dtype: np.empty(shape, dtype))
@@ -1084,15 +1079,12 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     first_page, last_page = -(-values.ctypes.data // page) * page, (values.ctypes.data + values.nbytes) // page * page
     inside = values.ctypes.data, values.ctypes.data + values.nbytes
     staged = sum(hi - lo for lo, hi, _ in fake.copies if not inside[0] <= lo < inside[1])
+    assert (staged > 0) == (refuse_after is not None)  # from staging buffers only once CUDA has refused
     if refuse_after != 0:
-        # whole pages inside the array only, from its first whole page on (the fake refuses overlaps)
+        # whole pages inside the array only, from its first whole page on, and no gaps between them
         assert min(fake.ranges) == first_page and max(fake.ranges.values()) <= last_page
         spans = sorted(fake.ranges.items())
-        gaps = sum(start - end for (_, end), (start, _) in zip(spans[:-1], spans[1:]))
-        if split and refuse_after is None:  # the tails went through staging, the heads from their ranges
-            assert gaps > 0 and staged >= gaps and sum(end - start for start, end in spans) > staged
-        elif refuse_after is None:
-            assert gaps == 0 and staged == 0
+        assert all(end == start for (_, end), (start, _) in zip(spans[:-1], spans[1:]))
     assert (route.fallback is not None) == (refuse_after is not None and fake.attempts > refuse_after)
     assert refuse_after != 3 or fake.attempts == 4  # refused mid-way: three ranges, then staging
     route.release()
@@ -1101,19 +1093,6 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     assert fake.flags and set(fake.flags) == {8 if read_only else 0}
     # what went from locked pages and what did not: the array's partial end pages never did
     assert not any(locked for lo, hi, locked in fake.copies if hi <= first_page)
-
-
-def test_the_staged_share_of_a_piece_follows_the_measured_rates(monkeypatch):
-    from seqcompare.align import gpu
-
-    route = gpu._InPlace(_FakeDevice(4096), np.zeros(1 << 16, np.uint8), 2, 1 << 15)
-    assert route._share() == gpu._FIRST_STAGED_SHARE  # nothing measured yet
-    route.rates = {"register": [60e9, 1.0], "fill": [20e9, 1.0]}
-    assert route._share() == pytest.approx(0.25)  # both take as long: a quarter staged at a third the rate
-    route.rates = {"register": [10e9, 1.0], "fill": [90e9, 1.0]}
-    assert route._share() == gpu._MOST_STAGED_SHARE
-    monkeypatch.setattr(gpu, "SPLIT_IN_PLACE", False)
-    assert route._share() == 0.0
 
 
 def test_deferred_unlocking_holds_the_array_and_blocks_only_callers_that_share_its_pages():

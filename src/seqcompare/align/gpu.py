@@ -334,47 +334,21 @@ _PIN_IN_PLACE_FROM = 32 << 20  # smaller sides: the staging copy is short, and r
 _PIN_IN_PLACE_UP_TO = 1 << 30
 
 
-# A side locked in place also sends the tail of each piece through page-locked staging buffers, filled by the copy
-# threads while this thread registers the head. Registering runs in one thread at a time (the driver's; threads did
-# not help: bench/RESULTS.md, session 26), at 27-64 GB/s depending on the host, and the staging copies run on other
-# cores at 10-23 GB/s, so together they outrun either. The tail's share of a piece follows the two rates measured
-# so far in the call; bench/dp_unlock_probe.py compares it with SPLIT_IN_PLACE off.
-SPLIT_IN_PLACE = True
-_FIRST_STAGED_SHARE = 1 / 3  # before any rate is measured: registering was about twice as fast as staging
-_MOST_STAGED_SHARE = 0.75
-_FILLER: list = []  # one thread that fills staging buffers (by the copy threads) while this one registers
-
-
-def _filler():
-    if not _FILLER:
-        with _FILLER_LOCK:
-            if not _FILLER:
-                from concurrent.futures import ThreadPoolExecutor
-
-                _FILLER.append(ThreadPoolExecutor(1, thread_name_prefix="seqcompare-fill"))
-    return _FILLER[0]
-
-
-_FILLER_LOCK = threading.Lock()
-
-
 class _InPlace:
     """The pieces of one side go up straight from the caller's array, page-locked where it lies
     (``cudaHostRegister``) a piece's pages at a time, so that no staging copy crosses the host's memory. On the
     H200's host, staging 160 MB took 10-12 ms of the call, at 10-20 GB/s; registering it takes 4.6 ms, and the
-    DMA then reads the caller's pages at the link's 55 GB/s (bench/dp_transfer_probe.py). With
-    :data:`SPLIT_IN_PLACE`, the tail of each piece goes through staging buffers instead, filled while the head
-    is registered, its share set from the rates measured so far (:meth:`_share`).
+    DMA then reads the caller's pages at the link's 55 GB/s (bench/dp_transfer_probe.py).
 
     Only whole pages inside the array are registered: a page it shares with its neighbours (the other side,
     say) is never locked, so two arrays never contend for one page (CUDA refuses a page registered twice).
-    Ranges never overlap: each starts where the last ended, or past a staged tail. A piece's head goes up as
-    one copy per range it lies in (CUDA refuses a copy from page-locked memory that runs past the end of its
-    registration), and the bytes outside every range (the array's partial first and last pages) as plain
-    copies. Where CUDA refuses a range (memory the caller has registered already, a read-only or file mapping),
-    that piece and the rest go through page-locked staging buffers instead. :meth:`release` unregisters each
-    range once its copies are done; unregistering waits for an idle GPU (a 50 ms kernel made it 53 ms) and then
-    costs about 1.5 ms per 160 MB, the ranges being registered read-only where the device allows it
+    Ranges are registered each from where the last ended, so none overlaps another; a piece goes up as one copy
+    per range it lies in (CUDA refuses a copy from page-locked memory that runs past the end of its
+    registration), and the array's partial first and last pages as plain copies. Where CUDA refuses a range
+    (memory the caller has registered already, a read-only or file mapping), that piece and the rest go
+    through page-locked staging buffers instead. :meth:`release` unregisters each range once its copies are
+    done; unregistering waits for an idle GPU (a 50 ms kernel made it 53 ms) and then costs about 1.5 ms per
+    160 MB, the ranges being registered read-only where the device allows it
     (:func:`~seqcompare.cuda.runtime.read_only_flags`; 3 ms otherwise)."""
 
     checked_on_host = False
@@ -387,85 +361,43 @@ class _InPlace:
         self.registered_to = self.first
         self.ranges = []  # [start address, end address, event of the last copy reading it]
         self.fallback = None
-        self.slots, self.largest = slots, largest  # the largest piece, in values
-        self.buffers = [None] * slots  # staging buffers for the tails, made when first needed
-        self.copied = [None] * slots  # the event of each buffer's last copy
-        self.rates = {"register": [0.0, 0.0], "fill": [0.0, 0.0]}  # bytes and seconds so far
-
-    def _share(self) -> float:
-        """The share of a piece to stage: where both routes would take as long, at the rates measured so far."""
-        if not SPLIT_IN_PLACE:
-            return 0.0
-        (registered, register_s), (filled, fill_s) = self.rates["register"], self.rates["fill"]
-        if not (registered and register_s and filled and fill_s):
-            return _FIRST_STAGED_SHARE
-        register_rate, fill_rate = registered / register_s, filled / fill_s
-        return min(_MOST_STAGED_SHARE, fill_rate / (fill_rate + register_rate))
-
-    def _fill(self, slot: int, staged: np.ndarray, source: np.ndarray) -> None:
-        began = time.perf_counter()
-        copy_in_parallel(staged, source)
-        self.rates["fill"][0] += source.nbytes
-        self.rates["fill"][1] += time.perf_counter() - began
+        self.slots, self.largest = slots, largest
 
     def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
         address, size = source.ctypes.data, source.nbytes
+        if self.fallback is None:
+            stop = min(self.last, -(-(address + size) // _PAGE) * _PAGE)
+            if stop > self.registered_to:
+                try:
+                    self.cupy.cuda.runtime.hostRegister(self.registered_to, stop - self.registered_to,
+                                                        read_only_flags(self.cupy))  # fmt: skip
+                except self.cupy.cuda.runtime.CUDARuntimeError:
+                    self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
+                else:
+                    self.ranges.append([self.registered_to, stop, None])
+                    self.registered_to = stop
         if self.fallback is not None:
             self.fallback.upload(slot, stream, source, target)
             return
-        end = address + size
-        # the tail to stage starts on a page boundary; none where the piece is too small to split
-        cut = min(end, -(-(end - int(size * self._share())) // _PAGE) * _PAGE)
-        if cut < max(address, self.first) + _PAGE:
-            cut = end
-        flat_source = source.reshape(-1).view(np.uint8)
-        filling = None
-        if cut < end:
-            if self.buffers[slot] is None:
-                most = int(self.largest * self.values.itemsize * _MOST_STAGED_SHARE) + 2 * _PAGE  # bytes
-                self.buffers[slot] = pinned_empty((most,), np.uint8)
-            if self.copied[slot] is not None:
-                self.copied[slot].synchronize()
-            staged = self.buffers[slot][: end - cut]
-            filling = _filler().submit(self._fill, slot, staged, flat_source[cut - address :])
-        stop = min(self.last, cut if cut < end else -(-end // _PAGE) * _PAGE)
-        begin = max(self.registered_to, address // _PAGE * _PAGE)
-        if stop > begin:
-            began = time.perf_counter()
-            try:
-                self.cupy.cuda.runtime.hostRegister(begin, stop - begin, read_only_flags(self.cupy))
-            except self.cupy.cuda.runtime.CUDARuntimeError:
-                if filling is not None:
-                    filling.result()  # it writes into this route's buffer: done before anything else is
-                self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
-                self.fallback.upload(slot, stream, source, target)
-                return
-            self.rates["register"][0] += stop - begin
-            self.rates["register"][1] += time.perf_counter() - began
-            self.ranges.append([begin, stop, None])
-            self.registered_to = stop
-        holding = []  # the ranges the head lies in (the last one or two)
+        holding = []  # the ranges this piece lies in (the last one or two)
         for entry in reversed(self.ranges):
             if entry[1] <= address:
                 break
             holding.append(entry)
         holding.reverse()
-        target_bytes = target.reshape(-1).view(self.cupy.uint8)
-        position = address  # the head in order: plain copies outside the ranges, one copy per range inside them
-        for lo, hi in [(max(entry[0], address), min(entry[1], cut)) for entry in holding] + [(cut, cut)]:
-            for a, b in ((position, lo), (lo, hi)):
-                if b > a:
-                    target_bytes[a - address : b - address].set(flat_source[a - address : b - address], stream=stream)
-            position = max(position, hi)
-        if filling is not None:
-            filling.result()
-            target_bytes[cut - address :].set(staged, stream=stream)
+        parts = [(max(entry[0], address), min(entry[1], address + size)) for entry in holding]
+        if address < self.first:  # the array's first, partial page
+            parts.insert(0, (address, min(self.first, address + size)))
+        if address + size > max(self.last, self.first):  # its last
+            parts.append((max(self.last, self.first, address), address + size))
+        source_bytes, target_bytes = source.reshape(-1).view(np.uint8), target.reshape(-1).view(self.cupy.uint8)
+        for lo, hi in parts:
+            if hi > lo:
+                target_bytes[lo - address : hi - address].set(source_bytes[lo - address : hi - address], stream=stream)
         event = self.cupy.cuda.Event()
         event.record(stream)
         for entry in holding:
             entry[2] = event
-        if filling is not None:
-            self.copied[slot] = event
 
     def release(self) -> None:
         """Unregister every range once its copies are done: here, or, with :data:`DEFER_UNLOCKING`, on the
@@ -715,6 +647,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
 
     plan = np.asarray(plan, dtype=np.int64).reshape(-1, 2)
     t_values, q_values = np.asarray(t_values), np.asarray(q_values)
+    reached("called")
     stored = "unsigned char" if kind != 1 else _STORED.get(t_values.dtype)
     if stored is None or (kind == 1 and q_values.dtype != t_values.dtype) or (kind != 1 and t_values.dtype != np.uint8):
         raise TypeError(f"dp_on_gpu: values of {t_values.dtype} and {q_values.dtype} are not read by the kernels")
@@ -730,6 +663,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     # are recognised here, so that nothing of the size of the plan is gathered, searched or uploaded for them.
     columns = [PlanColumn(plan[:, side], len(off) - 1) for side, off in enumerate((t_off, q_off))]
     pair_t_len, pair_q_len = columns[0].take(t_len), columns[1].take(q_len)
+    reached("columns")
     strips = strips_for(pair_q_len)
     long_pairs = np.zeros(0, np.int64)
     resident_warps = 0
@@ -752,12 +686,15 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     sides = [(t_values, t_off, plan[:, 0])] if shared else [(t_values, t_off, plan[:, 0]), (q_values, q_off, plan[:, 1])]
     streamed = [not shared and not kernels_only and column.kind == "order" and values.nbytes >= _STREAM_FROM
                 for column, (values, _, _) in zip(columns, sides)]  # fmt: skip
+    reached("sides")
     for values, _, _ in sides:  # pages an earlier call locked in place are unlocked before this call reads them
         _UNLOCKER.wait_for(values)
+    reached("unlocked")
     # (each look costs 20-90 us for pageable memory: once a side)
     locked = [in_pieces and values.flags.c_contiguous and _locked_already(cupy, values)
               for (values, _, _), in_pieces in zip(sides, streamed)]  # fmt: skip
     narrowed = narrow_in_transit and stored in ("int", "long long") and _narrowed_in_transit(sides, streamed, locked)
+    reached("routes")
     if narrowed:  # the sides in one plain copy are small: narrowed here; the others by the staging threads
         stored = "short"
         sides = [(values if in_pieces else values.astype(np.int16), off, column)
@@ -768,6 +705,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     with cupy.cuda.Device():
         streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(1 if kernels_only else _STREAMS)]
         device_values = [cupy.empty(values.size, dtype=np.int16 if narrowed else values.dtype) for values, _, _ in sides]
+        reached("streams")
         first_event = cupy.cuda.Event()
         if not kernels_only:
             first_event.record(streams[0])
@@ -785,6 +723,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
             t_off_dev, q_off_dev = (next(parts_dev) if step is None else cupy.arange(off.size, dtype=cupy.int64) * step
                                     for off, step in zip((t_off, q_off), steps))  # fmt: skip
             pair_t_dev, pair_q_dev = (column.on_device(cupy, parts_dev) for column in columns)
+            reached("offsets and columns")
             sub_dev = cupy.asarray(table)
             out_dev = cupy.empty(len(plan), dtype=out_type)
             for (values, _, _), on_device, in_pieces in zip(sides, device_values, streamed):
