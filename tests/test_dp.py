@@ -1095,6 +1095,21 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     assert not any(locked for lo, hi, locked in fake.copies if hi <= first_page)
 
 
+def test_pieces_cover_the_pairs_and_the_last_is_a_quarter_of_the_others(monkeypatch):
+    from seqcompare.align import gpu
+
+    monkeypatch.setattr(gpu, "_MIN_PIECE_PAIRS", 8192)
+    monkeypatch.setattr(gpu, "_PIECE_BYTES", 16 << 20)
+    assert gpu._pieces(5000, 40 << 20).tolist() == [0, 5000]  # too few pairs for two pieces
+    assert gpu._pieces(0, 0).tolist() == [0, 0]
+    for pairs, streamed in [(40000, 320_000_000), (16384, 64 << 20), (1 << 20, 4 << 30), (40000, 1 << 20)]:
+        bounds = gpu._pieces(pairs, streamed)
+        sizes = np.diff(bounds)
+        assert bounds[0] == 0 and bounds[-1] == pairs and (sizes > 0).all()
+        assert len(sizes) == min(max(-(-streamed // (16 << 20)), 2), pairs // 8192)
+        assert abs(sizes[-1] - sizes[0] / 4) <= 1 and np.ptp(sizes[:-1]) <= 1
+
+
 def test_deferred_unlocking_holds_the_array_and_blocks_only_callers_that_share_its_pages():
     # The background unlocking on its own, with a fake CUDA whose unregistering waits until the test lets it go.
     import threading
