@@ -1047,21 +1047,24 @@ class _FakeDevice:
         return DeviceArray(values)
 
 
-@pytest.mark.parametrize("refuse_after, read_only, deferred",
-                         [(None, True, True), (0, True, True), (3, True, False), (None, False, True),
-                          (None, True, False)])  # fmt: skip
+@pytest.mark.parametrize("refuse_after, read_only, deferred, chunk_pages",
+                         [(None, True, True, 4096), (0, True, True, 4096), (3, True, False, 4096),
+                          (None, False, True, 4096), (None, True, False, 4096), (None, True, True, 3),
+                          (5, True, True, 2)])  # fmt: skip
 def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, monkeypatch, refuse_after, read_only,
-                                                                           deferred):  # fmt: skip
+                                                                           deferred, chunk_pages):  # fmt: skip
     # The host side of the in-place route, without a GPU: random pieces of an array that starts and ends off page
     # boundaries, copied as CUDA allows, every byte arriving, every range unlocked (on the background thread
     # where deferred); a refusal falls back to staging. Ranges are registered read-only
-    # (cudaHostRegisterReadOnly, 8) where the device supports it, else plainly.
+    # (cudaHostRegisterReadOnly, 8) where the device supports it, else plainly; in chunks of ``chunk_pages``,
+    # each piece taking one chunk at most, or several.
     from seqcompare.align import gpu
     from seqcompare.cuda import runtime
 
     monkeypatch.setattr(gpu, "DEFER_UNLOCKING", deferred)
     page = 4096
     monkeypatch.setattr(gpu, "_PAGE", page)
+    monkeypatch.setattr(gpu, "_REGISTER_BYTES", chunk_pages * page)
     monkeypatch.setattr(gpu, "pinned_empty", lambda shape, dtype: np.empty(shape, dtype))
     monkeypatch.setattr(runtime, "_READ_ONLY_SUPPORTED", {})
     fake = _FakeDevice(page, refuse_after, read_only_supported=read_only)
@@ -1086,7 +1089,9 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
         spans = sorted(fake.ranges.items())
         assert all(end == start for (_, end), (start, _) in zip(spans[:-1], spans[1:]))
     assert (route.fallback is not None) == (refuse_after is not None and fake.attempts > refuse_after)
-    assert refuse_after != 3 or fake.attempts == 4  # refused mid-way: three ranges, then staging
+    assert refuse_after is None or fake.attempts == refuse_after + 1  # refused mid-way: then staging
+    assert chunk_pages > 70 or refuse_after is not None or len(fake.ranges) > len(cuts)  # pieces in chunks
+    assert all(end - start <= chunk_pages * page for start, end in fake.ranges.items())
     route.release()
     gpu.wait_for_unlocking()
     assert fake.ranges == {} and route.ranges == []

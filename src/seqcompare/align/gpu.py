@@ -352,6 +352,10 @@ NARROW_IN_TRANSIT = True
 _NARROW_ON_HOST_UP_TO = 4 << 20  # a side in one copy (a search's query), narrowed on the host: as large as this
 _PAGE = mmap.PAGESIZE
 PIN_IN_PLACE = True  # bench/dp_transfer_probe.py compares the two routes by setting it
+# A piece's pages are registered this much at a time, and each chunk copied as soon as it is locked, so that the
+# copy of a piece runs under the registering of its rest (registering 80 MB took 2-3 ms on the H200's host,
+# copying it 1.6 ms): the first kernel starts sooner, and less is left once the last chunk is locked.
+_REGISTER_BYTES = 16 << 20
 _PIN_IN_PLACE_FROM = 32 << 20  # smaller sides: the staging copy is short, and registering has a fixed cost
 # Larger sides are staged: unregistering costs about 23 ms a GB after the last kernel, where the staging copies
 # of a long call hide under its kernels. Measured on the H200's host (bench/dp_transfer_probe.py, dtw_search.py):
@@ -368,9 +372,10 @@ class _InPlace:
 
     Only whole pages inside the array are registered: a page it shares with its neighbours (the other side,
     say) is never locked, so two arrays never contend for one page (CUDA refuses a page registered twice).
-    Ranges are registered each from where the last ended, so none overlaps another; a piece goes up as one copy
-    per range it lies in (CUDA refuses a copy from page-locked memory that runs past the end of its
-    registration), and the array's partial first and last pages as plain copies. Where CUDA refuses a range
+    Ranges are registered each from where the last ended, so none overlaps another, :data:`_REGISTER_BYTES` at
+    a time; a piece goes up as one copy per range it lies in, each sent as soon as its range is locked (CUDA
+    refuses a copy from page-locked memory that runs past the end of its registration), and the array's partial
+    first and last pages as plain copies. Where CUDA refuses a range
     (memory the caller has registered already, a read-only or file mapping), that piece and the rest go
     through page-locked staging buffers instead. :meth:`release` unregisters each range once its copies are
     done; unregistering waits for an idle GPU (a 50 ms kernel made it 53 ms) and then costs about 1.5 ms per
@@ -390,40 +395,47 @@ class _InPlace:
         self.slots, self.largest = slots, largest
 
     def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
-        address, size = source.ctypes.data, source.nbytes
-        if self.fallback is None:
-            stop = min(self.last, -(-(address + size) // _PAGE) * _PAGE)
-            if stop > self.registered_to:
-                try:
-                    self.cupy.cuda.runtime.hostRegister(self.registered_to, stop - self.registered_to,
-                                                        read_only_flags(self.cupy))  # fmt: skip
-                except self.cupy.cuda.runtime.CUDARuntimeError:
-                    self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
-                else:
-                    self.ranges.append([self.registered_to, stop, None])
-                    self.registered_to = stop
         if self.fallback is not None:
             self.fallback.upload(slot, stream, source, target)
             return
-        holding = []  # the ranges this piece lies in (the last one or two)
-        for entry in reversed(self.ranges):
-            if entry[1] <= address:
-                break
-            holding.append(entry)
-        holding.reverse()
-        parts = [(max(entry[0], address), min(entry[1], address + size)) for entry in holding]
-        if address < self.first:  # the array's first, partial page
-            parts.insert(0, (address, min(self.first, address + size)))
-        if address + size > max(self.last, self.first):  # its last
-            parts.append((max(self.last, self.first, address), address + size))
+        address, end = source.ctypes.data, source.ctypes.data + source.nbytes
         source_bytes, target_bytes = source.reshape(-1).view(np.uint8), target.reshape(-1).view(self.cupy.uint8)
-        for lo, hi in parts:
-            if hi > lo:
-                target_bytes[lo - address : hi - address].set(source_bytes[lo - address : hi - address], stream=stream)
-        event = self.cupy.cuda.Event()
-        event.record(stream)
-        for entry in holding:
-            entry[2] = event
+        sent = address  # the piece's bytes before this are on their way
+
+        def send(limit: int) -> None:  # one copy of the piece's bytes from ``sent`` to ``limit``
+            nonlocal sent
+            limit = min(limit, end)
+            if limit > sent:
+                target_bytes[sent - address : limit - address].set(source_bytes[sent - address : limit - address],
+                                                                   stream=stream)  # fmt: skip
+                sent = limit
+
+        holding = [entry for entry in self.ranges[-2:] if entry[1] > address]  # the ranges before that hold some
+        try:
+            send(self.first)  # the array's partial first page, if the piece starts on it: a plain copy
+            for entry in holding:
+                send(entry[1])
+            stop = min(self.last, -(-end // _PAGE) * _PAGE)
+            while self.registered_to < stop:  # a chunk at a time, each copied as soon as it is locked
+                chunk = [self.registered_to, min(stop, self.registered_to + _REGISTER_BYTES), None]
+                try:
+                    self.cupy.cuda.runtime.hostRegister(chunk[0], chunk[1] - chunk[0], read_only_flags(self.cupy))
+                except self.cupy.cuda.runtime.CUDARuntimeError:
+                    self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
+                    break
+                self.ranges.append(chunk)
+                holding.append(chunk)
+                self.registered_to = chunk[1]
+                send(chunk[1])
+            if self.fallback is not None:  # this piece again through staging, and every piece after it
+                self.fallback.upload(slot, stream, source, target)
+            else:
+                send(end)  # the array's partial last page: a plain copy
+        finally:
+            event = self.cupy.cuda.Event()
+            event.record(stream)
+            for entry in holding:
+                entry[2] = event
 
     def release(self) -> None:
         """Unregister every range once its copies are done: here, or, with :data:`DEFER_UNLOCKING`, on the
