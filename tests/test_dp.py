@@ -1047,20 +1047,17 @@ class _FakeDevice:
         return DeviceArray(values)
 
 
-@pytest.mark.parametrize("background", [False, True])
 @pytest.mark.parametrize("refuse_after, read_only, deferred, chunk_pages",
                          [(None, True, True, 4096), (0, True, True, 4096), (3, True, False, 4096),
                           (None, False, True, 4096), (None, True, False, 4096), (None, True, True, 3),
                           (5, True, True, 2)])  # fmt: skip
 def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, monkeypatch, refuse_after, read_only,
-                                                                           deferred, chunk_pages,
-                                                                           background):  # fmt: skip
+                                                                           deferred, chunk_pages):  # fmt: skip
     # The host side of the in-place route, without a GPU: random pieces of an array that starts and ends off page
     # boundaries, copied as CUDA allows, every byte arriving, every range unlocked (on the background thread
     # where deferred); a refusal falls back to staging. Ranges are registered read-only
     # (cudaHostRegisterReadOnly, 8) where the device supports it, else plainly; in chunks of ``chunk_pages``,
-    # each piece taking one chunk at most, or several; locked by the uploads themselves, or ahead of them by a
-    # registrar on another thread (slowed here, so that uploads wait for it).
+    # each piece taking one chunk at most, or several.
     from seqcompare.align import gpu
     from seqcompare.cuda import runtime
 
@@ -1079,19 +1076,8 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     cuts = np.unique(np.r_[0, inner, values.size])
     route = gpu._InPlace(fake, values, 2, int(np.diff(cuts).max()))
     device = fake.array(target)
-    registrar = None
-    if background:
-        import time
-
-        register = fake.hostRegister
-        monkeypatch.setattr(fake, "hostRegister", lambda *args: time.sleep(0.002) or register(*args))
-        registrar = gpu._Registrar.start(fake, [None, route], [(None, None, None), (values, np.arange(values.size + 1),
-                                                                                   None)], cuts)  # fmt: skip
     for slot, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
         route.upload(slot % 2, None, values[a:b], device[a:b])
-    if registrar is not None:
-        registrar.stop()
-        assert route.finished
     assert np.array_equal(target, values)
     first_page, last_page = -(-values.ctypes.data // page) * page, (values.ctypes.data + values.nbytes) // page * page
     inside = values.ctypes.data, values.ctypes.data + values.nbytes
@@ -1112,37 +1098,6 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     assert fake.flags and set(fake.flags) == {8 if read_only else 0}
     # what went from locked pages and what did not: the array's partial end pages never did
     assert not any(locked for lo, hi, locked in fake.copies if hi <= first_page)
-
-
-def test_a_call_that_fails_stops_its_registrar_and_unlocks_what_it_locked(rng, monkeypatch):
-    # A call that fails after its registrar started (in its small uploads, say, or after a piece) stops the
-    # registrar, which locks nothing more, and unlocks every range it had locked, at once.
-    import time
-
-    from seqcompare.align import gpu
-
-    page = 4096
-    monkeypatch.setattr(gpu, "_PAGE", page)
-    monkeypatch.setattr(gpu, "_REGISTER_BYTES", 2 * page)
-    fake = _FakeDevice(page)
-    register = fake.hostRegister
-    monkeypatch.setattr(fake, "hostRegister", lambda *args: time.sleep(0.005) or register(*args))
-    buffer = np.zeros(70 * page, np.uint8)
-    values = buffer[100 : 100 + 64 * page]
-    cuts = np.linspace(0, values.size, 9).astype(np.int64)
-    for uploaded in (0, 1):
-        route = gpu._InPlace(fake, values, 2, int(np.diff(cuts).max()))
-        registrar = gpu._Registrar.start(fake, [route], [(values, np.arange(values.size + 1), None)], cuts)
-        target = np.zeros_like(values)
-        if uploaded:
-            route.upload(0, None, values[: cuts[1]], fake.array(target)[: cuts[1]])
-            assert np.array_equal(target[: cuts[1]], values[: cuts[1]])
-        gpu._release([None, route], registrar, now=True)
-        attempts = fake.attempts
-        assert route.finished and fake.ranges == {} and route.ranges == []
-        assert attempts < 32  # it stopped before locking the whole side (32 ranges)
-        time.sleep(0.02)
-        assert fake.attempts == attempts
 
 
 def test_pieces_cover_the_pairs_and_the_last_is_a_quarter_of_the_others(monkeypatch):

@@ -393,46 +393,6 @@ class _InPlace:
         self.ranges = []  # [start address, end address, event of the last copy reading it]
         self.fallback = None
         self.slots, self.largest = slots, largest
-        # With a :class:`_Registrar`, another thread locks the ranges ahead (``background``), and :meth:`upload`
-        # waits for them; ``refused``: CUDA refused one; ``finished``: the registrar will lock no more.
-        self.condition = threading.Condition()
-        self.background = False
-        self.refused = False
-        self.finished = False
-
-    def chunks(self, piece_ends: list) -> list:
-        """The ranges to lock for each piece, in order, given the address where each piece ends: whole pages
-        inside the array, from where the last ended, at most :data:`_REGISTER_BYTES` each."""
-        per_piece, at = [], self.first
-        for end in piece_ends:
-            stop = min(self.last, -(-end // _PAGE) * _PAGE)
-            piece = []
-            while at < stop:
-                piece.append((at, min(stop, at + _REGISTER_BYTES)))
-                at = piece[-1][1]
-            per_piece.append(piece)
-        return per_piece
-
-    def lock(self, start: int, end: int) -> None:
-        """Page-lock ``start:end`` (the next range, on whichever thread locks them); a refusal marks the route
-        ``refused``."""
-        try:
-            self.cupy.cuda.runtime.hostRegister(start, end - start, read_only_flags(self.cupy))
-        except self.cupy.cuda.runtime.CUDARuntimeError:
-            with self.condition:
-                self.refused = True
-                self.condition.notify_all()
-            return
-        with self.condition:
-            self.ranges.append([start, end, None])
-            self.registered_to = end
-            self.condition.notify_all()
-
-    def finish(self) -> None:
-        """The registrar will lock nothing more of this side."""
-        with self.condition:
-            self.finished = True
-            self.condition.notify_all()
 
     def upload(self, slot: int, stream, source: np.ndarray, target) -> None:
         if self.fallback is not None:
@@ -441,7 +401,6 @@ class _InPlace:
         address, end = source.ctypes.data, source.ctypes.data + source.nbytes
         source_bytes, target_bytes = source.reshape(-1).view(np.uint8), target.reshape(-1).view(self.cupy.uint8)
         sent = address  # the piece's bytes before this are on their way
-        holding = []  # the ranges this piece was copied from
 
         def send(limit: int) -> None:  # one copy of the piece's bytes from ``sent`` to ``limit``
             nonlocal sent
@@ -451,26 +410,27 @@ class _InPlace:
                                                                    stream=stream)  # fmt: skip
                 sent = limit
 
+        holding = [entry for entry in self.ranges[-2:] if entry[1] > address]  # the ranges before that hold some
         try:
             send(self.first)  # the array's partial first page, if the piece starts on it: a plain copy
+            for entry in holding:
+                send(entry[1])
             stop = min(self.last, -(-end // _PAGE) * _PAGE)
-            while sent < min(stop, end):  # range by range, each copied as soon as it is locked
-                if not self.background and not self.refused and self.registered_to < stop:
-                    self.lock(self.registered_to, min(stop, self.registered_to + _REGISTER_BYTES))
-                with self.condition:
-                    while self.registered_to <= sent and not (self.refused or self.finished):
-                        self.condition.wait()
-                    locked = [entry for entry in self.ranges if entry[1] > sent]  # in order; 65 at most
-                    given_up = self.registered_to <= sent
-                for entry in locked:
-                    if entry[0] < end:
-                        send(entry[1])
-                        holding.append(entry)
-                if given_up:  # refused: this piece again through staging, and every piece after it
+            while self.registered_to < stop:  # a chunk at a time, each copied as soon as it is locked
+                chunk = [self.registered_to, min(stop, self.registered_to + _REGISTER_BYTES), None]
+                try:
+                    self.cupy.cuda.runtime.hostRegister(chunk[0], chunk[1] - chunk[0], read_only_flags(self.cupy))
+                except self.cupy.cuda.runtime.CUDARuntimeError:
                     self.fallback = _Staging(self.cupy, self.values.dtype, self.slots, self.largest)
-                    self.fallback.upload(slot, stream, source, target)
-                    return
-            send(end)  # the array's partial last page: a plain copy
+                    break
+                self.ranges.append(chunk)
+                holding.append(chunk)
+                self.registered_to = chunk[1]
+                send(chunk[1])
+            if self.fallback is not None:  # this piece again through staging, and every piece after it
+                self.fallback.upload(slot, stream, source, target)
+            else:
+                send(end)  # the array's partial last page: a plain copy
         finally:
             event = self.cupy.cuda.Event()
             event.record(stream)
@@ -487,74 +447,11 @@ class _InPlace:
         _unregister(self.cupy, ranges)
 
 
-def _release(staging: list, registrar=None, now: bool = False) -> None:
-    """Release every side's upload route (see :meth:`_InPlace.release`), once ``registrar`` (a
-    :class:`_Registrar`) has stopped locking; ``now``: unlocked here whatever :data:`DEFER_UNLOCKING` says (a
-    call that failed before its first copy: nothing of it reads the pages)."""
-    if registrar is not None:
-        registrar.stop()
+def _release(staging: list) -> None:
+    """Release every side's upload route (see :meth:`_InPlace.release`)."""
     for stage in staging:
         if stage is not None:
-            if now and isinstance(stage, _InPlace):
-                ranges, stage.ranges = stage.ranges, []
-                _unregister(stage.cupy, ranges)
-            else:
-                stage.release()
-
-
-class _Registrar:
-    """One thread a call that page-locks the ranges of every side going up in place (:class:`_InPlace`), in the
-    order the pieces need them, while the call's own thread plans, uploads the small things, copies and launches:
-    registering is the longest of a call's host steps (2-3.5 ms for a piece of 80 MB on the H200's hosts), and
-    the driver releases the GIL while it runs. The threads of all calls take turns on one (the driver locks one
-    range at a time anyway)."""
-
-    def __init__(self, cupy, work: list):
-        self.stopped = False
-        self.job = _registering().submit(self._run, cupy, cupy.cuda.Device().id, work)
-
-    @classmethod
-    def start(cls, cupy, staging: list, sides: list, bounds: np.ndarray):
-        """A registrar for the in-place routes among ``staging`` (none if there are none)."""
-        work = []
-        for stage, (values, off, _) in zip(staging, sides):
-            if isinstance(stage, _InPlace):
-                stage.background = True
-                ends = (values.ctypes.data + off[bounds[1:]] * values.itemsize).tolist()
-                work.append((stage, stage.chunks(ends)))
-        return cls(cupy, work) if work else None
-
-    def _run(self, cupy, device: int, work: list) -> None:
-        try:
-            with cupy.cuda.Device(device):
-                for piece in range(max(len(chunks) for _, chunks in work)):
-                    for route, chunks in work:
-                        for start, end in chunks[piece]:
-                            if self.stopped or route.refused:
-                                break
-                            route.lock(start, end)
-        finally:
-            for route, _ in work:
-                route.finish()
-
-    def stop(self) -> None:
-        """Lock nothing more, and wait for the range being locked."""
-        self.stopped = True
-        self.job.result()
-
-
-_REGISTERING: list = []
-_REGISTERING_LOCK = threading.Lock()
-
-
-def _registering():
-    """The one thread that runs every :class:`_Registrar`."""
-    with _REGISTERING_LOCK:
-        if not _REGISTERING:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _REGISTERING.append(ThreadPoolExecutor(1, thread_name_prefix="seqcompare-lock"))
-        return _REGISTERING[0]
+            stage.release()
 
 
 def _unregister(cupy, ranges: list) -> None:
@@ -844,59 +741,50 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     reached("planned")
     checks = _Checks(cupy, floating)
     with cupy.cuda.Device():
-        slots = 1 if kernels_only else _STREAMS
-        streamed_bytes = sum(values.nbytes for (values, _, _), in_pieces in zip(sides, streamed) if in_pieces)
-        bounds = _pieces(len(plan), streamed_bytes)
-        staging = [None if not in_pieces else
-                   _Narrowing(cupy, slots, int(np.diff(off[bounds]).max()), checks) if narrowed else
-                   _route(cupy, values, slots, int(np.diff(off[bounds]).max()), locked_already)
-                   for (values, off, _), in_pieces, locked_already in zip(sides, streamed, locked)]  # fmt: skip
-        # sides locked in place start locking now, on another thread, while this one uploads the small things
-        registrar = _Registrar.start(cupy, staging, sides, bounds)
-        try:
-            streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(slots)]
-            device_values = [cupy.empty(values.size, dtype=np.int16 if narrowed else values.dtype)
-                             for values, _, _ in sides]  # fmt: skip
-            reached("streams")
-            first_event = cupy.cuda.Event()
-            if not kernels_only:
-                first_event.record(streams[0])
-            with streams[0]:
-                # offsets and pair indices in one copy (each small copy from pageable memory costs 0.1-0.2 ms)
-                # (series of one length, as from a 2-D array, have their offsets made on the device)
-                if check:
-                    checks.prepare()  # before the ready event below, which every piece's stream waits for
-                steps = [uniform_step(off) for off in (t_off, q_off)]
-                uploaded = [off for off, step in zip((t_off, q_off), steps) if step is None]
-                uploaded += [column.values for column in columns if column.kind == "listed"]
-                ends = np.cumsum([0] + [part.size for part in uploaded]).tolist()
-                small_dev = cupy.asarray(np.concatenate(uploaded)) if uploaded else None
-                parts_dev = iter(small_dev[a:b] for a, b in zip(ends[:-1], ends[1:]))
-                t_off_dev, q_off_dev = (next(parts_dev) if step is None
-                                        else cupy.arange(off.size, dtype=cupy.int64) * step
-                                        for off, step in zip((t_off, q_off), steps))  # fmt: skip
-                pair_t_dev, pair_q_dev = (column.on_device(cupy, parts_dev) for column in columns)
-                reached("offsets and columns")
-                sub_dev = _table_on_device(cupy, table)
-                out_dev = cupy.empty(len(plan), dtype=out_type)
-                for (values, _, _), on_device, in_pieces in zip(sides, device_values, streamed):
-                    if not in_pieces:
-                        on_device.set(np.ascontiguousarray(values))
-                        if check and values.nbytes < _STREAM_FROM:
-                            checks.add_host(values)
-                        elif check:
-                            checks.add(on_device)
-                ready = cupy.cuda.Event()
-                ready.record()
-            reached("small uploads")
-        except BaseException:
-            _release(staging, registrar, now=True)
-            raise
+        streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(1 if kernels_only else _STREAMS)]
+        device_values = [cupy.empty(values.size, dtype=np.int16 if narrowed else values.dtype) for values, _, _ in sides]
+        reached("streams")
+        first_event = cupy.cuda.Event()
+        if not kernels_only:
+            first_event.record(streams[0])
+        with streams[0]:
+            # offsets and pair indices in one copy (each small copy from pageable memory costs 0.1-0.2 ms)
+            # (series of one length, as from a 2-D array, have their offsets made on the device)
+            if check:
+                checks.prepare()  # before the ready event below, which every piece's stream waits for
+            steps = [uniform_step(off) for off in (t_off, q_off)]
+            uploaded = [off for off, step in zip((t_off, q_off), steps) if step is None]
+            uploaded += [column.values for column in columns if column.kind == "listed"]
+            ends = np.cumsum([0] + [part.size for part in uploaded]).tolist()
+            small_dev = cupy.asarray(np.concatenate(uploaded)) if uploaded else None
+            parts_dev = iter(small_dev[a:b] for a, b in zip(ends[:-1], ends[1:]))
+            t_off_dev, q_off_dev = (next(parts_dev) if step is None else cupy.arange(off.size, dtype=cupy.int64) * step
+                                    for off, step in zip((t_off, q_off), steps))  # fmt: skip
+            pair_t_dev, pair_q_dev = (column.on_device(cupy, parts_dev) for column in columns)
+            reached("offsets and columns")
+            sub_dev = _table_on_device(cupy, table)
+            out_dev = cupy.empty(len(plan), dtype=out_type)
+            for (values, _, _), on_device, in_pieces in zip(sides, device_values, streamed):
+                if not in_pieces:
+                    on_device.set(np.ascontiguousarray(values))
+                    if check and values.nbytes < _STREAM_FROM:
+                        checks.add_host(values)
+                    elif check:
+                        checks.add(on_device)
+            ready = cupy.cuda.Event()
+            ready.record()
+        reached("small uploads")
         if kernels_only:
             streams[0].synchronize()
             first_event.record(streams[0])
         for stream in streams[1:]:
             stream.wait_event(ready)
+        streamed_bytes = sum(values.nbytes for (values, _, _), in_pieces in zip(sides, streamed) if in_pieces)
+        bounds = _pieces(len(plan), streamed_bytes)
+        staging = [None if not in_pieces else
+                   _Narrowing(cupy, len(streams), int(np.diff(off[bounds]).max()), checks) if narrowed else
+                   _route(cupy, values, len(streams), int(np.diff(off[bounds]).max()), locked_already)
+                   for (values, off, _), in_pieces, locked_already in zip(sides, streamed, locked)]  # fmt: skip
         try:  # with DEFER_UNLOCKING, pages locked in place are handed on once the scores are back
             try:
                 for piece, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
@@ -922,7 +810,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
                 raise
             finally:
                 if not DEFER_UNLOCKING:
-                    _release(staging, registrar)  # while the last kernels run (the unregistering waits for them)
+                    _release(staging)  # while the last kernels run (the unregistering waits for them)
             reached("released")
             if long_pairs.size:
                 for stream in streams[1:]:  # every piece of values is on the device
@@ -948,7 +836,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
             reached("read back")
         finally:
             if DEFER_UNLOCKING:
-                _release(staging, registrar)  # to the background thread: after the scores are read back, or on an error
+                _release(staging)  # to the background thread: after the scores are read back, or on an error
     if timings is not None:
         timings["kernel_s"] = cupy.cuda.get_elapsed_time(first_event, last_event) / 1e3
         timings["total_s"] = time.perf_counter() - start
