@@ -1100,6 +1100,28 @@ def test_pieces_locked_in_place_go_up_whole_and_within_their_registrations(rng, 
     assert not any(locked for lo, hi, locked in fake.copies if hi <= first_page)
 
 
+def test_strip_sizes_and_pair_lengths_equal_their_plain_forms(rng):
+    # The GPU's strip size per pair (the smallest of STRIPS whose 32 R rows hold the query, else the largest) and
+    # each pair's lengths (broadcasts where every series has one length), against plain NumPy.
+    from seqcompare.align import gpu
+    from seqcompare.align.plans import pair_lengths
+
+    lengths = np.r_[0, 1, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 5000, rng.integers(0, 3000, 500)]
+    plain = [min((r for r in gpu.STRIPS if 32 * r >= n), default=gpu.STRIPS[-1]) for n in lengths]
+    assert gpu.strips_for(lengths).tolist() == plain
+    assert gpu.strips_for(np.broadcast_to(np.int64(300), (7,))).tolist() == [16] * 7
+    uniform = np.arange(41, dtype=np.int64) * 25
+    ragged = np.r_[0, np.cumsum(rng.integers(0, 50, 40))]
+    plans = [np.stack([np.arange(40), np.arange(40)], axis=1), np.stack([np.arange(40), np.full(40, 3)], axis=1),
+             rng.integers(0, 40, (60, 2))]  # fmt: skip
+    for t_off in (uniform, ragged):
+        for q_off in (uniform, ragged):
+            for plan in plans:
+                t_len, q_len = pair_lengths(plan, t_off, q_off)
+                assert np.array_equal(t_len, np.diff(t_off)[plan[:, 0]])
+                assert np.array_equal(q_len, np.diff(q_off)[plan[:, 1]])
+
+
 def test_pieces_cover_the_pairs_and_the_last_is_a_quarter_of_the_others(monkeypatch):
     from seqcompare.align import gpu
 

@@ -17,7 +17,7 @@ from ..errors import InputError
 from .batch import DTW_MODES, DTWScorer, NWScorer, match_mismatch
 from .costs import BIG, Costs
 from .modes import MODE_CODES, ModeScorer, ModeScoring
-from .plans import PlanColumn
+from .plans import pair_lengths
 from .work import PairWork
 
 MODES = tuple(MODE_CODES)
@@ -230,7 +230,7 @@ def pair_plan(n_targets: int, n_queries: int | None, pairs) -> np.ndarray:
     if n_queries != n_targets:
         raise InputError(f"pairs by order need as many queries as targets (or one of either): {n_targets} targets, "
                          f"{n_queries} queries")  # fmt: skip
-    return np.stack([np.arange(n_targets), np.arange(n_targets)], axis=1).astype(np.int64)
+    return np.arange(n_targets, dtype=np.int64).repeat(2).reshape(-1, 2)  # two arrays made, not four
 
 
 def every_pair(n_targets: int, n_queries: int | None) -> np.ndarray:
@@ -351,7 +351,7 @@ def align(targets, queries=None, *, costs: Costs | None = None, mode: str = "glo
     else:
         q_codes, q_off, q_checked = _as_sequences(queries, "query")
     plan = pair_plan(len(t_off) - 1, None if queries is None else len(q_off) - 1, pairs)
-    t_len, q_len = np.diff(t_off)[plan[:, 0]], np.diff(q_off)[plan[:, 1]]
+    t_len, q_len = pair_lengths(plan, t_off, q_off)
     longest = int((t_len + q_len).max()) if len(plan) else 0
     if longest * costs.bound >= _LIMIT:
         raise InputError(f"alignment scores could reach {longest * costs.bound}, beyond the exact 64-bit range")
@@ -526,7 +526,8 @@ def _as_signals(items, what: str):
         if series.dtype == np.uint64 and series.size and int(series.max()) >= 1 << 63:
             raise InputError(f"{what}: values from 2**63 up do not fit the exact 64-bit DP")
         values = np.ascontiguousarray(series, dtype=dtype).reshape(-1)
-        return values, np.arange(series.shape[0] + 1, dtype=np.int64) * series.shape[1]
+        rows, width = series.shape
+        return values, np.arange(0, (rows + 1) * width, width, dtype=np.int64) if width else np.zeros(rows + 1, np.int64)
     items = [np.asarray(x).ravel() for x in items]
     if not items:
         return np.empty(0, np.int64), np.zeros(1, np.int64)
@@ -627,8 +628,7 @@ def dtw(a, b=None, *, mode: str = "full", window: int | None = None, pairs=None,
         t_values, q_values = t_values.astype(common, copy=False), q_values.astype(common, copy=False)
     plan = pair_plan(len(t_off) - 1, None if b is None else len(q_off) - 1, pairs)
     # each pair's lengths (views for a search or pairs by order; read only)
-    t_len = PlanColumn(plan[:, 0], len(t_off) - 1).take(np.diff(t_off))
-    q_len = PlanColumn(plan[:, 1], len(q_off) - 1).take(np.diff(q_off))
+    t_len, q_len = pair_lengths(plan, t_off, q_off)
     integer = t_values.dtype.kind == "i"
     mode_code, band = DTW_MODES[mode], -1 if window is None else window
     gpu = _use_gpu(device, window is None, "DTW needs no window", client)

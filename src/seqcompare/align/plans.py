@@ -69,6 +69,21 @@ def uniform_step(offsets: np.ndarray):
     return step if _all_equal(offsets, lambda a, b: (_COUNT[: b - a] + a) * step) else None
 
 
+def series_lengths(offsets: np.ndarray) -> np.ndarray:
+    """``np.diff(offsets)``: as a read-only broadcast of the one length where every series has it (as from a
+    2-D array), so that nothing later passes over it."""
+    step = uniform_step(offsets)
+    if step is None:
+        return np.diff(offsets)
+    return np.broadcast_to(np.int64(step), (offsets.size - 1,))
+
+
+def pair_lengths(plan: np.ndarray, t_off: np.ndarray, q_off: np.ndarray) -> tuple:
+    """Each pair's target and query lengths (read-only; views where a column is fixed or in order)."""
+    return tuple(PlanColumn(plan[:, side], off.size - 1).take(series_lengths(off))
+                 for side, off in enumerate((t_off, q_off)))  # fmt: skip
+
+
 def whole_search_targets(plan: np.ndarray, n_queries: int) -> int:
     """The number of targets T when ``plan`` is a whole search's (:func:`~seqcompare.align.api.every_pair`'s
     layout: query by query, each against targets 0 .. T - 1 in order, all ``n_queries`` queries), else 0."""
