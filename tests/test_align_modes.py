@@ -76,22 +76,30 @@ def test_modes_on_long_and_uneven_pairs(rng, device):
                                                                                                 counts), mode  # fmt: skip
 
 
-@pytest.mark.parametrize("packed", [True, False], ids=["counts in one word", "counts in two words"])
+@pytest.mark.parametrize("layout", ["int32", "int64 packed", "int64"],
+                         ids=["int32 lanes", "int64 lanes, counts in one word", "int64 lanes, counts in two words"])
 @pytest.mark.parametrize("mode", MODES)
-def test_paths_in_lanes_equal_the_oracle(rng, mode, packed, monkeypatch):
+def test_paths_in_lanes_equal_the_oracle(rng, mode, layout, monkeypatch):
     """Statistics and CIGARs take pairs a vector's lanes at a time (mode_pairs_lanes, which traces each pair back
     in its sweep): 237 pairs by order (groups of like lengths and a partial last group), lengths 0 to 90 in one
     call, three letters and a table with ties everywhere, so the lanes' padding, their own last rows and columns
-    and the tie rules all show."""
+    and the tie rules all show. Short pairs take int32 lanes; the int64 layouts are those of pairs whose query
+    and target reach 2**15 (and 2**16) letters together."""
+    import seqcompare.align.modes as modes
+    import seqcompare.align.mode_kernels as kernels
+
+    calls = []
+    lanes = kernels.mode_pairs_lanes
+    monkeypatch.setattr(kernels, "mode_pairs_lanes", lambda *args: calls.append(args[-1].dtype) or lanes(*args))
+    if layout != "int32":
+        monkeypatch.setattr(modes, "NARROW_PATHS_BELOW", 0)
     matrix = SubstitutionMatrix("ties", "ACG", np.array([[2, -1, -9], [-1, 2, 0], [-9, 0, 1]], np.int64))
     lengths = [0, 1, 2, 5, 17, 40, 63, 90]
     targets = ["".join(rng.choice(list("ACG"), int(rng.choice(lengths)))) for _ in range(37)]
     queries = [t[int(rng.integers(0, 3)) :] + "".join(rng.choice(list("ACG"), int(rng.integers(0, 9))))
                if k % 3 else "".join(rng.choice(list("ACG"), int(rng.choice(lengths))))
                for k, t in enumerate(targets)]  # fmt: skip
-    if not packed:  # the layout of pairs whose query and target reach 2**16 letters together
-        import seqcompare.align.modes as modes
-
+    if layout == "int64":
         monkeypatch.setattr(modes, "PACKED_COUNTS_BELOW", 0)
     # And 200 tiny pairs: with A against G below two gap openings, a cell's two gap states often tie (the vertical
     # one is taken).
@@ -104,6 +112,28 @@ def test_paths_in_lanes_equal_the_oracle(rng, mode, packed, monkeypatch):
     assert result.positions.tolist() == positions
     assert result.counts.tolist() == counts
     assert result.cigars == cigars  # traced back in the lanes' sweep
+    assert calls and set(calls) == {np.dtype(np.int32 if layout == "int32" else np.int64)}
+
+
+@pytest.mark.parametrize("mode", ["global", "local"])
+def test_short_pairs_whose_scores_could_pass_int32_lanes_take_int64_lanes(rng, mode, monkeypatch):
+    """Short pairs take int32 lanes only while no score can reach 2**29: with costs of about 2**24 a cell,
+    pairs of 60 letters could, and take int64 lanes, exact."""
+    import seqcompare.align.mode_kernels as kernels
+
+    calls = []
+    lanes = kernels.mode_pairs_lanes
+    monkeypatch.setattr(kernels, "mode_pairs_lanes", lambda *args: calls.append(args[-1].dtype) or lanes(*args))
+    scale = 1 << 22
+    matrix = SubstitutionMatrix("big", "ACGT", (np.where(np.eye(4, dtype=bool), 5, -4) * scale).astype(np.int64))
+    targets = ["".join(rng.choice(list("ACGT"), 60)) for _ in range(12)]
+    queries = [t[3:] if k % 2 else "".join(rng.choice(list("ACGT"), 60)) for k, t in enumerate(targets)]
+    result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=7 * scale, gap_extend=3 * scale,
+                              stats=True, cigar=True)  # fmt: skip
+    scores, positions, counts, cigars = expected(targets, queries, result.pairs, matrix, 7 * scale, 3 * scale, mode)
+    assert result.scores.tolist() == scores and max(abs(x) for x in scores) > 1 << 29
+    assert result.positions.tolist() == positions and result.counts.tolist() == counts and result.cigars == cigars
+    assert set(calls) == {np.dtype(np.int64)}
 
 
 def test_cigars_of_groups_too_large_to_keep_are_traced_one_pair_at_a_time(rng, monkeypatch):

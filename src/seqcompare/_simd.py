@@ -207,3 +207,34 @@ def constant(typingctx, like, value):
         return ir.Constant(ir.VectorType(element, like.lanes), [ir.Constant(element, number)] * like.lanes)
 
     return like(like, value), codegen
+
+
+@intrinsic
+def splat_as(typingctx, like, scalar):
+    """A vector of ``like``'s dtype (a 1-D integer array) with ``scalar`` (any integer, cast to that dtype) in
+    every lane: one kernel body serves lanes of several widths."""
+    if not (_is_flat_int_array(like) and isinstance(scalar, types.Integer)):
+        return None
+    vector = _vector_for(like.dtype)
+
+    def codegen(context, builder, sig, args):
+        value = context.cast(builder, args[1], sig.args[1], like.dtype)
+        vector_type = context.get_value_type(vector)
+        single = builder.insert_element(ir.Constant(vector_type, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), vector.lanes), [0] * vector.lanes)
+        return builder.shuffle_vector(single, ir.Constant(vector_type, ir.Undefined), mask)
+
+    return vector(like, scalar), codegen
+
+
+@intrinsic
+def lanes_in(typingctx, like):
+    """The lanes of one vector of ``like``'s dtype (a 1-D integer array), as a constant the compiler sees."""
+    if not _is_flat_int_array(like):
+        return None
+    lanes = VECTOR_BYTES * 8 // like.dtype.bitwidth
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(context.get_value_type(types.intp), lanes)
+
+    return types.intp(like), codegen

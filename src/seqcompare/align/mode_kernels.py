@@ -9,8 +9,8 @@ import numpy as np
 
 from .._intrinsics import sub_narrow
 from .._jit import jit
-from .._simd import (add, any_greater, constant, lanes_of, load, maximum, splat, store, store_bytes, subtract,
-                     where_equal, where_greater)
+from .._simd import (add, any_greater, constant, lanes_in, lanes_of, load, maximum, splat, splat_as, store,
+                     store_bytes, subtract, where_equal, where_greater)
 from .kernels import _longest_target
 
 NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalty is subtracted
@@ -20,7 +20,6 @@ NEG = -(1 << 62)  # below every reachable score; far from overflow when a penalt
 # (start row << 32) | start column, each field below 2**31: three words a cell to carry instead of six values, and a
 # diagonal step two additions.
 _HIGH = np.int64(1) << np.int64(32)
-_LOW = _HIGH - np.int64(1)
 
 
 @jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
@@ -128,12 +127,13 @@ def mode_pairs(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_q
 
 @jit(inline="always")
 def _finish_path(p, mode, m, n, H, h_pairs, h_length, h_start, stride, offset, best, best_i, best_j, best_pairs,
-                 best_length, best_start, scores_out, positions_out, counts_out, packed=False):  # fmt: skip
+                 best_length, best_start, scores_out, positions_out, counts_out, packed=False, shift=32):  # fmt: skip
     """Pair ``p``'s end cell and path, written out: for global mode (and empty sides outside local mode) the last
     row's last cell, for semi-global the better of the sweep's ``best`` (its last column) and the last row, for
     infix and prefix the last row's leftmost best, for local the sweep's ``best``. The last row (row ``m``) is
     ``H[j * stride + offset]`` and its paths beside it (:func:`mode_pairs`: one pair, stride 1;
-    :func:`mode_pairs_lanes`: a lane of the kept rows); ``packed``: the four counts in the first word."""
+    :func:`mode_pairs_lanes`: a lane of the kept rows); ``packed``: the four counts in the first word; ``shift``:
+    where the high field of a start or a count word begins (32, or 15 in int32 lanes)."""
     local = mode == 1
     if mode == 0 or (not local and (m == 0 or n == 0)):
         at = n * stride + offset
@@ -156,11 +156,12 @@ def _finish_path(p, mode, m, n, H, h_pairs, h_length, h_start, stride, offset, b
     elif local and (m == 0 or n == 0):
         best, best_i, best_j = 0, 0, 0
         best_pairs = best_length = best_start = 0
-    low = _LOW
+    low = (np.int64(1) << shift) - 1
+    best_start, best_pairs, best_length = np.int64(best_start), np.int64(best_pairs), np.int64(best_length)
     scores_out[p] = best
     positions_out[p, 0] = best_start & low
     positions_out[p, 1] = best_j - 1
-    positions_out[p, 2] = best_start >> 32
+    positions_out[p, 2] = best_start >> shift
     positions_out[p, 3] = best_i - 1
     if packed:
         field = np.int64(0xFFFF)
@@ -169,20 +170,23 @@ def _finish_path(p, mode, m, n, H, h_pairs, h_length, h_start, stride, offset, b
         counts_out[p, 2] = (best_pairs >> 32) & field
         counts_out[p, 3] = best_pairs & field
     else:
-        counts_out[p, 0] = best_pairs >> 32
-        counts_out[p, 1] = best_length >> 32
+        counts_out[p, 0] = best_pairs >> shift
+        counts_out[p, 1] = best_length >> shift
         counts_out[p, 2] = best_pairs & low
         counts_out[p, 3] = best_length & low
 
 
-# Pairs that :func:`mode_pairs_lanes` aligns at once, one a lane: the int64 lanes of one vector.
+# Pairs that :func:`mode_pairs_lanes` aligns at once, one a lane: the int64 lanes of one vector, or the int32
+# lanes (twice as many) for short pairs (the rule: ``modes.NARROW_PATHS_BELOW``).
 PATH_LANES = lanes_of(np.dtype(np.int64))
+NARROW_PATH_LANES = lanes_of(np.dtype(np.int32))
+NARROW_NEG = -(1 << 30)  # below every score int32 lanes take (scores within 2**29), far from int32's overflow
 
 
 @jit(reads=("t_codes", "t_off", "q_codes", "q_off", "pair_t", "pair_q"))
 def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last, by_query, gap_open, gap_extend,
                      mode, scores_out, positions_out, counts_out, trace_cells, ops, ops_end, ops_first,
-                     equal_scores, packed):  # fmt: skip
+                     equal_scores, packed, lane_type):  # fmt: skip
     """:func:`mode_pairs` of pairs ``first:last``, :data:`PATH_LANES` at a time in lockstep, one pair a lane of
     int64 vectors: the same recurrence, paths and tie rules, cell for cell. A group's rows and columns run to its
     longest query and target; a lane's cells past its own (its padding, code 0) are computed and never read:
@@ -201,57 +205,66 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
 
     ``packed`` (where every pair's query and target together are shorter than 2**16): a path's four counts share
     one word, ``matches << 48 | pairs << 32 | similar << 16 | length``, and the second word is not kept (a third
-    fewer vectors a cell; 16-bit fields hold counts below 2**16, which a path's length bounds)."""
-    L = PATH_LANES
+    fewer vectors a cell; 16-bit fields hold counts below 2**16, which a path's length bounds).
+
+    ``lane_type``: an array of the lanes' dtype, int64 or int32 (:data:`NARROW_PATH_LANES` lanes, twice as many,
+    for pairs whose query and target together are shorter than 2**15 and whose scores stay within 2**29, where
+    a start is ``row << 15 | column`` and a count word two 15-bit fields; never packed)."""
+    L = lanes_in(lane_type)
+    narrow = L > PATH_LANES
     local = mode == 1
     free_target_start = mode == 1 or mode == 2 or mode == 3
     free_query_start = mode == 1 or mode == 2
-    high = _HIGH
+    shift = 15 if narrow else 32
+    high = np.int64(1) << shift
+    neg = NARROW_NEG if narrow else NEG
     longest = _longest_target(t_off, pair_t, first, last) + 1
     width = longest * L
-    H = np.empty(width, np.int64)
-    F = np.empty(width, np.int64)
-    h_pairs = np.empty(width, np.int64)
-    h_length = np.empty(width, np.int64)
-    h_start = np.empty(width, np.int64)
-    f_pairs = np.empty(width, np.int64)
-    f_length = np.empty(width, np.int64)
-    f_start = np.empty(width, np.int64)
-    substitution = np.empty(width, np.int64)  # a row's scores, one a cell and lane (the gathers out of the sweep)
-    target_codes = np.zeros(width, np.int64)
+    lanes_dtype = lane_type.dtype
+    H = np.empty(width, lanes_dtype)
+    F = np.empty(width, lanes_dtype)
+    h_pairs = np.empty(width, lanes_dtype)
+    h_length = np.empty(width, lanes_dtype)
+    h_start = np.empty(width, lanes_dtype)
+    f_pairs = np.empty(width, lanes_dtype)
+    f_length = np.empty(width, lanes_dtype)
+    f_start = np.empty(width, lanes_dtype)
+    substitution = np.empty(width, lanes_dtype)  # a row's scores, one a cell and lane (the gathers out of the sweep)
+    target_codes = np.zeros(width, lanes_dtype)
     # Each lane's last row (row m of its own query), kept for the modes that end there.
-    kept = np.empty(width, np.int64)
-    kept_pairs = np.empty(width, np.int64)
-    kept_length = np.empty(width, np.int64)
-    kept_start = np.empty(width, np.int64)
+    kept = np.empty(width, lanes_dtype)
+    kept_pairs = np.empty(width, lanes_dtype)
+    kept_length = np.empty(width, lanes_dtype)
+    kept_start = np.empty(width, lanes_dtype)
     t0 = np.zeros(L, np.int64)
     q0 = np.zeros(L, np.int64)
-    n = np.zeros(L, np.int64)
-    m = np.zeros(L, np.int64)
-    query_codes = np.zeros(L, np.int64)
+    n = np.zeros(L, lanes_dtype)
+    m = np.zeros(L, lanes_dtype)
+    query_codes = np.zeros(L, lanes_dtype)
     query_rows = np.zeros(L, np.int64)  # where each lane's query letter's row starts in the flat table
     alphabet = by_query.shape[1]
     flat_table = by_query.reshape(-1)
     equal = equal_scores.size == 2
-    match = splat(equal_scores[0] if equal else np.int64(0))
-    mismatch = splat(equal_scores[1] if equal else np.int64(0))
+    match = splat_as(lane_type, equal_scores[0] if equal else np.int64(0))
+    mismatch = splat_as(lane_type, equal_scores[1] if equal else np.int64(0))
     # A lane's best cell (local): value, row, column and path, kept as vectors across a row.
-    lane_best = np.empty(6 * L, np.int64)
+    lane_best = np.empty(6 * L, lanes_dtype)
     zero64 = np.int64(0)
-    zero = splat(zero64)
-    one = splat(np.int64(1))
-    step = splat(high + 1)  # a statistic's count and its pair count, up by one each
+    zero = splat_as(lane_type, zero64)
+    one = splat_as(lane_type, 1)
+    step = splat_as(lane_type, high + 1)  # a statistic's count and its pair count, up by one each
     # A diagonal step adds to the counts word (and, unpacked, to the length word); a gap step, packed, adds one to
     # the length field of the counts word.
-    if packed:
-        equal_step, other_step = splat(np.int64((1 << 48) + (1 << 32))), splat(np.int64(1 << 32))
-        similar_step, dissimilar_step, gap_step = splat(np.int64((1 << 16) + 1)), one, one
+    if packed:  # int64 lanes only (the caller's rule)
+        equal_step, other_step = splat_as(lane_type, (1 << 48) + (1 << 32)), splat_as(lane_type, 1 << 32)
+        similar_step, dissimilar_step, gap_step = splat_as(lane_type, (1 << 16) + 1), one, one
     else:
         equal_step, other_step, similar_step, dissimilar_step, gap_step = step, one, zero, zero, zero
-    go, ge = splat(np.int64(gap_open)), splat(np.int64(gap_extend))
-    none = splat(np.int64(NEG))
+    go, ge = splat_as(lane_type, gap_open), splat_as(lane_type, gap_extend)
+    none = splat_as(lane_type, neg)
     # Direction codes (see mode_traceback): the source in the low two bits, 4 where F opened, 8 where E did.
-    two, three, four, eight = splat(np.int64(2)), splat(np.int64(3)), splat(np.int64(4)), splat(np.int64(8))
+    two, three = splat_as(lane_type, 2), splat_as(lane_type, 3)
+    four, eight = splat_as(lane_type, 4), splat_as(lane_type, 8)
     way = np.empty(0, np.uint8)
     for group in range(first, last, L):
         count = min(L, last - group)
@@ -280,23 +293,23 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
             for lane in range(L):
                 at = j * L + lane
                 H[at] = 0 if free_target_start else opening
-                F[at] = NEG
+                F[at] = neg
                 h_pairs[at] = h_length[at] = f_pairs[at] = f_length[at] = f_start[at] = 0
                 h_start[at] = j if free_target_start else 0
         for lane in range(L):
-            lane_best[lane] = 0 if local else NEG
+            lane_best[lane] = 0 if local else neg
             lane_best[L + lane] = 1 if local else 0  # row
             lane_best[2 * L + lane] = 1 if local else 0  # column
             lane_best[3 * L + lane] = lane_best[4 * L + lane] = 0
             lane_best[5 * L + lane] = high + 1 if local else 0
             if m[lane] == 0:
-                _keep_row(lane, n[lane], H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length, kept_start)
+                _keep_row(lane, n[lane], L, H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length, kept_start)
         row_stride = n_max + 1
         tracing = 0 < (m_max + 1) * row_stride * L <= trace_cells
         if tracing and way.size < (m_max + 1) * row_stride * L:
             way = np.empty((m_max + 1) * row_stride * L, np.uint8)
         rows, columns = load(m, 0), load(n, 0)
-        best, best_i, best_j, best_p, best_l, best_s = _load_best(lane_best)
+        best, best_i, best_j, best_p, best_l, best_s = _load_best(lane_best, L)
         border = zero64
         for i in range(1, m_max + 1):
             for lane in range(L):
@@ -306,18 +319,18 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
                 for at in range(L, (n_max + 1) * L):
                     substitution[at] = flat_table[query_rows[at % L] + target_codes[at]]
             border = -gap_open if i == 1 else border - gap_extend
-            row = splat(np.int64(i))
+            row = splat_as(lane_type, i)
             diag, diag_p, diag_l, diag_s = load(H, 0), load(h_pairs, 0), load(h_length, 0), load(h_start, 0)
-            west = splat(zero64 if free_query_start else border)
+            west = splat_as(lane_type, zero64 if free_query_start else border)
             west_p = west_l = zero
-            west_s = splat(np.int64(i) * high if free_query_start else zero64)
+            west_s = splat_as(lane_type, np.int64(i) * high if free_query_start else zero64)
             store(H, 0, west)
             store(h_pairs, 0, zero)
             store(h_length, 0, zero)
             store(h_start, 0, west_s)
             e, e_p, e_l, e_s = none, zero, zero, zero
             query = load(query_codes, 0)
-            row_reset = splat(np.int64(i) * high)
+            row_reset = splat_as(lane_type, np.int64(i) * high)
             # Local: a cell can only be a lane's best at or above its best so far, and a tie only left of its
             # column; past the group's rightmost best column, only a cell above a best needs the full test.
             rightmost = 0
@@ -366,9 +379,9 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
                     w_p = where_greater(h, zero, w_p, zero)
                     if not packed:
                         w_l = where_greater(h, zero, w_l, zero)
-                    w_s = where_greater(h, zero, w_s, add(row_reset, splat(np.int64(j))))
+                    w_s = where_greater(h, zero, w_s, add(row_reset, splat_as(lane_type, j)))
                     if any_greater(h, below) if j < rightmost else any_greater(h, best):
-                        column = splat(np.int64(j))
+                        column = splat_as(lane_type, j)
                         # Only a lane's own cells count (its padding rows and columns never become its best).
                         mine = where_greater(column, columns, none, where_greater(row, rows, none, h))
                         tie = where_equal(mine, best, where_greater(best_j, column, one, zero), zero)
@@ -397,25 +410,25 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
             if local:
                 store(lane_best, 2 * L, best_j)
             if mode == 2:  # semi-global: each lane's last column, smallest row first
-                _store_best(lane_best, best, best_i, best_j, best_p, best_l, best_s)
+                _store_best(lane_best, L, best, best_i, best_j, best_p, best_l, best_s)
                 for lane in range(L):
                     at = n[lane] * L + lane
                     if n[lane] > 0 and i <= m[lane] and H[at] > lane_best[lane]:
                         lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane] = H[at], i, n[lane]
                         lane_best[3 * L + lane], lane_best[4 * L + lane] = h_pairs[at], h_length[at]
                         lane_best[5 * L + lane] = h_start[at]
-                best, best_i, best_j, best_p, best_l, best_s = _load_best(lane_best)
+                best, best_i, best_j, best_p, best_l, best_s = _load_best(lane_best, L)
             for lane in range(L):
                 if i == m[lane]:
-                    _keep_row(lane, n[lane], H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length,
+                    _keep_row(lane, n[lane], L, H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length,
                               kept_start)  # fmt: skip
-        _store_best(lane_best, best, best_i, best_j, best_p, best_l, best_s)
+        _store_best(lane_best, L, best, best_i, best_j, best_p, best_l, best_s)
         for lane in range(count):
             p = group + lane
             _finish_path(p, mode, m[lane], n[lane], kept, kept_pairs, kept_length, kept_start, L, lane,
                          lane_best[lane], lane_best[L + lane], lane_best[2 * L + lane], lane_best[3 * L + lane],
                          lane_best[4 * L + lane], lane_best[5 * L + lane], scores_out, positions_out,
-                         counts_out, packed)  # fmt: skip
+                         counts_out, packed, shift)  # fmt: skip
             if trace_cells > 0:
                 ops_first[p, 0] = -1
                 if tracing:
@@ -426,17 +439,16 @@ def mode_pairs_lanes(t_codes, t_off, q_codes, q_off, pair_t, pair_q, first, last
 
 
 @jit(inline="always")
-def _load_best(lane_best):
-    """The lanes' best cells (value, row, column and the path's three words), six vectors from ``lane_best``."""
-    L = PATH_LANES
+def _load_best(lane_best, L):
+    """The lanes' best cells (value, row, column and the path's three words), six vectors of ``L`` lanes from
+    ``lane_best``."""
     return (load(lane_best, 0), load(lane_best, L), load(lane_best, 2 * L), load(lane_best, 3 * L),
             load(lane_best, 4 * L), load(lane_best, 5 * L))  # fmt: skip
 
 
 @jit(inline="always")
-def _store_best(lane_best, best, best_i, best_j, best_p, best_l, best_s):
+def _store_best(lane_best, L, best, best_i, best_j, best_p, best_l, best_s):
     """Store the six vectors :func:`_load_best` reads."""
-    L = PATH_LANES
     store(lane_best, 0, best)
     store(lane_best, L, best_i)
     store(lane_best, 2 * L, best_j)
@@ -446,10 +458,10 @@ def _store_best(lane_best, best, best_i, best_j, best_p, best_l, best_s):
 
 
 @jit(inline="always")
-def _keep_row(lane, n, H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length, kept_start):
-    """Copy lane ``lane``'s cells of the current row, columns ``0..n``, to the kept row."""
+def _keep_row(lane, n, L, H, h_pairs, h_length, h_start, kept, kept_pairs, kept_length, kept_start):
+    """Copy lane ``lane``'s cells of the current row, columns ``0..n``, to the kept row (``L`` lanes)."""
     for j in range(n + 1):
-        at = j * PATH_LANES + lane
+        at = j * L + lane
         kept[at], kept_pairs[at], kept_length[at], kept_start[at] = H[at], h_pairs[at], h_length[at], h_start[at]
 
 

@@ -37,6 +37,11 @@ MIN_LANE_PAIRS = 4  # fewer pairs of one query go to the scalar kernel (the lane
 TRACE_BYTES = 1 << 27
 # Pairs whose query and target together are shorter keep a path's counts in 16-bit fields of one word (the lanes).
 PACKED_COUNTS_BELOW = 1 << 16
+# Pairs whose query and target together are shorter, and whose scores stay within NARROW_SCORES_BELOW, take int32
+# lanes (mode_pairs_lanes: twice the lanes of int64; a start is then row << 15 | column, a count word two 15-bit
+# fields, and the kernel's floor -2**30).
+NARROW_PATHS_BELOW = 1 << 15
+NARROW_SCORES_BELOW = 1 << 29
 PROFILE_BYTES = 1 << 30  # target profiles kept for reuse by other queries, at most
 # Columns of the positions and counts arrays.
 POSITIONS = ("target_start", "target_end", "query_start", "query_end")
@@ -311,7 +316,8 @@ class ModeScorer:
         traced = np.full(k, None, dtype=object)  # CIGARs traced in the lanes' sweep (None: not traced there)
         if k == 0:
             return scores, positions, counts, traced
-        from .mode_kernels import LANE_LIMIT, PATH_LANES, mode_pairs, mode_pairs_lanes, mode_scores
+        from .mode_kernels import (LANE_LIMIT, NARROW_PATH_LANES, PATH_LANES, mode_pairs, mode_pairs_lanes,
+                                   mode_scores)  # fmt: skip
 
         t_len, q_len = np.diff(self.t_off)[plan[:, 0]], np.diff(self.q_off)[plan[:, 1]]
         paths = self.needs_paths
@@ -323,11 +329,16 @@ class ModeScorer:
             if not rest.size:
                 return scores, positions, counts, traced
         lanes = 0
-        if paths and rest.size >= PATH_LANES:
-            # Paths in lanes of PATH_LANES pairs (mode_pairs_lanes), pairs of like lengths side by side: chunks
-            # of whole groups, each group's work its longest target times its longest query.
+        # Paths in int32 lanes (twice as many a vector) where every pair's query and target together are shorter
+        # than NARROW_PATHS_BELOW and no score can reach 2**29 (a start and a count word then hold two 15-bit
+        # fields); else int64 lanes.
+        narrow = (int((t_len[rest] + q_len[rest]).max(initial=0)) < NARROW_PATHS_BELOW
+                  and reach < NARROW_SCORES_BELOW)  # fmt: skip
+        if paths and rest.size >= (NARROW_PATH_LANES if narrow else PATH_LANES):
+            # Paths in lanes of pairs (mode_pairs_lanes), pairs of like lengths side by side: chunks of whole
+            # groups, each group's work its longest target times its longest query.
             rest = rest[np.lexsort((q_len[rest], t_len[rest]))]
-            lanes = PATH_LANES
+            lanes = NARROW_PATH_LANES if narrow else PATH_LANES
             groups = np.arange(0, rest.size, lanes)
             work = (np.maximum.reduceat(t_len[rest], groups) * np.maximum(np.maximum.reduceat(q_len[rest], groups), 1)
                     + 1)  # fmt: skip
@@ -350,7 +361,8 @@ class ModeScorer:
         tracing = (np.int64(TRACE_BYTES if trace else 0), ops, ops_end, ops_first)
         equal = np.zeros(0, np.int64)
         # A path's four counts in one word of 16-bit fields where no path can reach 2**16 columns.
-        packed = bool(lanes) and int((t_len[rest] + q_len[rest]).max()) < PACKED_COUNTS_BELOW
+        packed = bool(lanes) and not narrow and int((t_len[rest] + q_len[rest]).max()) < PACKED_COUNTS_BELOW
+        lane_type = np.zeros(1, np.int32 if narrow else np.int64)
         if lanes:  # scores by a compare of the codes where every letter present scores match or mismatch
             letters = np.flatnonzero(np.bincount(self.t_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]]
                                      + np.bincount(q_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]])
@@ -361,7 +373,7 @@ class ModeScorer:
         def chunk(first, last):
             if lanes:
                 mode_pairs_lanes(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps,
-                                 part[2], *tracing, equal, packed)  # fmt: skip
+                                 part[2], *tracing, equal, packed, lane_type)  # fmt: skip
             elif paths:
                 mode_pairs(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps, part[2])
             else:
