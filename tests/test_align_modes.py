@@ -136,6 +136,25 @@ def test_short_pairs_whose_scores_could_pass_int32_lanes_take_int64_lanes(rng, m
     assert set(calls) == {np.dtype(np.int64)}
 
 
+def test_cigars_made_together_equal_cigars_made_one_at_a_time(rng):
+    """The lanes' CIGARs are made in one pass over every traced pair's operations (batch.cigar_strings), which lie
+    apart in one buffer with bytes of no pair between them: each must equal its own cigar_string."""
+    from seqcompare.align.batch import cigar_string, cigar_strings
+
+    for _ in range(300):
+        lengths, gaps = rng.integers(0, 12, int(rng.integers(0, 6))), rng.integers(0, 5, 6)
+        ops = rng.integers(0, 256, int(lengths.sum() + gaps.sum()) + 3).astype(np.uint8)  # no pair's bytes: any
+        firsts, ends, at = [], [], 0
+        for length, gap in zip(lengths, gaps):
+            at += gap
+            ops[at : at + length] = rng.integers(0, 3 if rng.random() < 0.7 else 2, length)  # long runs too
+            firsts.append(at)
+            ends.append(at + length)
+            at += length
+        made = cigar_strings(ops, np.array(firsts, np.int64), np.array(ends, np.int64))
+        assert made == [cigar_string(ops[a:b]) for a, b in zip(firsts, ends)]
+
+
 def test_cigars_of_groups_too_large_to_keep_are_traced_one_pair_at_a_time(rng, monkeypatch):
     """Groups whose direction codes would pass TRACE_BYTES are not traced in the lanes' sweep: their pairs go to
     the one-pair traceback, and every CIGAR, either way, is the oracle's, on both strands."""

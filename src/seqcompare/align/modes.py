@@ -29,7 +29,7 @@ import numpy as np
 
 from ..progress import SILENT
 from .alphabets import Alphabet
-from .batch import cigar_string, equal_work_bounds
+from .batch import cigar_string, cigar_strings, equal_work_bounds
 
 MODE_CODES = {"global": 0, "local": 1, "semi-global": 2, "infix": 3, "prefix": 4}
 MIN_LANE_PAIRS = 4  # fewer pairs of one query go to the scalar kernel (the lanes run about 10x its rate)
@@ -384,10 +384,10 @@ class ModeScorer:
             list(pool.map(chunk, bounds[:-1], bounds[1:]))
         scores[rest], positions[rest], counts[rest] = part
         if trace:
-            for at in np.flatnonzero(ops_first[:, 0] >= 0):
-                pair = rest[at]
-                _check_start(pair, ops_first[at, 2], ops_first[at, 1], positions[pair])
-                traced[pair] = cigar_string(ops[ops_first[at, 0] : ops_end[at]])
+            done = np.flatnonzero(ops_first[:, 0] >= 0)
+            for at in done:
+                _check_start(rest[at], ops_first[at, 2], ops_first[at, 1], positions[rest[at]])
+            traced[rest[done]] = cigar_strings(ops, ops_first[done, 0], ops_end[done])
         return scores, positions, counts, traced
 
     def cpu(self, plan: np.ndarray, threads: int | None, report=SILENT):
