@@ -237,3 +237,35 @@ def nw_traceback(t, q, cost_by_query, io, ie, do, de, ops):
             state = 2 if code & 8 else 0
             i -= 1
     return H[m], at
+
+
+@jit(reads=("ops", "firsts", "ends"))
+def cigar_text(ops, firsts, ends, text, text_ends) -> None:
+    """Each CIGAR ``ops[firsts[k] : ends[k]]`` (operation codes 0 = M, 1 = I, 2 = D) written as ASCII
+    ``<count><letter>`` runs into ``text`` (at least twice the codes' total long: a run of ``c`` codes takes at
+    most ``c + 1`` bytes), the ``k``-th ending at ``text_ends[k]``."""
+    digits = np.empty(20, np.uint8)
+    at = 0
+    for k in range(firsts.size):
+        i = firsts[k]
+        end = ends[k]
+        while i < end:
+            op = ops[i]
+            j = i + 1
+            while j < end and ops[j] == op:
+                j += 1
+            count = j - i
+            d = 0
+            while True:
+                digits[d] = 48 + count % 10
+                count //= 10
+                d += 1
+                if count == 0:
+                    break
+            for x in range(d - 1, -1, -1):
+                text[at] = digits[x]
+                at += 1
+            text[at] = 77 if op == 0 else (73 if op == 1 else 68)  # M, I, D
+            at += 1
+            i = j
+        text_ends[k] = at
