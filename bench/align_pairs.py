@@ -7,7 +7,8 @@ Usage::
 
 Workload: ``--pairs`` random DNA targets of ``--length`` bases and, as each pair's query, the target copied with
 15% of its bases changed (substitutions, insertions and deletions in equal shares), written to two FASTA files.
-Each mode (local, semi-global, global), NUC.4.4 with gap open 5 and extend 2 (parasail's ``nuc44``):
+Each mode (local, semi-global, global), NUC.4.4 with gap open 5 and extend 2 (parasail's ``nuc44``), or with
+``--protein`` random proteins under BLOSUM62 with gap open 11 and extend 1 (``blosum62``):
 
 - parasail: ``bench/peers/parasail_pairs.c`` linked with parasail's striped AVX2 ``sw``/``sg``/``nw`` (16-bit
   lanes, 32-bit where a score saturates), built from ``--parasail-source``, OpenMP threads over the pairs;
@@ -41,20 +42,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODES = {"local": "sw", "semi-global": "sg", "global": "nw"}
 
 
-def write_pairs(folder: str, pairs: int, length: int, seed: int = 11) -> tuple:
+def write_pairs(folder: str, pairs: int, length: int, seed: int = 11, alphabet: str = "ACGT") -> tuple:
     rng = np.random.default_rng(seed)
-    letters = np.array(list("ACGT"))
+    letters = np.array(list(alphabet))
     targets, queries = os.path.join(folder, "targets.fa"), os.path.join(folder, "queries.fa")
     with open(targets, "w") as t_file, open(queries, "w") as q_file:
         for k in range(pairs):
-            target = letters[rng.integers(0, 4, length)]
+            target = letters[rng.integers(0, len(letters), length)]
             query = []
             for base in target:
                 event = rng.random()
                 if event < 0.05:
-                    query.append(letters[rng.integers(0, 4)])
+                    query.append(letters[rng.integers(0, len(letters))])
                 elif event < 0.10:
-                    query.extend([base, letters[rng.integers(0, 4)]])
+                    query.extend([base, letters[rng.integers(0, len(letters))]])
                 elif event >= 0.15:
                     query.append(base)
             t_file.write(f">t{k}\n{''.join(target)}\n")
@@ -99,22 +100,29 @@ def main(argv=None) -> int:
     extra = parser.add_mutually_exclusive_group()
     extra.add_argument("--stats", action="store_true", help="parasail's _stats functions against --stats")
     extra.add_argument("--cigar", action="store_true", help="parasail's _trace functions and CIGARs against --cigar")
+    parser.add_argument("--protein", action="store_true",
+                        help="random proteins (20 letters), BLOSUM62 with gap open 11 and extend 1, in place of DNA")
     args = parser.parse_args(argv)
+    matrix, theirs_matrix, gap_open, gap_extend = (("BLOSUM62", "blosum62", "11", "1") if args.protein
+                                                   else ("NUC.4.4", "nuc44", "5", "2"))  # fmt: skip
     work = os.path.abspath(args.out)
     os.makedirs(work, exist_ok=True)
     driver = build_parasail(os.path.abspath(args.parasail_source), work)
-    targets, queries = write_pairs(work, args.pairs, args.length)
+    targets, queries = write_pairs(work, args.pairs, args.length,
+                                   alphabet="ARNDCQEGHILKMFPSTWYV" if args.protein else "ACGT")  # fmt: skip
     threads = str(args.threads)
     environment = dict(os.environ, OMP_NUM_THREADS=threads)
     environment.pop("PYTHONDONTWRITEBYTECODE", None)  # time our process as from an install, with its bytecode
     record = {"command": " ".join([os.path.relpath(sys.argv[0]), *sys.argv[1:]]), "pairs": args.pairs,
               "length": args.length, "threads": args.threads, "cpu": platform.processor() or platform.machine(),
-              "stats": args.stats, "cigar": args.cigar, "modes": {}}  # fmt: skip
+              "stats": args.stats, "cigar": args.cigar, "matrix": matrix, "gap_open": int(gap_open),
+              "gap_extend": int(gap_extend), "modes": {}}  # fmt: skip
     ours_out = os.path.join(work, "ours.tsv")
     for mode, kind in MODES.items():
         ours_command = [sys.executable, "-m", "seqcompare", "align", targets, queries, "--mode", mode, "--matrix",
-                        "NUC.4.4", "--gap-open", "5", "--gap-extend", "2", "-j", threads, "-q", "-o", ours_out]  # fmt: skip
-        theirs_command = [driver, kind, "nuc44", targets, queries, "5", "2"]
+                        matrix, "--gap-open", gap_open, "--gap-extend", gap_extend, "-j", threads, "-q", "-o",
+                        ours_out]  # fmt: skip
+        theirs_command = [driver, kind, theirs_matrix, targets, queries, gap_open, gap_extend]
         if args.stats or args.cigar:
             ours_command.append("--stats" if args.stats else "--cigar")
             theirs_command.append("stats" if args.stats else "trace")
