@@ -115,6 +115,24 @@ def test_paths_in_lanes_equal_the_oracle(rng, mode, layout, monkeypatch):
     assert calls and set(calls) == {np.dtype(np.int32 if layout == "int32" else np.int64)}
 
 
+def test_too_few_pairs_for_int32_lanes_take_int64_lanes(rng, monkeypatch):
+    """Fewer pairs than int32 lanes (but a group of int64 lanes) take int64 lanes, not the one-pair kernel."""
+    import seqcompare.align.mode_kernels as kernels
+
+    calls = []
+    lanes = kernels.mode_pairs_lanes
+    monkeypatch.setattr(kernels, "mode_pairs_lanes", lambda *args: calls.append(args[-1].dtype) or lanes(*args))
+    monkeypatch.setattr(kernels, "mode_pairs", None)  # any call to it fails
+    matrix = substitution_matrix("NUC.4.4")
+    count = kernels.NARROW_PATH_LANES - 1
+    targets = ["".join(rng.choice(list("ACGT"), 50)) for _ in range(count)]
+    queries = [t[2:] + "ACG" for t in targets]
+    result = seqcompare.align(targets, queries, mode="local", matrix=matrix, gap_open=5, gap_extend=2, stats=True)
+    scores, positions, counts, _ = expected(targets, queries, result.pairs, matrix, 5, 2, "local")
+    assert result.scores.tolist() == scores and result.positions.tolist() == positions
+    assert result.counts.tolist() == counts and set(calls) == {np.dtype(np.int64)}
+
+
 @pytest.mark.parametrize("mode", ["global", "local"])
 def test_short_pairs_whose_scores_could_pass_int32_lanes_take_int64_lanes(rng, mode, monkeypatch):
     """Short pairs take int32 lanes only while no score can reach 2**29: with costs of about 2**24 a cell,
