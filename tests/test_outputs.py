@@ -317,3 +317,42 @@ def test_a_signal_right_after_a_temporary_file_is_made_leaves_nothing(tmp_path, 
     assert len(os.listdir(tmp_path)) == 1
     output.remove_unfinished()
     assert os.listdir(tmp_path) == []
+
+
+def test_a_background_writer_writes_in_order_and_gives_back_the_first_error():
+    # BackgroundWriter (hamming -L formats a block row while the one before it is written): every write arrives,
+    # in order; an error of the stream surfaces at the next write or at the end; an exception inside the block
+    # drops what waits and goes through unchanged.
+    import io
+
+    from seqcompare.io.output import BackgroundWriter
+
+    class Slow(io.BytesIO):
+        def __init__(self, fail_at=None):
+            super().__init__()
+            self.calls, self.fail_at = 0, fail_at
+
+        def write(self, data):
+            self.calls += 1
+            time.sleep(0.001)
+            if self.calls == self.fail_at:
+                raise OSError("disk full")
+            return super().write(data)
+
+    pieces = [np.full(k + 1, k % 256, np.uint8) for k in range(60)] + [b"end"]
+    stream = Slow()
+    with BackgroundWriter(stream) as out:
+        for piece in pieces:
+            assert out.write(piece) == len(piece)
+    assert stream.getvalue() == b"".join(bytes(piece) for piece in pieces)
+    with pytest.raises(OSError, match="disk full"):
+        with BackgroundWriter(Slow(fail_at=5)) as out:
+            for piece in pieces:
+                out.write(piece)
+    stream = Slow()
+    with pytest.raises(KeyError):
+        with BackgroundWriter(stream, depth=50) as out:
+            for piece in pieces:
+                out.write(piece)
+            raise KeyError("interrupted")
+    assert len(stream.getvalue()) < sum(len(piece) for piece in pieces)  # what waited was dropped

@@ -433,7 +433,7 @@ def _compute(args, log, client, query, reference, helper=None) -> int:
     """Every layout but ``--collapsed-out``'s map: the distances of ``query`` (against ``reference``), written."""
     import numpy as np
 
-    from ..io.output import open_output
+    from ..io.output import BackgroundWriter, open_output
     from ..io.tables import SNP_DISTS_CORNER, NameTable, write_header, write_long, write_rows
     from ..allpairs import KnnReduction, LowerTriangleReduction, MatrixReduction, PairsReduction
     from ..cuda.runtime import resolve_device
@@ -498,7 +498,8 @@ def _compute(args, log, client, query, reference, helper=None) -> int:
         log(f"wrote {n_rows} x {n_cols} matrix to {args.npy}")
         return 0
     if args.lower_triangle and not args.molten:
-        with open_output(args.output) as out:
+        # Each block row is formatted while the one before it is written (BackgroundWriter).
+        with open_output(args.output) as stream, BackgroundWriter(stream) as out:
             write_header(out, col_names, separator, corner)
             triangle = LowerTriangleReduction(n_rows, lambda start, rows: write_rows(
                 out, rows, start, row_names, separator, lower_triangle=True, table_values=n_rows * n_cols),

@@ -377,3 +377,60 @@ class ParallelGzipWriter:
             self.close()
         else:
             self.abort()
+
+
+class BackgroundWriter:
+    """A binary file object that hands what is written to one thread, which writes it to ``stream`` in order, so
+    that the caller formats the next block while the last goes to the file system (Python lets go of the GIL
+    while the OS takes the bytes).
+
+    A buffer passed to :meth:`write` is written later: the caller must not change it afterwards (a block formatted
+    into a fresh buffer, say). At most ``depth`` writes wait at a time. Leaving the ``with`` block waits for every
+    write and raises the first error; leaving it by an exception drops what has not been written and lets the
+    exception through.
+
+    Parameters
+    ----------
+    stream : binary file object
+        Where the bytes go.
+    depth : int
+        Writes that may wait for the thread before :meth:`write` blocks.
+    """
+
+    def __init__(self, stream, depth: int = 2):
+        import queue
+
+        self._stream = stream
+        self._queue = queue.Queue(maxsize=max(1, depth))
+        self._error = None
+        self._dropping = False
+        self._thread = threading.Thread(target=self._run, name="seqcompare-write", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            data = self._queue.get()
+            if data is None:
+                return
+            if self._error is None and not self._dropping:
+                try:
+                    self._stream.write(data)
+                except BaseException as error:  # given to the caller at its next write, or at the end
+                    self._error = error
+
+    def write(self, data) -> int:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(data)
+        return len(memoryview(data).cast("B"))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is not None:
+            self._dropping = True
+        self._queue.put(None)
+        self._thread.join()
+        if kind is None and self._error is not None:
+            raise self._error

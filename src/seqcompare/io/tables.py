@@ -213,7 +213,7 @@ def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: 
         buffer = np.empty(size, dtype=np.uint8)
         used = _format_rows(np.ascontiguousarray(matrix[lo:hi]), row_ids, counts, row_names.blob,
                             row_names.offsets, sep, buffer)  # fmt: skip
-        handle.write(buffer[:used].tobytes())
+        handle.write(buffer[:used])  # a fresh buffer a block: handed over as it is (see io.output.BackgroundWriter)
 
 
 def write_long(handle, left, right, values, left_names: NameTable, right_names: NameTable,
@@ -253,4 +253,4 @@ def write_long(handle, left, right, values, left_names: NameTable, right_names: 
         buffer = np.empty((hi - lo) * width, dtype=np.uint8)
         used = _format_long(left[lo:hi], right[lo:hi], values[lo:hi], left_names.blob, left_names.offsets,
                             right_names.blob, right_names.offsets, sep, buffer)  # fmt: skip
-        handle.write(buffer[:used].tobytes())
+        handle.write(buffer[:used])  # a fresh buffer a block: handed over as it is (see io.output.BackgroundWriter)
