@@ -218,6 +218,30 @@ def test_small_tables_are_written_as_the_compiled_formatter_writes_them(rng, mon
     assert written[0] == written[1] and written[0].count(b"\n") == 5 + 3 + 40
 
 
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_rows_formatted_by_threads_equal_rows_formatted_by_one(rng, monkeypatch, threads):
+    # hamming -L formats a block row's rows in parts, each part by a thread into its own buffer: the bytes must
+    # be those of one thread, for lower triangles (parts of unequal row counts) and whole rows, in any blocks.
+    import io
+
+    import seqcompare.io.tables as tables
+
+    monkeypatch.setattr(tables, "SMALL_CELLS", 0)
+    monkeypatch.setattr(tables, "_PARALLEL_FORMAT_CELLS", 0)
+    names = tables.NameTable([f"s{k}" for k in range(57)], "\t")
+    matrix = rng.integers(0, 10**5, size=(57, 57)).astype(np.int32)
+    for block_cells in (1 << 22, 300):
+        monkeypatch.setattr(tables, "_BLOCK_CELLS", block_cells)
+        written = []
+        for parts in (1, threads):
+            out = io.BytesIO()
+            tables.write_rows(out, matrix, 0, names, "\t", threads=parts)
+            tables.write_rows(out, matrix[:20], 0, names, "\t", lower_triangle=True, threads=parts)
+            tables.write_rows(out, matrix[20:], 20, names, "\t", lower_triangle=True, threads=parts)
+            written.append(out.getvalue())
+        assert written[0] == written[1] and written[0].count(b"\n") == 57 * 2
+
+
 @pytest.mark.parametrize("separator", ["\t", ","])
 def test_pairs_written_by_numpy_equal_plain_text_and_the_compiled_formatter(rng, monkeypatch, separator):
     import io

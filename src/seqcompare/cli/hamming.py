@@ -502,8 +502,8 @@ def _compute(args, log, client, query, reference, helper=None) -> int:
         with open_output(args.output) as stream, BackgroundWriter(stream) as out:
             write_header(out, col_names, separator, corner)
             triangle = LowerTriangleReduction(n_rows, lambda start, rows: write_rows(
-                out, rows, start, row_names, separator, lower_triangle=True, table_values=n_rows * n_cols),
-                dtype)  # fmt: skip
+                out, rows, start, row_names, separator, lower_triangle=True, table_values=n_rows * n_cols,
+                threads=args.threads or os.cpu_count() or 1), dtype)  # fmt: skip
             run_hamming(encoded, triangle, cap=cap, **common)
         return 0
 

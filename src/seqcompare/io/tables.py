@@ -15,6 +15,17 @@ _BLOCK_CELLS = 1 << 22
 # Tables up to this many values are formatted by Python's ``str``: faster than Numba's start-up (~0.3 s) when
 # nothing else of the run needs compiled code (~40 ms per 250,000 values).
 SMALL_CELLS = 1 << 18
+_PARALLEL_FORMAT_CELLS = 1 << 18  # blocks of fewer values are formatted by one thread
+_FORMATTERS: list = []
+
+
+def _formatters():
+    """The threads that format a block's rows (up to 8: more parts than that gain nothing a block)."""
+    if not _FORMATTERS:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _FORMATTERS.append(ThreadPoolExecutor(8, thread_name_prefix="seqcompare-format"))
+    return _FORMATTERS[0]
 
 
 def csv_field(text: str, separator: str = ",") -> str:
@@ -178,12 +189,13 @@ def float_text(value: float) -> str:
 
 
 def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: str,
-               lower_triangle: bool = False, table_values: int | None = None) -> None:  # fmt: skip
+               lower_triangle: bool = False, table_values: int | None = None, threads: int = 1) -> None:  # fmt: skip
     """Write matrix rows (``matrix`` holds rows ``row_start...``), each preceded by its name.
 
     With ``lower_triangle`` row ``i`` prints its first ``i + 1`` values (snp-dists ``-L``). ``table_values``,
     the size of the whole table when it is written in pieces, decides between Python's ``str`` (a small table)
-    and the compiled formatter (default: this piece's size).
+    and the compiled formatter (default: this piece's size). ``threads``: a block's rows are formatted by this
+    many threads, each into its own buffer (the compiled formatter lets go of the GIL).
     """
     n_rows, n_cols = matrix.shape
     if n_rows == 0:
@@ -202,8 +214,7 @@ def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: 
     sep = ord(separator)
     rows_per_block = max(1, _BLOCK_CELLS // max(1, n_cols))
     width = _digits_bound(matrix.dtype) + 1
-    for lo in range(0, n_rows, rows_per_block):
-        hi = min(n_rows, lo + rows_per_block)
+    def formatted(lo: int, hi: int) -> np.ndarray:
         row_ids = np.arange(row_start + lo, row_start + hi, dtype=np.int64)
         if lower_triangle:
             counts = np.minimum(row_ids + 1, n_cols)
@@ -213,7 +224,22 @@ def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: 
         buffer = np.empty(size, dtype=np.uint8)
         used = _format_rows(np.ascontiguousarray(matrix[lo:hi]), row_ids, counts, row_names.blob,
                             row_names.offsets, sep, buffer)  # fmt: skip
-        handle.write(buffer[:used])  # a fresh buffer a block: handed over as it is (see io.output.BackgroundWriter)
+        return buffer[:used]  # a fresh buffer: handed over as it is (see io.output.BackgroundWriter)
+
+    for lo in range(0, n_rows, rows_per_block):
+        hi = min(n_rows, lo + rows_per_block)
+        parts = min(max(1, threads), hi - lo, 8)
+        if parts == 1 or (hi - lo) * n_cols < _PARALLEL_FORMAT_CELLS:
+            handle.write(formatted(lo, hi))
+            continue
+        # rows cut where each part holds about as many values (a lower triangle's later rows hold more)
+        first = row_start + np.arange(lo, hi + 1, dtype=np.int64)
+        held = np.minimum(first, n_cols) if lower_triangle else np.full(first.size, n_cols)
+        before = np.concatenate([[0], np.cumsum(held[:-1] + lower_triangle)])
+        cuts = lo + np.searchsorted(before, np.linspace(0, before[-1], parts + 1)[1:-1])
+        bounds = [lo, *sorted(set(int(c) for c in cuts) - {lo, hi}), hi]
+        for block in _formatters().map(formatted, bounds[:-1], bounds[1:]):
+            handle.write(block)
 
 
 def write_long(handle, left, right, values, left_names: NameTable, right_names: NameTable,
