@@ -330,9 +330,8 @@ class ModeScorer:
                 return scores, positions, counts, traced
         lanes = 0
         # Paths in int32 lanes (twice as many a vector) where every pair's query and target together are shorter
-        # than NARROW_PATHS_BELOW and no score can reach 2**29 (a start and a count word then hold two 15-bit
-        # fields); else int64 lanes.
-        # (and pairs enough for a group of them: fewer take int64 lanes, not the one-pair kernel)
+        # than NARROW_PATHS_BELOW, no score can reach 2**29 (a start and a count word then hold two 15-bit
+        # fields) and the pairs fill a group of them; else int64 lanes (fewer pairs: not the one-pair kernel).
         narrow = (rest.size >= NARROW_PATH_LANES and reach < NARROW_SCORES_BELOW
                   and int((t_len[rest] + q_len[rest]).max(initial=0)) < NARROW_PATHS_BELOW)  # fmt: skip
         if paths and rest.size >= (NARROW_PATH_LANES if narrow else PATH_LANES):

@@ -214,6 +214,7 @@ def write_rows(handle, matrix, row_start: int, row_names: NameTable, separator: 
     sep = ord(separator)
     rows_per_block = max(1, _BLOCK_CELLS // max(1, n_cols))
     width = _digits_bound(matrix.dtype) + 1
+
     def formatted(lo: int, hi: int) -> np.ndarray:
         row_ids = np.arange(row_start + lo, row_start + hi, dtype=np.int64)
         if lower_triangle:
