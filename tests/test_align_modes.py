@@ -115,6 +115,33 @@ def test_paths_in_lanes_equal_the_oracle(rng, mode, layout, monkeypatch):
     assert calls and set(calls) == {np.dtype(np.int32 if layout == "int32" else np.int64)}
 
 
+@pytest.mark.parametrize("mode", ["local", "semi-global", "global"])
+def test_pairs_holding_another_letter_take_the_table_and_the_others_still_compare_codes(rng, mode, monkeypatch):
+    """DNA with an N in some pairs: the lanes' pairs of A, C, G and T alone score by a compare of the codes, in
+    groups of their own, and the pairs with an N by the table; every result is the oracle's."""
+    import seqcompare.align.mode_kernels as kernels
+
+    tables = []
+    lanes = kernels.mode_pairs_lanes
+    monkeypatch.setattr(kernels, "mode_pairs_lanes",
+                        lambda *args: tables.append((args[6], args[7], args[-3].tolist())) or lanes(*args))  # fmt: skip
+    matrix = substitution_matrix("NUC.4.4")
+    targets = ["".join(rng.choice(list("ACGT"), int(rng.integers(20, 70)))) for _ in range(90)]
+    queries = [t[2:] + "".join(rng.choice(list("ACGT"), 4)) for t in targets]
+    for k in rng.choice(90, 25, replace=False):  # an N in the target or the query of 25 pairs
+        side = targets if k % 2 else queries
+        at = int(rng.integers(0, len(side[k])))
+        side[k] = side[k][:at] + "N" + side[k][at + 1 :]
+    result = seqcompare.align(targets, queries, mode=mode, matrix=matrix, gap_open=5, gap_extend=2, stats=True,
+                              cigar=True, threads=2)  # fmt: skip
+    scores, positions, counts, cigars = expected(targets, queries, result.pairs, matrix, 5, 2, mode)
+    assert result.scores.tolist() == scores and result.positions.tolist() == positions
+    assert result.counts.tolist() == counts and result.cigars == cigars
+    compared = sum(last - first for first, last, equal in tables if equal)
+    by_table = sum(last - first for first, last, equal in tables if not equal)
+    assert compared == 65 and by_table == 25
+
+
 def test_too_few_pairs_for_int32_lanes_take_int64_lanes(rng, monkeypatch):
     """Fewer pairs than int32 lanes (but a group of int64 lanes) take int64 lanes, not the one-pair kernel."""
     import seqcompare.align.mode_kernels as kernels

@@ -276,10 +276,11 @@ class ModeScorer:
             list(pool.map(lambda group: work(group, shared=False), mixed))
         return np.concatenate(left_out) if left_out else np.zeros(0, np.int64)
 
-    def _equal_letter_pairs(self, q_codes, pairs) -> np.ndarray:
+    def _equal_letter_pairs(self, q_codes, pairs, scored: bool = False):
         """Whether each pair (rows of ``pairs``: target, query) holds only letters of the largest set, taken
         greedily from the most frequent letter down, whose members score one value against themselves and one
-        against each other (A, C, G and T under NUC.4.4, not N)."""
+        against each other (A, C, G and T under NUC.4.4, not N); with ``scored``, also those two values
+        (``(match, mismatch)``, None for no letters)."""
         table = self.scoring.scores
         size = table.shape[0]
 
@@ -305,7 +306,8 @@ class ModeScorer:
             marked = np.flatnonzero(np.frombuffer(marks, np.uint8))
             return np.searchsorted(marked, offsets[which + 1]) == np.searchsorted(marked, offsets[which])
 
-        return clean(self.t_codes, self.t_off, pairs[:, 0]) & clean(q_codes, self.q_off, pairs[:, 1])
+        found = clean(self.t_codes, self.t_off, pairs[:, 0]) & clean(q_codes, self.q_off, pairs[:, 1])
+        return (found, equal_and_other_scores(table, chosen) if chosen else None) if scored else found
 
     def _strand(self, q_codes, plan, threads, report):
         threads = threads or os.cpu_count() or 1
@@ -334,20 +336,39 @@ class ModeScorer:
         # fields) and the pairs fill a group of them; else int64 lanes (fewer pairs: not the one-pair kernel).
         narrow = (rest.size >= NARROW_PATH_LANES and reach < NARROW_SCORES_BELOW
                   and int((t_len[rest] + q_len[rest]).max(initial=0)) < NARROW_PATHS_BELOW)  # fmt: skip
+        s = self.scoring
+        equal = np.zeros(0, np.int64)
+        clean_pairs = 0  # the first pairs of ``rest`` that take ``equal``; the others the table's scores
         if paths and rest.size >= (NARROW_PATH_LANES if narrow else PATH_LANES):
             # Paths in lanes of pairs (mode_pairs_lanes), pairs of like lengths side by side: chunks of whole
             # groups, each group's work its longest target times its longest query.
             rest = rest[np.lexsort((q_len[rest], t_len[rest]))]
             lanes = NARROW_PATH_LANES if narrow else PATH_LANES
-            groups = np.arange(0, rest.size, lanes)
-            work = (np.maximum.reduceat(t_len[rest], groups) * np.maximum(np.maximum.reduceat(q_len[rest], groups), 1)
-                    + 1)  # fmt: skip
-            bounds = [min(rest.size, b * lanes) for b in equal_work_bounds(work, threads)]
+            # Scores by a compare of the codes where every letter present scores match or mismatch; where some
+            # pairs hold another letter (an N among A, C, G and T), the others still do, in groups of their own.
+            letters = np.flatnonzero(np.bincount(self.t_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]]
+                                     + np.bincount(q_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]])
+            scored = equal_and_other_scores(s.scores, letters)
+            if scored is not None:
+                equal, clean_pairs = np.array(scored, np.int64), rest.size
+            else:
+                clean, scored = self._equal_letter_pairs(q_codes, plan[rest], scored=True)
+                if scored is not None and clean.sum() >= lanes:
+                    rest = np.concatenate([rest[clean], rest[~clean]])  # each part still sorted by lengths
+                    equal, clean_pairs = np.array(scored, np.int64), int(clean.sum())
+            bounds = []
+            for lo, hi in ((0, clean_pairs), (clean_pairs, rest.size)):  # no group holds pairs of both parts
+                if hi > lo:
+                    part_pairs = rest[lo:hi]
+                    groups = np.arange(0, hi - lo, lanes)
+                    work = (np.maximum.reduceat(t_len[part_pairs], groups)
+                            * np.maximum(np.maximum.reduceat(q_len[part_pairs], groups), 1) + 1)  # fmt: skip
+                    bounds += [lo + min(hi - lo, b * lanes) for b in equal_work_bounds(work, threads)]
+            bounds = sorted(set(bounds))
         else:
             bounds = equal_work_bounds(t_len[rest] * np.maximum(q_len[rest], 1) + 1, threads)
         pair_t, pair_q = np.ascontiguousarray(plan[rest, 0]), np.ascontiguousarray(plan[rest, 1])
         by_query = self._by_query()
-        s = self.scoring
         # The kernels write the pairs they are given in order: the rest's own arrays, put back after.
         part = (np.empty(rest.size, np.int64), np.full((rest.size, 4), -1, np.int64),
                 np.full((rest.size, 4), -1, np.int64))  # fmt: skip
@@ -359,21 +380,16 @@ class ModeScorer:
         ops = np.empty(int(ops_end[-1]) if trace and ops_end.size else 0, np.uint8)
         ops_first = np.full((rest.size if trace else 0, 3), -1, np.int64)
         tracing = (np.int64(TRACE_BYTES if trace else 0), ops, ops_end, ops_first)
-        equal = np.zeros(0, np.int64)
         # A path's four counts in one word of 16-bit fields where no path can reach 2**16 columns.
         packed = bool(lanes) and not narrow and int((t_len[rest] + q_len[rest]).max()) < PACKED_COUNTS_BELOW
         lane_type = np.zeros(1, np.int32 if narrow else np.int64)
-        if lanes:  # scores by a compare of the codes where every letter present scores match or mismatch
-            letters = np.flatnonzero(np.bincount(self.t_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]]
-                                     + np.bincount(q_codes, minlength=s.scores.shape[0])[: s.scores.shape[0]])
-            scored = equal_and_other_scores(s.scores, letters)
-            if scored is not None:
-                equal = np.array(scored, np.int64)
+        by_table = np.zeros(0, np.int64)
 
         def chunk(first, last):
             if lanes:
                 mode_pairs_lanes(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps,
-                                 part[2], *tracing, equal, packed, lane_type)  # fmt: skip
+                                 part[2], *tracing, equal if first < clean_pairs else by_table, packed,
+                                 lane_type)  # fmt: skip
             elif paths:
                 mode_pairs(self.t_codes, self.t_off, q_codes, self.q_off, pair_t, pair_q, first, last, *steps, part[2])
             else:
