@@ -1,13 +1,3 @@
-# Session 45, call 6 (one H200): the DP GPU tests with the ranges locked ahead by a registrar thread from the start of the call (16 MB at a time, each copied as
-# soon as it is locked); bench/dp_unlock_probe.py on int32 (deferred unlocking on and off); every row of
-# bench/dp_api.py (goal 1) in three fresh processes.
-set -u
-export PYTHONUNBUFFERED=1
-export SEQCOMPARE_COMMIT=${SEQCOMPARE_COMMIT:?name the commit sent}
-bash bench/gpu_run.sh "$OUT" tests -n 8 -k "test_dp" 2>&1 | tail -4
-export PYTHONPATH=/tmp/site
-timeout 100 python3 bench/dp_unlock_probe.py --rounds 3 --repeats 7 --timeline --dtypes int32 --json "$OUT/unlock_probe.json" 2>&1 | tee "$OUT/unlock_probe.log"
-for round in 1 2 3; do
-  echo "== round $round"
-  timeout 110 python3 bench/dp_api.py --out "$OUT/dpapi$round" --repeats 7 --profile 2>&1 | grep -E "GCUPS|profile"
-done
+# Session 45, call 6 (one H200): as call 5 (call 4's script), with the ranges locked ahead by a registrar
+# thread from the start of the call (8ad1e0b, reverted in f5c8833).
+TESTS_K="test_dp" bash bench/gpu_logs/s45/call4.sh

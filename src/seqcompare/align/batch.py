@@ -135,11 +135,7 @@ def unit_cost(costs: Costs, simple) -> int | None:
 
 def cigar_string(ops: np.ndarray) -> str:
     """A CIGAR from operation codes (0 = M, 1 = I, 2 = D): one ``<count><letter>`` per run."""
-    if ops.size == 0:
-        return ""
-    starts = np.flatnonzero(np.r_[True, ops[1:] != ops[:-1]])
-    counts = np.diff(np.r_[starts, ops.size])
-    return "".join(f"{count}{'MID'[op]}" for count, op in zip(counts.tolist(), ops[starts].tolist()))
+    return cigar_strings(ops, [0], [ops.size])[0] if ops.size else ""
 
 
 def cigar_strings(ops: np.ndarray, firsts: np.ndarray, ends: np.ndarray) -> list:

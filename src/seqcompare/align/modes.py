@@ -334,8 +334,8 @@ class ModeScorer:
         # Paths in int32 lanes (twice as many a vector) where every pair's query and target together are shorter
         # than NARROW_PATHS_BELOW, no score can reach 2**29 (a start and a count word then hold two 15-bit
         # fields) and the pairs fill a group of them; else int64 lanes (fewer pairs: not the one-pair kernel).
-        narrow = (rest.size >= NARROW_PATH_LANES and reach < NARROW_SCORES_BELOW
-                  and int((t_len[rest] + q_len[rest]).max(initial=0)) < NARROW_PATHS_BELOW)  # fmt: skip
+        together = int((t_len[rest] + q_len[rest]).max(initial=0))  # the longest pair, query and target
+        narrow = rest.size >= NARROW_PATH_LANES and reach < NARROW_SCORES_BELOW and together < NARROW_PATHS_BELOW
         s = self.scoring
         equal = np.zeros(0, np.int64)
         clean_pairs = 0  # the first pairs of ``rest`` that take ``equal``; the others the table's scores
@@ -381,7 +381,7 @@ class ModeScorer:
         ops_first = np.full((rest.size if trace else 0, 3), -1, np.int64)
         tracing = (np.int64(TRACE_BYTES if trace else 0), ops, ops_end, ops_first)
         # A path's four counts in one word of 16-bit fields where no path can reach 2**16 columns.
-        packed = bool(lanes) and not narrow and int((t_len[rest] + q_len[rest]).max()) < PACKED_COUNTS_BELOW
+        packed = bool(lanes) and not narrow and together < PACKED_COUNTS_BELOW
         lane_type = np.zeros(1, np.int32 if narrow else np.int64)
         by_table = np.zeros(0, np.int64)
 
