@@ -699,8 +699,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
     if len(plan) == 0:
         return np.empty(0, dtype=out_type)
     t_off, q_off = np.asarray(t_off, dtype=np.int64), np.asarray(q_off, dtype=np.int64)
-    steps = [uniform_step(off) for off in (t_off, q_off)]  # series of one length (a 2-D array): offsets on the GPU
-    t_len, q_len = (series_lengths(off, step) for off, step in zip((t_off, q_off), steps))
+    t_len, q_len = series_lengths(t_off), series_lengths(q_off)
     # A database against one query, or sides paired in order, are common and large (2^20 pairs): their columns
     # are recognised here, so that nothing of the size of the plan is gathered, searched or uploaded for them.
     columns = [PlanColumn(plan[:, side], len(off) - 1) for side, off in enumerate((t_off, q_off))]
@@ -756,6 +755,7 @@ def _scores_on_gpu(kind: int, t_values, t_off, q_values, q_off, plan, narrow_in_
             # (series of one length, as from a 2-D array, have their offsets made on the device)
             if check:
                 checks.prepare()  # before the ready event below, which every piece's stream waits for
+            steps = [uniform_step(off) for off in (t_off, q_off)]
             uploaded = [off for off, step in zip((t_off, q_off), steps) if step is None]
             uploaded += [column.values for column in columns if column.kind == "listed"]
             ends = np.cumsum([0] + [part.size for part in uploaded]).tolist()

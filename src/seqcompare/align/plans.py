@@ -69,12 +69,10 @@ def uniform_step(offsets: np.ndarray):
     return step if _all_equal(offsets, lambda a, b: (_COUNT[: b - a] + a) * step) else None
 
 
-def series_lengths(offsets: np.ndarray, step: int | None = -1) -> np.ndarray:
+def series_lengths(offsets: np.ndarray) -> np.ndarray:
     """``np.diff(offsets)``: as a read-only broadcast of the one length where every series has it (as from a
-    2-D array), so that nothing later passes over it. ``step``: :func:`uniform_step` of ``offsets`` where the
-    caller has it already (None: not uniform); by default it is found here."""
-    if step == -1:
-        step = uniform_step(offsets)
+    2-D array), so that nothing later passes over it."""
+    step = uniform_step(offsets)
     if step is None:
         return np.diff(offsets)
     return np.broadcast_to(np.int64(step), (offsets.size - 1,))
